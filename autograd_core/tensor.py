@@ -1,0 +1,236 @@
+"""`Tensor`: one backend array plus what backward needs (its parents and their VJPs)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import backends
+from autograd_core import grad_mode
+from autograd_core.dtypes import DType, as_dtype
+
+Vjp = Callable[["Tensor", "Tensor"], "Tensor"]  # (grad of the output, the output) -> grad of an input
+
+
+class Tensor:
+    """An array on some backend that can record the operations made from it.
+
+    >>> import autograd_core as ag
+    >>> x = ag.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> (x * x).sum().backward()
+    >>> x.grad.tolist()
+    [2.0, 4.0, 6.0]
+    """
+
+    __slots__ = ("data", "backend", "grad", "requires_grad", "_parents", "_vjps", "_op", "__weakref__")
+
+    def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
+        from autograd_core.creation import to_array
+
+        self.backend = backends.current()
+        self.data = to_array(data, self.backend, dtype)
+        self.grad: Tensor | None = None
+        self.requires_grad = requires_grad
+        self._parents: tuple[Tensor, ...] = ()
+        self._vjps: tuple[Vjp, ...] = ()
+        self._op = ""
+        if requires_grad and not self.dtype.is_floating_point:
+            raise TypeError(f"only floating-point tensors can require gradients, not {self.dtype}")
+
+    @classmethod
+    def _wrap(cls, data: Any, backend: backends.Backend) -> Tensor:
+        """A new leaf around an existing backend array (no copy, no checks)."""
+        t = object.__new__(cls)
+        t.data, t.backend, t.grad, t.requires_grad = data, backend, None, False
+        t._parents, t._vjps, t._op = (), (), ""
+        return t
+
+    # --- what it is ---------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.data.shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.data.shape)
+
+    @property
+    def dtype(self) -> DType:
+        return as_dtype(self.backend.dtype_name(self.data.dtype))
+
+    @property
+    def device(self) -> Any:
+        return self.backend.device
+
+    @property
+    def is_leaf(self) -> bool:
+        return not self._parents
+
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    def size(self, dim: int | None = None) -> tuple[int, ...] | int:
+        return self.shape if dim is None else self.shape[dim]
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        body = self.backend.format(self.data, prefix="tensor(")
+        extras = [] if self.backend.name == "numpy" else [f"backend={self.backend.name!r}"]
+        if self.dtype not in ("float32", "int64", "bool"):
+            extras.append(f"dtype={self.dtype.name}")
+        if self._op:
+            extras.append(f"grad_fn={self._op}")
+        elif self.requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(" + ", ".join([body, *extras]) + ")"
+
+    # --- leaving the graph and the backend ---------------------------------------------------
+    def numpy(self) -> Any:
+        """The values as a numpy array (a copy off the CPU)."""
+        return self.backend.to_numpy(self.data)
+
+    def item(self) -> float | int | bool:
+        if self.numel() != 1:
+            raise ValueError(f"item() needs a tensor with one element, this one has shape {self.shape}")
+        return self.numpy().reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self.numpy().tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        return bool(self.item())
+
+    def detach(self) -> Tensor:
+        """The same values, cut from the graph (shares the array)."""
+        return Tensor._wrap(self.data, self.backend)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if not self.is_leaf:
+            raise RuntimeError("requires_grad_() only applies to leaf tensors; use .detach() first")
+        self.requires_grad = requires_grad
+        return self
+
+    def backward(self, gradient: Tensor | None = None, create_graph: bool = False) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad``.
+
+        `gradient` is the vector of the vector-Jacobian product; it may be omitted only for a
+        tensor with one element. With `create_graph=True` the gradients are themselves
+        recorded, so they can be differentiated again.
+        """
+        from autograd_core.engine import backward
+
+        backward(self, gradient, create_graph=create_graph)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    __array_priority__ = 1000  # numpy defers `ndarray + Tensor` to Tensor.__radd__
+
+
+def record(op: str, data: Any, backend: backends.Backend, inputs: Sequence[Any], vjps: Sequence[Vjp]) -> Tensor:
+    """The only place the graph grows: wrap `data` and, when recording, remember how to
+    send a gradient back to each input that needs one (`vjps[i]` maps the output's
+    gradient to `inputs[i]`'s). Inputs that are not tensors (Python scalars) are skipped.
+    """
+    out = Tensor._wrap(data, backend)
+    if grad_mode._enabled:
+        pairs = [(t, f) for t, f in zip(inputs, vjps) if isinstance(t, Tensor) and t.requires_grad]
+        if pairs:
+            out.requires_grad = True
+            out._parents = tuple(t for t, _ in pairs)
+            out._vjps = tuple(f for _, f in pairs)
+            out._op = op
+    return out
+
+
+def _dim(axis: Any, dim: Any) -> Any:
+    """PyTorch's `dim=` accepted as an alias of the standard's `axis=`."""
+    return axis if dim is None else dim
+
+
+def install_methods() -> None:
+    """PyTorch-style operators and methods, each a thin alias of a function in `ops`."""
+    from autograd_core import ops
+
+    def reflected(f: Callable) -> Callable:
+        return lambda self, other: f(other, self)
+
+    methods: dict[str, Callable] = {
+        "__add__": ops.add, "__radd__": reflected(ops.add),
+        "__sub__": ops.subtract, "__rsub__": reflected(ops.subtract),
+        "__mul__": ops.multiply, "__rmul__": reflected(ops.multiply),
+        "__truediv__": ops.divide, "__rtruediv__": reflected(ops.divide),
+        "__pow__": ops.pow, "__rpow__": reflected(ops.pow),
+        "__matmul__": ops.matmul, "__rmatmul__": reflected(ops.matmul),
+        "__neg__": ops.negative, "__abs__": ops.abs, "__getitem__": ops.getitem,
+        "__lt__": ops.less, "__le__": ops.less_equal, "__gt__": ops.greater, "__ge__": ops.greater_equal,
+        "__eq__": ops.equal, "__ne__": ops.not_equal,
+        "__and__": ops.logical_and, "__or__": ops.logical_or, "__invert__": ops.logical_not,
+        "exp": ops.exp, "log": ops.log, "sqrt": ops.sqrt, "tanh": ops.tanh, "sigmoid": ops.sigmoid,
+        "relu": ops.relu, "abs": ops.abs, "erf": ops.erf, "sin": ops.sin, "cos": ops.cos,
+        "maximum": ops.maximum, "minimum": ops.minimum, "matmul": ops.matmul, "clone": ops.clone,
+        "take": ops.take, "flatten": ops.flatten, "swapaxes": ops.swapaxes, "transpose": ops.swapaxes,
+        "astype": ops.astype, "broadcast_to": ops.broadcast_to, "expand": ops.broadcast_to,
+        "softmax": lambda self, dim=-1: ops.softmax(self, dim),
+        "log_softmax": lambda self, dim=-1: ops.log_softmax(self, dim),
+        "clip": ops.clip, "clamp": ops.clip,
+        "pow": ops.pow, "unsqueeze": ops.expand_dims,
+        "squeeze": lambda self, dim=None: ops.squeeze(self, dim),
+        "permute": lambda self, *axes: ops.permute_dims(self, _sizes(axes)),
+        "reshape": lambda self, *shape: ops.reshape(self, _sizes(shape)),
+        "view": lambda self, *shape: ops.reshape(self, _sizes(shape)),
+        "T": property(lambda self: ops.permute_dims(self, tuple(reversed(range(self.ndim))))),
+        "mT": property(ops.matrix_transpose),
+        "float": lambda self: ops.astype(self, "float32"),
+        "double": lambda self: ops.astype(self, "float64"),
+        "long": lambda self: ops.astype(self, "int64"),
+        "to": _to,
+    }
+    for name in ("sum", "mean", "max", "min", "logsumexp"):
+        reduce = getattr(ops, name)
+        methods[name] = lambda self, axis=None, keepdims=False, dim=None, keepdim=False, _f=reduce: _f(
+            self, _dim(axis, dim), keepdims or keepdim
+        )
+    methods["var"] = lambda self, axis=None, correction=1, keepdims=False, dim=None, keepdim=False: ops.var(
+        self, _dim(axis, dim), correction, keepdims or keepdim
+    )
+    for name, method in methods.items():
+        setattr(Tensor, name, method)
+    Tensor.__hash__ = lambda self: id(self)  # __eq__ is elementwise, identity still hashes
+
+
+def _sizes(args: tuple) -> tuple[int, ...]:
+    """Accept both f(2, 3) and f((2, 3)), as PyTorch does."""
+    return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
+
+
+def _to(self: Tensor, target: Any = None, *, dtype: Any = None, device: Any = None) -> Tensor:
+    """``t.to("torch")``, ``t.to(ag.float64)``, ``t.to(device="cuda")``: differentiable moves."""
+    from autograd_core import ops
+
+    if isinstance(target, DType) or (isinstance(target, str) and target in _dtype_names()):
+        dtype, target = target, None
+    backend = self.backend
+    if target is not None or device is not None:
+        name = target.name if isinstance(target, backends.Backend) else (target or backend.name)
+        backend = backends.get(name, device)
+    out = ops.to_backend(self, backend)
+    return out if dtype is None else ops.astype(out, dtype)
+
+
+def _dtype_names() -> set[str]:
+    from autograd_core.dtypes import DTYPES
+
+    return set(DTYPES)
+

@@ -1,0 +1,132 @@
+"""Backend registry and selection.
+
+    backends.current()             # the active Backend (AUTOGRAD_BACKEND, default numpy)
+    backends.available()           # {name: reason or None} for every known backend
+    backends.set_backend("torch")  # switch for the rest of the program
+    with backends.use("jax"): ...  # switch inside a block (a ContextVar, thread and task safe)
+
+Only the chosen library is imported. Third-party backends register a factory
+``create(device) -> Backend`` under the entry-point group ``autograd_core.backends``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from importlib.metadata import entry_points
+
+from backends.base import Backend, host_rng, manual_seed
+
+__all__ = [
+    "Backend", "BackendUnavailable", "available", "current", "get", "host_rng",
+    "known", "manual_seed", "set_backend", "use",
+]
+
+ENTRY_POINT_GROUP = "autograd_core.backends"
+
+# name -> (module of the factory, extra that installs the library)
+BUILTINS: dict[str, tuple[str, str | None]] = {
+    "numpy": ("backends.numpy", None),
+    "array_api_strict": ("backends.array_api_strict", "test"),
+    "torch": ("backends.torch", "torch"),
+    "jax": ("backends.jax", "jax"),
+    "cupy": ("backends.cupy", "cupy"),
+}
+
+
+class BackendUnavailable(RuntimeError):
+    """A known backend whose library is missing or cannot run here."""
+
+
+def _entry_points() -> dict[str, Callable[..., Backend]]:
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in BUILTINS}
+
+
+def known() -> list[str]:
+    """Every backend name: the built-ins, then those registered through entry points."""
+    return [*BUILTINS, *_entry_points()]
+
+
+_instances: dict[tuple[str, str | None], Backend] = {}
+
+
+def get(name: str, device: str | None = None) -> Backend:
+    """The Backend for library `name` on `device` (created once, then cached).
+
+    >>> get("numpy").name
+    'numpy'
+    """
+    key = (name, device)
+    if key in _instances:
+        return _instances[key]
+    if name in BUILTINS:
+        module_name, extra = BUILTINS[name]
+        try:
+            create = importlib.import_module(module_name).create
+        except ImportError as e:
+            hint = f'pip install -e ".[{extra}]"' if extra else "reinstall the project"
+            raise BackendUnavailable(
+                f"backend {name!r} needs a library that is not installed ({e}); install it with: {hint}"
+            ) from e
+    elif name in (plugins := _entry_points()):
+        create = plugins[name].load()
+    else:
+        raise ValueError(f"unknown backend {name!r}; known backends: {', '.join(known())}")
+    _instances[key] = backend = create(device)
+    return backend
+
+
+def available() -> dict[str, str | None]:
+    """{name: None if usable here, else the reason it is not}."""
+    reasons: dict[str, str | None] = {}
+    for name in known():
+        try:
+            get(name)
+            reasons[name] = None
+        except (BackendUnavailable, ImportError, RuntimeError) as e:
+            reasons[name] = str(e)
+    return reasons
+
+
+_default: Backend | None = None
+_scoped: ContextVar[Backend | None] = ContextVar("autograd_backend", default=None)
+
+
+def current() -> Backend:
+    """The active backend: the innermost `use(...)`, else `set_backend`, else the environment."""
+    global _default
+    scoped = _scoped.get()
+    if scoped is not None:
+        return scoped
+    if _default is None:
+        _default = get(os.environ.get("AUTOGRAD_BACKEND", "numpy"), os.environ.get("AUTOGRAD_DEVICE") or None)
+    return _default
+
+
+def _resolve(backend: str | Backend, device: str | None) -> Backend:
+    return backend if isinstance(backend, Backend) else get(backend, device)
+
+
+def set_backend(backend: str | Backend, device: str | None = None) -> Backend:
+    """Make `backend` the default for the rest of the program and return it."""
+    global _default
+    _default = _resolve(backend, device)
+    return _default
+
+
+@contextlib.contextmanager
+def use(backend: str | Backend, device: str | None = None) -> Iterator[Backend]:
+    """Make `backend` the active one inside a ``with`` block.
+
+    >>> with use("numpy") as b:
+    ...     b.name
+    'numpy'
+    """
+    token = _scoped.set(_resolve(backend, device))
+    try:
+        yield _scoped.get()
+    finally:
+        _scoped.reset(token)

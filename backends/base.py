@@ -1,0 +1,172 @@
+"""The Backend contract: what the engine needs from an array library beyond the standard.
+
+Every method here has a portable default written against the array API standard alone
+(`self.xp`), so a new library works as soon as it has a namespace; `backends/<lib>.py`
+overrides only what that library does faster or differently.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+# One seeded host generator for the whole process: random numbers are drawn here in
+# float64 and moved to the backend, so one seed gives the same weights on every backend.
+_host_rng = np.random.default_rng(0)
+
+DTYPE_NAMES = ("float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8", "bool")
+
+
+def manual_seed(seed: int) -> None:
+    """Reseed the host generator that every backend draws its random numbers from."""
+    global _host_rng
+    _host_rng = np.random.default_rng(seed)
+
+
+def host_rng() -> np.random.Generator:
+    return _host_rng
+
+
+class Backend:
+    """One array library on one device, as the engine sees it.
+
+    Attributes read by the core, tests and docs:
+        name: registry name (``"numpy"``, ``"torch"``...).
+        xp: the array-API namespace of the library.
+        device: the device arrays are created on (``None`` for the library's default).
+        mutable: whether arrays may be updated in place (jax: no).
+        supports_float64: whether float64 arrays work.
+        device_kinds: the kinds of device the library can target.
+    """
+
+    name: str = "base"
+    mutable: bool = True
+    supports_float64: bool = True
+    device_kinds: tuple[str, ...] = ("cpu",)
+
+    def __init__(self, xp: Any, array_type: type, device: Any = None) -> None:
+        self.xp = xp
+        self.array_type = array_type
+        self.device = device
+        self._dtype_names: dict[Any, str] | None = None
+
+    def __repr__(self) -> str:
+        device = "" if self.device is None else f", device={self.device!r}"
+        return f"Backend({self.name!r}{device})"
+
+    # --- host transfer -------------------------------------------------------------
+    def asarray(self, host: np.ndarray, dtype: Any = None) -> Any:
+        """A backend array holding a copy of the numpy array `host`, cast to `dtype`."""
+        return self.xp.asarray(host, dtype=dtype, device=self.device)
+
+    def to_numpy(self, x: Any) -> np.ndarray:
+        return np.asarray(x)
+
+    def format(self, x: Any, prefix: str = "") -> str:
+        """The values of `x` as text, aligned to follow `prefix`."""
+        return np.array2string(self.to_numpy(x), separator=", ", prefix=prefix)
+
+    @staticmethod
+    def host_array(data: Any) -> np.ndarray:
+        """`data` (Python values, or an array of any library) as a numpy array."""
+        try:
+            return np.asarray(data)
+        except (TypeError, RuntimeError):
+            return np.from_dlpack(data)
+
+    def synchronize(self, *arrays: Any) -> None:
+        """Wait for queued work (on `arrays`, or all) to finish; asynchronous libraries override this."""
+
+    def is_native(self, x: Any) -> bool:
+        """Whether `x` is an array of this backend's library."""
+        return isinstance(x, self.array_type)
+
+    # --- dtypes ------------------------------------------------------------------------
+    def dtype(self, name: str) -> Any:
+        """The library's dtype called `name` in the standard (``"float32"``...)."""
+        return getattr(self.xp, name)
+
+    def dtype_name(self, dtype: Any) -> str:
+        """The standard's name of the library dtype `dtype`."""
+        if self._dtype_names is None:
+            self._dtype_names = {
+                self.xp.empty((0,), dtype=getattr(self.xp, n)).dtype: n for n in DTYPE_NAMES if hasattr(self.xp, n)
+            }
+        try:
+            return self._dtype_names[dtype]
+        except KeyError:
+            raise TypeError(f"dtype {dtype!r} is not supported by the {self.name} backend") from None
+
+    # --- random numbers (drawn on the host, see `host_rng`) -----------------------------
+    def randn(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        return self.asarray(_host_rng.standard_normal(shape).astype(self.to_host_dtype(dtype)), dtype)
+
+    def uniform(self, shape: tuple[int, ...], low: float, high: float, dtype: Any) -> Any:
+        draw = _host_rng.uniform(low, high, shape).astype(self.to_host_dtype(dtype))
+        return self.asarray(draw, dtype)
+
+    def bernoulli(self, shape: tuple[int, ...], p: float) -> Any:
+        """A bool array, True with probability `p`."""
+        return self.asarray(_host_rng.random(shape) < p, self.xp.bool)
+
+    def to_host_dtype(self, dtype: Any) -> np.dtype:
+        return np.dtype(self.dtype_name(dtype))
+
+    # --- kernels the standard lacks --------------------------------------------------------
+    def index_add(self, shape: tuple[int, ...], axis: int, index: Any, values: Any) -> Any:
+        """Zeros of `shape` with `values` added at `index` along `axis`, summing repeats.
+
+        `index` is 1-D; `values` has `shape` with `shape[axis]` replaced by `len(index)`.
+        The portable default builds a one-hot matrix and multiplies: O(n * len(index)),
+        but right with repeated indices on any conforming library.
+        """
+        xp = self.xp
+        pre, post = math.prod(shape[:axis]), math.prod(shape[axis + 1 :])
+        positions = xp.arange(shape[axis], dtype=index.dtype, device=self.device)
+        one_hot = xp.astype(positions[:, None] == index[None, :], values.dtype)
+        flat = xp.reshape(values, (pre, index.shape[0], post))
+        return xp.reshape(one_hot @ flat, shape)
+
+    def scatter(self, shape: tuple[int, ...], key: tuple, values: Any) -> Any:
+        """Zeros of `shape` with `values` written at the basic (slice/int) index `key`."""
+        out = self.xp.zeros(shape, dtype=values.dtype, device=self.device)
+        out[key] = values
+        return out
+
+    def erf(self, x: Any) -> Any:
+        """The error function, from its everywhere-convergent series of positive terms.
+
+        erf(x) = 2/sqrt(pi) * exp(-x^2) * sum_n 2^n x^(2n+1) / (1*3*...*(2n+1)).
+        No cancellation, so it is accurate to float64 rounding; |x| >= 6 gives +-1
+        (erfc(6) is 2e-17). Libraries with a native erf override this.
+        """
+        xp = self.xp
+        a = xp.clip(xp.abs(x), max=6.0)
+        a2 = a * a
+        term, total = a, a
+        for n in range(1, 120):
+            term = term * (2.0 * a2 / (2 * n + 1))
+            total = total + term
+        return xp.sign(x) * (2.0 / math.sqrt(math.pi)) * xp.exp(-a2) * total
+
+    def adam_update(self, param, grad, exp_avg, exp_avg_sq, *, step: int, lr: float,
+                    beta1: float, beta2: float, eps: float, weight_decay: float,
+                    decoupled: bool) -> tuple[Any, Any, Any]:
+        """One Adam/AdamW update in PyTorch's order; returns (param, exp_avg, exp_avg_sq).
+
+        The portable default is functional (new arrays); mutable backends may update the
+        arrays in place and return them.
+        """
+        if weight_decay:
+            if decoupled:
+                param = param * (1 - lr * weight_decay)
+            else:
+                grad = grad + weight_decay * param
+        exp_avg = exp_avg + (1 - beta1) * (grad - exp_avg)
+        exp_avg_sq = exp_avg_sq * beta2 + (1 - beta2) * grad * grad
+        step_size = lr / (1 - beta1**step)
+        denom = self.xp.sqrt(exp_avg_sq) / math.sqrt(1 - beta2**step) + eps
+        return param - step_size * (exp_avg / denom), exp_avg, exp_avg_sq
+

@@ -1,0 +1,45 @@
+"""cupy on a CUDA GPU, through array-api-compat's namespace. Listed as unavailable, with
+the reason, where no GPU is present."""
+
+from __future__ import annotations
+
+import array_api_compat.cupy as xp
+import cupy
+import cupyx
+import cupyx.scipy.special
+
+from backends.base import Backend
+
+
+class CupyBackend(Backend):
+    name = "cupy"
+    device_kinds = ("cuda",)
+
+    def asarray(self, host, dtype=None):
+        with cupy.cuda.Device(self.device):
+            return cupy.array(host, dtype=dtype)
+
+    def to_numpy(self, x):
+        return cupy.asnumpy(x)
+
+    def synchronize(self, *arrays):
+        cupy.cuda.Device(self.device).synchronize()
+
+    def index_add(self, shape, axis, index, values):
+        out = cupy.zeros(shape, dtype=values.dtype)
+        cupyx.scatter_add(out, (slice(None),) * axis + (index,), values)
+        return out
+
+    def erf(self, x):
+        return cupyx.scipy.special.erf(x)
+
+
+def create(device: str | None = None) -> Backend:
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except cupy.cuda.runtime.CUDARuntimeError as e:
+        raise RuntimeError(f"cupy is installed but no CUDA GPU is usable here ({e})") from e
+    if count == 0:
+        raise RuntimeError("cupy is installed but no CUDA GPU is present")
+    index = 0 if device in (None, "cuda") else int(str(device).removeprefix("cuda:"))
+    return CupyBackend(xp, cupy.ndarray, index)
