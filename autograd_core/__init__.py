@@ -18,7 +18,7 @@ from autograd_core.gradcheck import GradcheckError, gradcheck
 from autograd_core.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from autograd_core.ops import (
     abs, add, astype, broadcast_to, clip, clone, concat, cos, divide, equal, erf, exp, expand_dims, flatten,
-    getitem, greater, greater_equal, less, less_equal, log, log_softmax, logical_and, logical_not, logical_or,
+    getitem, greater, greater_equal, less, less_equal, log, log_softmax, log1p, logical_and, logical_not, logical_or,
     logsumexp, matmul, matrix_transpose, max, maximum, mean, min, minimum, multiply, negative, not_equal,
     permute_dims, pow, relu, reshape, sigmoid, sin, softmax, sqrt, squeeze, stack, subtract, sum, swapaxes,
     take, tanh, unbroadcast, var, where,

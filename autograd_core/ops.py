@@ -127,6 +127,10 @@ def log(x: Tensor) -> Tensor:
     return _unary("log", x, lambda xp, d: xp.log(d), lambda g, out, x: g / x)
 
 
+def log1p(x: Tensor) -> Tensor:
+    return _unary("log1p", x, lambda xp, d: xp.log1p(d), lambda g, out, x: g / (1 + x))
+
+
 def sqrt(x: Tensor) -> Tensor:
     return _unary("sqrt", x, lambda xp, d: xp.sqrt(d), lambda g, out, x: g / (2 * out))
 
@@ -516,11 +520,11 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     axes, the other axes taken whole or sliced (``x[idx]``, ``x[:, idx]``, ``x[rows, cols]``)."""
     key = key if isinstance(key, tuple) else (key,)
     if not any(_is_array_key(k) for k in key):
-        return _basic_index(x, key if Ellipsis in key else (*key, Ellipsis))
+        return _basic_index(x, key if any(k is Ellipsis for k in key) else (*key, Ellipsis))
     if any(isinstance(k, (int, type(None))) for k in key):
         raise IndexError("an index mixing integer arrays with ints or None is not supported; index in two steps")
-    if Ellipsis in key:
-        i = key.index(Ellipsis)
+    if any(k is Ellipsis for k in key):
+        i = next(i for i, k in enumerate(key) if k is Ellipsis)
         key = key[:i] + (slice(None),) * (x.ndim - len(key) + 1) + key[i + 1 :]
     key = key + (slice(None),) * (x.ndim - len(key))
     positions = [i for i, k in enumerate(key) if _is_array_key(k)]

@@ -177,7 +177,7 @@ def install_methods() -> None:
         "__lt__": ops.less, "__le__": ops.less_equal, "__gt__": ops.greater, "__ge__": ops.greater_equal,
         "__eq__": ops.equal, "__ne__": ops.not_equal,
         "__and__": ops.logical_and, "__or__": ops.logical_or, "__invert__": ops.logical_not,
-        "exp": ops.exp, "log": ops.log, "sqrt": ops.sqrt, "tanh": ops.tanh, "sigmoid": ops.sigmoid,
+        "exp": ops.exp, "log": ops.log, "log1p": ops.log1p, "sqrt": ops.sqrt, "tanh": ops.tanh, "sigmoid": ops.sigmoid,
         "relu": ops.relu, "abs": ops.abs, "erf": ops.erf, "sin": ops.sin, "cos": ops.cos,
         "maximum": ops.maximum, "minimum": ops.minimum, "matmul": ops.matmul, "clone": ops.clone,
         "take": ops.take, "flatten": ops.flatten, "swapaxes": ops.swapaxes, "transpose": ops.swapaxes,

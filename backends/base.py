@@ -50,7 +50,7 @@ class Backend:
         self.xp = xp
         self.array_type = array_type
         self.device = device
-        self._dtype_names: dict[Any, str] | None = None
+        self._dtypes: tuple[dict[str, Any], dict[Any, str]] | None = None
 
     def __repr__(self) -> str:
         device = "" if self.device is None else f", device={self.device!r}"
@@ -86,18 +86,25 @@ class Backend:
     # --- dtypes ------------------------------------------------------------------------
     def dtype(self, name: str) -> Any:
         """The library's dtype called `name` in the standard (``"float32"``...)."""
-        return getattr(self.xp, name)
+        try:
+            return self._dtype_tables()[0][name]
+        except KeyError:
+            raise TypeError(f"dtype {name!r} is not supported by the {self.name} backend") from None
 
     def dtype_name(self, dtype: Any) -> str:
         """The standard's name of the library dtype `dtype`."""
-        if self._dtype_names is None:
-            self._dtype_names = {
-                self.xp.empty((0,), dtype=getattr(self.xp, n)).dtype: n for n in DTYPE_NAMES if hasattr(self.xp, n)
-            }
         try:
-            return self._dtype_names[dtype]
+            return self._dtype_tables()[1][dtype]
         except KeyError:
             raise TypeError(f"dtype {dtype!r} is not supported by the {self.name} backend") from None
+
+    def _dtype_tables(self) -> tuple[dict[str, Any], dict[Any, str]]:
+        """name -> dtype and dtype -> name, keyed by the dtype objects arrays really carry."""
+        if self._dtypes is None:
+            by_name = {n: self.xp.empty((0,), dtype=getattr(self.xp, n)).dtype for n in DTYPE_NAMES
+                       if hasattr(self.xp, n)}
+            self._dtypes = (by_name, {d: n for n, d in by_name.items()})
+        return self._dtypes
 
     # --- random numbers (drawn on the host, see `host_rng`) -----------------------------
     def randn(self, shape: tuple[int, ...], dtype: Any) -> Any:

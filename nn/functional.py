@@ -1,0 +1,175 @@
+"""Functions behind the layers: activations, losses, normalisation, embedding, dropout.
+
+Each is composed of autograd_core primitives (so its gradient is derived, and of any
+order) except `cross_entropy`, which is one fused primitive: log-sum-exp, the pick of the
+target's logit and the reduction in one pass, stable for logits of any size.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import autograd_core as ag
+from autograd_core.creation import to_array
+from autograd_core.tensor import Tensor, record
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``x @ weight.T + bias`` with weight of shape (out_features, in_features)."""
+    out = ag.matmul(x, ag.matrix_transpose(weight))
+    return out if bias is None else out + bias
+
+
+def relu(x: Tensor) -> Tensor:
+    return ag.relu(x)
+
+
+def tanh(x: Tensor) -> Tensor:
+    return ag.tanh(x)
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    return ag.sigmoid(x)
+
+
+def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+    """GELU as in PyTorch: exact (x * Phi(x), through erf) or ``approximate="tanh"``."""
+    if approximate == "tanh":
+        return 0.5 * x * (1 + ag.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)))
+    if approximate != "none":
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
+    return 0.5 * x * (1 + ag.erf(x * (1 / math.sqrt(2))))
+
+
+def softmax(x: Tensor, dim: int = -1) -> Tensor:
+    return ag.softmax(x, dim)
+
+
+def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
+    return ag.log_softmax(x, dim)
+
+
+def _check_reduction(reduction: str) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"reduction must be one of {_REDUCTIONS}, not {reduction!r}")
+
+
+def _class_targets(logits: Tensor, target: Any, ignore_index: int, caller: str) -> tuple[Any, Any]:
+    """The targets as an int array, checked against the logits; and the mask of rows not ignored."""
+    if logits.ndim != 2:
+        raise ValueError(f"{caller}: expected input of shape (batch, classes), got {logits.shape}")
+    xp = logits.backend.xp
+    t = target.data if isinstance(target, Tensor) else to_array(target, logits.backend, "int64")
+    if tuple(t.shape) != logits.shape[:1]:
+        raise ValueError(f"{caller}: target has shape {tuple(t.shape)}, expected ({logits.shape[0]},) class indices")
+    valid = t != ignore_index
+    safe = xp.where(valid, t, xp.zeros_like(t))
+    if t.shape[0] and (int(xp.max(safe)) >= logits.shape[1] or int(xp.min(safe)) < 0):
+        raise IndexError(f"{caller}: target values must be in [0, {logits.shape[1]}) or equal ignore_index")
+    return safe, valid
+
+
+def _reduce_rows(losses: Tensor, valid: Any, reduction: str) -> Tensor:
+    if reduction == "none":
+        return losses
+    total = ag.sum(losses)
+    if reduction == "sum":
+        return total
+    count = losses.backend.xp.sum(losses.backend.xp.astype(valid, losses.data.dtype))
+    return total / Tensor._wrap(count, losses.backend)
+
+
+def cross_entropy(input: Tensor, target: Any, reduction: str = "mean", ignore_index: int = -100) -> Tensor:  # noqa: A002
+    """Softmax cross-entropy of logits (batch, classes) against class indices (batch,).
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> round(F.cross_entropy(ag.tensor([[0.0, 0.0]]), ag.tensor([1])).item(), 4)
+    0.6931
+    """
+    _check_reduction(reduction)
+    safe, valid = _class_targets(input, target, ignore_index, "cross_entropy")
+    xp, backend = input.backend.xp, input.backend
+    n, classes = input.shape
+    shift = xp.max(input.data, axis=1, keepdims=True)
+    lse = xp.log(xp.sum(xp.exp(input.data - shift), axis=1)) + shift[:, 0]
+    picked = xp.take(xp.reshape(input.data, (-1,)), xp.arange(n, dtype=safe.dtype, device=backend.device) * classes + safe)
+    rows = xp.where(valid, lse - picked, xp.zeros_like(lse))
+    keep = Tensor._wrap(xp.astype(valid, input.data.dtype), backend)
+    one_hot = Tensor._wrap(
+        xp.astype(xp.arange(classes, device=backend.device)[None, :] == safe[:, None], input.data.dtype), backend
+    )
+    # d(row loss)/d(logits) = softmax - one_hot, written with tensor ops on the input so that
+    # it can be differentiated again.
+    losses = record("cross_entropy", rows, backend, (input,), (
+        lambda g, out: ag.expand_dims(g * keep, 1) * (ag.softmax(input, 1) - one_hot),
+    ))
+    return _reduce_rows(losses, valid, reduction)
+
+
+def nll_loss(input: Tensor, target: Any, reduction: str = "mean", ignore_index: int = -100) -> Tensor:  # noqa: A002
+    """Negative log-likelihood of log-probabilities (batch, classes) at the target classes."""
+    _check_reduction(reduction)
+    safe, valid = _class_targets(input, target, ignore_index, "nll_loss")
+    picked = input[_arange_like(input), Tensor._wrap(safe, input.backend)]
+    keep = Tensor._wrap(input.backend.xp.astype(valid, input.data.dtype), input.backend)
+    return _reduce_rows(-picked * keep, valid, reduction)
+
+
+def _arange_like(x: Tensor) -> Tensor:
+    xp = x.backend.xp
+    return Tensor._wrap(xp.arange(x.shape[0], dtype=xp.int64, device=x.backend.device), x.backend)
+
+
+def mse_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:  # noqa: A002
+    _check_reduction(reduction)
+    diff = input - target
+    if isinstance(target, Tensor) and target.shape != input.shape:
+        raise ValueError(f"mse_loss: input shape {input.shape} and target shape {target.shape} differ")
+    squared = diff * diff
+    return {"mean": ag.mean, "sum": ag.sum, "none": lambda t: t}[reduction](squared)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = None,  # noqa: A002
+                                     reduction: str = "mean", pos_weight: Any = None) -> Tensor:
+    """Sigmoid plus binary cross-entropy in the stable form
+    ``(1 - t) * x + (1 + (p - 1) * t) * (log1p(exp(-|x|)) + relu(-x))``."""
+    _check_reduction(reduction)
+    log_weight = 1 if pos_weight is None else 1 + (pos_weight - 1) * target
+    losses = (1 - target) * input + log_weight * (ag.log1p(ag.exp(-ag.abs(input))) + ag.relu(-input))
+    if weight is not None:
+        losses = losses * weight
+    return {"mean": ag.mean, "sum": ag.sum, "none": lambda t: t}[reduction](losses)
+
+
+def layer_norm(x: Tensor, normalized_shape: tuple[int, ...] | int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise over the trailing `normalized_shape` axes with the biased variance."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if x.shape[x.ndim - len(shape) :] != shape:
+        raise ValueError(f"layer_norm: input shape {x.shape} does not end with normalized_shape {shape}")
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    centred = x - ag.mean(x, axes, keepdims=True)
+    out = centred / ag.sqrt(ag.mean(centred * centred, axes, keepdims=True) + eps)
+    if weight is not None:
+        out = out * weight
+    return out if bias is None else out + bias
+
+
+def embedding(input: Any, weight: Tensor) -> Tensor:  # noqa: A002
+    """Rows of `weight` at the integer `input` (any shape); the gradient scatter-adds."""
+    return weight[input]
+
+
+def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+    """Zero each element with probability `p` and scale the rest by 1/(1-p) (training only)."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability must be in [0, 1], got {p}")
+    if not training or p == 0:
+        return x
+    if p == 1:
+        return x * 0.0
+    keep = x.backend.bernoulli(x.shape, 1 - p)
+    return x * Tensor._wrap(x.backend.xp.astype(keep, x.data.dtype), x.backend) * (1 / (1 - p))

@@ -1,0 +1,188 @@
+"""`Parameter` and `Module`: the containers a model is built from."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import autograd_core as ag
+from autograd_core.creation import to_array
+
+
+class Parameter(ag.Tensor):
+    """A tensor that a Module registers as one of its weights; requires grad by default.
+
+    >>> import autograd_core as ag, nn
+    >>> nn.Parameter(ag.zeros(2)).requires_grad
+    True
+    """
+
+    __slots__ = ()
+
+    def __init__(self, data: Any, requires_grad: bool = True) -> None:
+        source = data if isinstance(data, ag.Tensor) else ag.tensor(data)
+        self.data, self.backend = to_array(source, source.backend), source.backend
+        self.grad, self.requires_grad = None, requires_grad
+        self._parents, self._vjps, self._op = (), (), ""
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+
+class Module:
+    """Base class of every layer and model: ``__call__`` runs ``forward``; parameters and
+    sub-modules assigned as attributes are registered.
+
+    >>> import nn
+    >>> model = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 2))
+    >>> sum(p.numel() for p in model.parameters())
+    82
+    """
+
+    training: bool
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", [])
+        object.__setattr__(self, "training", True)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("call super().__init__() before assigning attributes in a Module")
+        self._parameters.pop(name, None)
+        self._modules.pop(name, None)
+        if isinstance(value, Parameter):
+            self._parameters[name] = value
+        elif isinstance(value, Module):
+            self._modules[name] = value
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        self._parameters.pop(name, None)
+        self._modules.pop(name, None)
+        object.__delattr__(self, name)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must define forward()")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        out = self.forward(*args, **kwargs)
+        for hook in self._forward_hooks:
+            replaced = hook(self, args, out)
+            out = out if replaced is None else replaced
+        return out
+
+    def register_forward_hook(self, hook: Callable[[Module, tuple, Any], Any]) -> Any:
+        """Call ``hook(module, inputs, output)`` after every forward; a non-None return
+        replaces the output. Returns a handle whose ``remove()`` unregisters it."""
+        self._forward_hooks.append(hook)
+        return _HookHandle(self._forward_hooks, hook)
+
+    # --- the tree of modules and parameters ----------------------------------------------
+    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
+        seen: set[int] = set()
+        stack = [(prefix, self)]
+        while stack:
+            name, module = stack.pop()
+            if id(module) in seen:
+                continue
+            seen.add(id(module))
+            yield name, module
+            children = [(f"{name}.{n}" if name else n, m) for n, m in module._modules.items()]
+            stack.extend(reversed(children))
+
+    def modules(self) -> Iterator[Module]:
+        return (m for _, m in self.named_modules())
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        return iter(self._modules.items())
+
+    def children(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """(name, parameter) pairs, each parameter once even when shared."""
+        seen: set[int] = set()
+        modules = self.named_modules(prefix) if recurse else [(prefix, self)]
+        for module_name, module in modules:
+            for name, p in module._parameters.items():
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    yield (f"{module_name}.{name}" if module_name else name), p
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        return (p for _, p in self.named_parameters(recurse=recurse))
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.parameters():
+            p.grad = None if set_to_none or p.grad is None else ag.zeros_like(p.grad)
+
+    def train(self, mode: bool = True) -> Module:
+        for m in self.modules():
+            object.__setattr__(m, "training", mode)
+        return self
+
+    def eval(self) -> Module:
+        return self.train(False)
+
+    # --- state ---------------------------------------------------------------------------
+    def state_dict(self) -> OrderedDict[str, ag.Tensor]:
+        """name -> tensor (detached, sharing memory with the parameter)."""
+        return OrderedDict((name, p.detach()) for name, p in self.named_parameters())
+
+    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> None:
+        """Copy values (tensors of any backend, or arrays) into the parameters, converting
+        them to each parameter's backend and dtype."""
+        own = dict(self.named_parameters())
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        if strict and (missing or unexpected):
+            raise KeyError(f"load_state_dict: missing keys {missing}, unexpected keys {unexpected}")
+        for name, value in state_dict.items():
+            if name not in own:
+                continue
+            p = own[name]
+            data = to_array(value, p.backend, p.dtype)
+            if tuple(data.shape) != p.shape:
+                raise ValueError(
+                    f"load_state_dict: size mismatch for {name}: the checkpoint has shape {tuple(data.shape)}, "
+                    f"the model has shape {p.shape}"
+                )
+            p.data = data
+
+    def to(self, target: Any = None, *, dtype: Any = None, device: Any = None) -> Module:
+        """Move every parameter (in place, keeping its identity) to another backend, device
+        or dtype: ``model.to("torch")``, ``model.to(ag.float64)``, ``model.to(device="cuda")``."""
+        with ag.no_grad():
+            for p in self.parameters():
+                moved = p.to(target, dtype=dtype, device=device)
+                if p.grad is not None:
+                    p.grad = p.grad.to(target, dtype=dtype, device=device)
+                p.data, p.backend = moved.data, moved.backend
+        return self
+
+    def double(self) -> Module:
+        return self.to(dtype=ag.float64)
+
+    def float(self) -> Module:
+        return self.to(dtype=ag.float32)
+
+    # --- printing ------------------------------------------------------------------------
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        lines = [f"({name}): " + repr(m).replace("\n", "\n  ") for name, m in self._modules.items()]
+        head = f"{type(self).__name__}({self.extra_repr()}"
+        return head + ")" if not lines else head + "\n  " + "\n  ".join(lines) + "\n)"
+
+
+class _HookHandle:
+    def __init__(self, hooks: list, hook: Callable) -> None:
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)

@@ -1,0 +1,84 @@
+"""`Optimizer`: parameter groups, per-parameter state, zero_grad and state dicts."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from typing import Any
+
+import autograd_core as ag
+from autograd_core.creation import to_array
+from autograd_core.tensor import Tensor
+
+
+class Optimizer:
+    """Base class: holds ``param_groups`` (dicts of hyper-parameters with a ``"params"``
+    list) and ``state`` (per parameter). Subclasses implement ``update(p, group, state)``,
+    called for every parameter with a gradient, outside the graph."""
+
+    def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        self.state: dict[Tensor, dict[str, Any]] = {}
+        self.param_groups: list[dict[str, Any]] = []
+        params = list(params)
+        if not params:
+            raise ValueError("optimizer got an empty parameter list")
+        groups = params if isinstance(params[0], dict) else [{"params": params}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, group: dict[str, Any]) -> None:
+        group = {**self.defaults, **group, "params": list(group["params"])}
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        for p in group["params"]:
+            if not isinstance(p, Tensor) or not p.is_leaf:
+                raise TypeError(f"optimizers take leaf tensors, got {type(p).__name__}")
+            if id(p) in seen:
+                raise ValueError("a parameter appears in more than one parameter group")
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for group in self.param_groups:
+            for p in group["params"]:
+                p.grad = None if set_to_none or p.grad is None else ag.zeros_like(p.grad)
+
+    @ag.no_grad()
+    def step(self) -> None:
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    if p.grad.backend is not p.backend:
+                        raise RuntimeError(f"a gradient on {p.grad.backend} for a parameter on {p.backend}")
+                    self.update(p, group, self.state.setdefault(p, {}))
+
+    def update(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    # --- state dicts: parameters are named by their position across groups, as in PyTorch ---
+    def state_dict(self) -> dict[str, Any]:
+        index = {id(p): i for i, p in enumerate(p for g in self.param_groups for p in g["params"])}
+        groups = [{**{k: v for k, v in g.items() if k != "params"}, "params": [index[id(p)] for p in g["params"]]}
+                  for g in self.param_groups]
+        state = {index[id(p)]: {k: Tensor._wrap(v, p.backend).clone() if p.backend.is_native(v) else v
+                                for k, v in s.items()} for p, s in self.state.items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        groups = state_dict["param_groups"]
+        if [len(g["params"]) for g in groups] != [len(g["params"]) for g in self.param_groups]:
+            raise ValueError("load_state_dict: the saved parameter groups do not match this optimizer's in size")
+        params = [p for g in self.param_groups for p in g["params"]]
+        for group, saved in zip(self.param_groups, groups):
+            group.update({k: copy.deepcopy(v) for k, v in saved.items() if k != "params"})
+        self.state = {}
+        for i, saved in state_dict["state"].items():
+            p = params[int(i)]
+            self.state[p] = {k: to_array(v, p.backend, p.dtype) if isinstance(v, Tensor) else v
+                             for k, v in saved.items()}
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, g in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines.extend(f"    {k}: {v}" for k, v in sorted(g.items()) if k != "params")
+        return "\n".join([*lines, ")"])
