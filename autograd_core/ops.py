@@ -44,7 +44,7 @@ def _operands(op: str, a: Any, b: Any) -> tuple[Any, Any, backends.Backend]:
 
 def _constant(x: Any, like: Tensor) -> Any:
     """A Python scalar stays a scalar (so it never promotes a dtype); an array becomes a tensor."""
-    if isinstance(x, Tensor) or isinstance(x, Scalar):
+    if isinstance(x, (Tensor, *Scalar)):
         return x
     return Tensor._wrap(to_array(x, like.backend), like.backend)
 

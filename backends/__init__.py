@@ -21,7 +21,7 @@ from importlib.metadata import entry_points
 from backends.base import Backend, host_rng, manual_seed
 
 __all__ = [
-    "Backend", "BackendUnavailable", "available", "current", "get", "host_rng",
+    "Backend", "BackendUnavailableError", "available", "current", "get", "host_rng",
     "known", "manual_seed", "set_backend", "use",
 ]
 
@@ -37,7 +37,7 @@ BUILTINS: dict[str, tuple[str, str | None]] = {
 }
 
 
-class BackendUnavailable(RuntimeError):
+class BackendUnavailableError(RuntimeError):
     """A known backend whose library is missing or cannot run here."""
 
 
@@ -68,7 +68,7 @@ def get(name: str, device: str | None = None) -> Backend:
             create = importlib.import_module(module_name).create
         except ImportError as e:
             hint = f'pip install -e ".[{extra}]"' if extra else "reinstall the project"
-            raise BackendUnavailable(
+            raise BackendUnavailableError(
                 f"backend {name!r} needs a library that is not installed ({e}); install it with: {hint}"
             ) from e
     elif name in (plugins := _entry_points()):
@@ -86,7 +86,7 @@ def available() -> dict[str, str | None]:
         try:
             get(name)
             reasons[name] = None
-        except (BackendUnavailable, ImportError, RuntimeError) as e:
+        except (BackendUnavailableError, ImportError, RuntimeError) as e:
             reasons[name] = str(e)
     return reasons
 

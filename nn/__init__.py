@@ -3,7 +3,17 @@
 
 from nn import functional, init
 from nn.layers import (
-    GELU, Dropout, Embedding, Flatten, LayerNorm, Linear, ModuleList, ReLU, Sequential, Sigmoid, Tanh,
+    GELU,
+    Dropout,
+    Embedding,
+    Flatten,
+    LayerNorm,
+    Linear,
+    ModuleList,
+    ReLU,
+    Sequential,
+    Sigmoid,
+    Tanh,
 )
 from nn.module import Module, Parameter
 from nn.serialization import load, save

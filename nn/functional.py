@@ -95,7 +95,8 @@ def cross_entropy(input: Tensor, target: Any, reduction: str = "mean", ignore_in
     n, classes = input.shape
     shift = xp.max(input.data, axis=1, keepdims=True)
     lse = xp.log(xp.sum(xp.exp(input.data - shift), axis=1)) + shift[:, 0]
-    picked = xp.take(xp.reshape(input.data, (-1,)), xp.arange(n, dtype=safe.dtype, device=backend.device) * classes + safe)
+    rows_start = xp.arange(n, dtype=safe.dtype, device=backend.device) * classes
+    picked = xp.take(xp.reshape(input.data, (-1,)), rows_start + safe)
     rows = xp.where(valid, lse - picked, xp.zeros_like(lse))
     keep = Tensor._wrap(xp.astype(valid, input.data.dtype), backend)
     one_hot = Tensor._wrap(
