@@ -1,0 +1,54 @@
+"""The test matrix: every test that takes the `backend` fixture runs once per backend.
+
+    pytest                          # every known backend; unavailable ones skip with the reason
+    pytest --backend torch,jax      # a subset (AUTOGRAD_BACKEND=torch,jax works too)
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import backends
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--backend", default=None,
+                     help="comma-separated backends to test (default: $AUTOGRAD_BACKEND, else all known)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    chosen = config.getoption("--backend") or os.environ.get("AUTOGRAD_BACKEND")
+    names = chosen.split(",") if chosen else backends.known()
+    unknown = [n for n in names if n not in backends.known()]
+    if unknown:
+        raise pytest.UsageError(f"unknown backend(s) {unknown}; known: {backends.known()}")
+    config.selected_backends = names
+    # Code that asks for the current backend outside the fixture gets the first selected one.
+    os.environ["AUTOGRAD_BACKEND"] = names[0]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" in metafunc.fixturenames or "float64_backend" in metafunc.fixturenames:
+        names = metafunc.config.selected_backends
+        metafunc.parametrize("backend", names, ids=names, indirect=True)
+
+
+@pytest.fixture
+def backend(request: pytest.FixtureRequest):
+    """The Backend under test, made current for the duration of the test."""
+    try:
+        chosen = backends.get(request.param)
+    except (backends.BackendUnavailableError, RuntimeError) as e:
+        pytest.skip(f"backend {request.param} unavailable: {e}")
+    with backends.use(chosen):
+        yield chosen
+
+
+@pytest.fixture
+def float64_backend(backend):
+    """The backend under test, for tests that need float64 (skipped where it has none)."""
+    if not backend.supports_float64:
+        pytest.skip(f"{backend.name} has no float64")
+    return backend

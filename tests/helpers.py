@@ -1,0 +1,30 @@
+"""Shared by the tests: per-dtype tolerances (the one place they live) and comparisons."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import autograd_core as ag
+
+# Agreement expected between two computations of the same thing in one dtype on different
+# libraries or code paths (summation order and kernel choice differ).
+TOLERANCES = {
+    "float64": dict(rtol=1e-10, atol=1e-12),
+    "float32": dict(rtol=1e-5, atol=1e-6),
+}
+
+
+def host(x: Any) -> np.ndarray:
+    """Any tensor or array (numpy, torch...) as a float64-or-native numpy array."""
+    if isinstance(x, ag.Tensor):
+        return x.numpy()
+    if hasattr(x, "detach"):
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def assert_close(actual: Any, expected: Any, dtype: str = "float64", **override: float) -> None:
+    tol = {**TOLERANCES[dtype], **override}
+    np.testing.assert_allclose(host(actual), host(expected), **tol)
