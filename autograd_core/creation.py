@@ -19,7 +19,7 @@ def _shape(size: tuple) -> tuple[int, ...]:
 
 def _backend(device: Any) -> backends.Backend:
     active = backends.current()
-    return active if device is None else backends.get(active.name, device)
+    return active if device is None or device == active.device else backends.get(active.name, device)
 
 
 def _python_default_dtype(host: Any) -> DType:

@@ -95,7 +95,8 @@ def divide(a: Any, b: Any) -> Tensor:
 
 def pow(a: Any, b: Any) -> Tensor:  # noqa: A001 - the standard's name
     return _binary("pow", lambda x, y: x**y, a, b,
-                   lambda g, o, a, b: g * b * a ** (b - 1), lambda g, o, a, b: g * o * log(a))
+                   lambda g, o, a, b: g * b * a ** (b - 1),
+                   lambda g, o, a, b: g * o * (log(a) if isinstance(a, Tensor) else math.log(a)))
 
 
 def negative(x: Tensor) -> Tensor:

@@ -38,5 +38,5 @@ class JaxBackend(Backend):
 
 
 def create(device: str | None = None) -> Backend:
-    target = None if device is None else jax.devices(device)[0]
+    target = jax.devices(device)[0] if device else jax.devices()[0]
     return JaxBackend(xp, jax.Array, target)

@@ -52,4 +52,4 @@ class NumpyBackend(Backend):
 def create(device: str | None = None) -> Backend:
     if device not in (None, "cpu"):
         raise ValueError(f"the numpy backend runs on the CPU only, not on device {device!r}")
-    return NumpyBackend(np, np.ndarray)
+    return NumpyBackend(np, np.ndarray, "cpu")

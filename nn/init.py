@@ -10,8 +10,8 @@ import autograd_core as ag
 from autograd_core.tensor import Tensor
 
 
-def _fill(t: Tensor, new: Tensor) -> Tensor:
-    t.data = new.data
+def _fill(t: Tensor, data: object) -> Tensor:
+    t.data = data
     return t
 
 
@@ -40,15 +40,15 @@ def fan_in_and_fan_out(t: Tensor) -> tuple[int, int]:
 
 
 def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
-    return _fill(t, ag.uniform(t.shape, a, b, dtype=t.dtype, device=t.device))
+    return _fill(t, t.backend.uniform(t.shape, a, b, t.data.dtype))
 
 
 def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
-    return _fill(t, ag.randn(t.shape, dtype=t.dtype, device=t.device) * std + mean)
+    return _fill(t, t.backend.randn(t.shape, t.data.dtype) * std + mean)
 
 
 def constant_(t: Tensor, value: float) -> Tensor:
-    return _fill(t, ag.full_like(t, value))
+    return _fill(t, ag.full_like(t, value).data)
 
 
 def zeros_(t: Tensor) -> Tensor:
