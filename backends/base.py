@@ -92,10 +92,14 @@ class Backend:
             raise TypeError(f"dtype {name!r} is not supported by the {self.name} backend") from None
 
     def dtype_name(self, dtype: Any) -> str:
-        """The standard's name of the library dtype `dtype`."""
+        """The standard's name of the library dtype `dtype` (as arrays carry it, or as the
+        namespace spells it: numpy's ``np.float32`` type and ``np.dtype("float32")`` alike)."""
+        names = self._dtype_tables()[1]
+        if dtype in names:
+            return names[dtype]
         try:
-            return self._dtype_tables()[1][dtype]
-        except KeyError:
+            return names[self.xp.empty((0,), dtype=dtype).dtype]
+        except (KeyError, TypeError):
             raise TypeError(f"dtype {dtype!r} is not supported by the {self.name} backend") from None
 
     def _dtype_tables(self) -> tuple[dict[str, Any], dict[Any, str]]:
@@ -139,6 +143,9 @@ class Backend:
     def scatter(self, shape: tuple[int, ...], key: tuple, values: Any) -> Any:
         """Zeros of `shape` with `values` written at the basic (slice/int) index `key`."""
         out = self.xp.zeros(shape, dtype=values.dtype, device=self.device)
+        if any(k is None for k in key):  # the standard's setitem takes no new axes: drop them (size 1)
+            key = tuple(k for k in key if k is not None)
+            values = self.xp.reshape(values, out[key].shape)
         out[key] = values
         return out
 

@@ -97,10 +97,15 @@ class Module:
         return (m for _, m in self.named_modules())
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
-        return iter(self._modules.items())
+        """Direct sub-modules, each once even when assigned under two names."""
+        seen: set[int] = set()
+        for name, m in self._modules.items():
+            if id(m) not in seen:
+                seen.add(id(m))
+                yield name, m
 
     def children(self) -> Iterator[Module]:
-        return iter(self._modules.values())
+        return (m for _, m in self.named_children())
 
     def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Parameter]]:
         """(name, parameter) pairs, each parameter once even when shared."""

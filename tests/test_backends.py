@@ -1,0 +1,167 @@
+"""The backend registry, selection, errors, and each backend's fast kernels against the
+portable defaults written in the standard alone."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import autograd_core as ag
+import backends
+from backends.base import Backend
+from backends.numpy import NumpyBackend
+from helpers import assert_close
+
+
+def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
+    import os
+
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=120)
+
+
+def test_unknown_backend_lists_the_known_ones():
+    with pytest.raises(ValueError, match="unknown backend 'tensorflow'; known backends: numpy, array_api_strict"):
+        backends.get("tensorflow")
+
+
+def test_missing_library_names_the_extra(monkeypatch):
+    monkeypatch.setitem(backends.BUILTINS, "fakelib", ("backends.fakelib_is_not_installed", "fakelib"))
+    with pytest.raises(backends.BackendUnavailableError, match=r'pip install -e "\.\[fakelib\]"'):
+        backends.get("fakelib")
+    assert "pip install" in backends.available()["fakelib"]
+
+
+def test_use_is_scoped_and_nests():
+    outer = backends.current()
+    with backends.use("numpy") as first:
+        assert backends.current() is first
+        with backends.use(NumpyBackend(np, np.ndarray, "cpu")) as second:
+            assert backends.current() is second and ag.zeros(1).backend is second
+        assert backends.current() is first
+    assert backends.current() is outer
+
+
+def test_set_backend_changes_the_default(monkeypatch):
+    monkeypatch.setattr(backends, "_default", None)
+    chosen = backends.set_backend("numpy")
+    assert backends.current() is chosen is backends.get("numpy")
+
+
+def test_environment_variable_selects_and_only_that_library_is_imported():
+    code = ("import sys, autograd_core as ag, nn, optim; t = ag.tensor([1.0]);"
+            "print(t.backend.name, 'torch' in sys.modules, 'jax' in sys.modules)")
+    assert run_python(code, AUTOGRAD_BACKEND="numpy").stdout.split() == ["numpy", "False", "False"]
+
+
+def test_unknown_name_in_the_environment_is_a_clear_error():
+    result = run_python("import autograd_core as ag; ag.tensor(1.0)", AUTOGRAD_BACKEND="nope")
+    assert result.returncode != 0 and "unknown backend 'nope'" in result.stderr
+
+
+def test_python_m_backends_prints_the_table():
+    result = subprocess.run([sys.executable, "-m", "backends"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].split()[:3] == ["backend", "status", "version"]
+    listed = {line.split()[0]: line.split()[1] for line in lines[1:] if line.strip() and not line.startswith("choose")}
+    assert set(backends.BUILTINS) <= set(listed)
+    assert listed["numpy"] == "available"
+
+
+def test_entry_point_backends_are_found(monkeypatch):
+    class PluginBackend(NumpyBackend):
+        name = "plugin"
+
+    class EntryPoint:
+        name = "plugin"
+
+        @staticmethod
+        def load():
+            return lambda device: PluginBackend(np, np.ndarray, "cpu")
+
+    monkeypatch.setattr(backends, "_entry_points", lambda: {"plugin": EntryPoint})
+    monkeypatch.setattr(backends, "_instances", {})
+    assert "plugin" in backends.known()
+    with backends.use("plugin"):
+        assert ag.ones(2).backend.name == "plugin"
+
+
+def test_mixing_backends_is_an_error_that_says_how_to_move(backend):
+    with backends.use("numpy"):
+        on_numpy = ag.ones(2)
+    here = ag.ones(2)
+    if backend.name == "numpy":
+        assert (on_numpy + here).tolist() == [2.0, 2.0]
+        return
+    with pytest.raises(RuntimeError, match=r"different backends .* \.to\("):
+        on_numpy + here
+    assert (on_numpy.to(backend.name) + here).backend is backend
+
+
+def test_moving_between_backends_is_differentiable(backend):
+    with backends.use("numpy"):
+        x = ag.tensor([1.0, 2.0], dtype="float64", requires_grad=True)
+    y = x.to(backend.name) * 3
+    assert y.backend is backend
+    y.sum().backward()
+    assert x.grad.backend is backends.get("numpy") and x.grad.tolist() == [3.0, 3.0]
+
+
+# --- fast kernels against the portable defaults -----------------------------------------------
+def test_index_add_sums_repeated_indices(backend):
+    rng = np.random.default_rng(0)
+    values = backend.asarray(rng.standard_normal((2, 5, 3)), backend.dtype("float64"))
+    index = backend.asarray(np.array([1, 3, 1, 1, 0]), backend.dtype("int64"))
+    fast = backend.to_numpy(backend.index_add((2, 4, 3), 1, index, values))
+    portable = backend.to_numpy(Backend.index_add(backend, (2, 4, 3), 1, index, values))
+    expected = np.zeros((2, 4, 3))
+    np.add.at(expected, (slice(None), [1, 3, 1, 1, 0]), backend.to_numpy(values))
+    assert_close(fast, expected)
+    assert_close(portable, expected)
+
+
+def test_scatter_writes_basic_indices(backend):
+    values = backend.asarray(np.ones((2, 2)), backend.dtype("float64"))
+    key = (slice(1, 3), slice(None, None, 2), Ellipsis)
+    out = backend.to_numpy(backend.scatter((4, 4), key, values))
+    expected = np.zeros((4, 4))
+    expected[key] = 1
+    assert_close(out, expected)
+
+
+def test_adam_update_matches_the_portable_default(backend):
+    rng = np.random.default_rng(1)
+    arrays = [rng.standard_normal(6) for _ in range(3)] + [np.abs(rng.standard_normal(6))]
+    settings = dict(step=3, lr=1e-2, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.1)
+    for decoupled in (True, False):
+        fast = backend.adam_update(*(backend.asarray(a, backend.dtype("float64")) for a in arrays),
+                                   decoupled=decoupled, **settings)
+        portable = Backend.adam_update(backend, *(backend.asarray(a, backend.dtype("float64")) for a in arrays),
+                                       decoupled=decoupled, **settings)
+        for f, p in zip(fast, portable):
+            assert_close(backend.to_numpy(f), backend.to_numpy(p), rtol=1e-14, atol=1e-16)
+
+
+def test_erf_matches_the_portable_series(backend):
+    x = np.linspace(-7, 7, 281)
+    fast = backend.to_numpy(backend.erf(backend.asarray(x, backend.dtype("float64"))))
+    portable = backend.to_numpy(Backend.erf(backend, backend.asarray(x, backend.dtype("float64"))))
+    reference = np.array([math.erf(v) for v in x])
+    assert_close(fast, reference, rtol=1e-14, atol=1e-15)
+    assert_close(portable, reference, rtol=1e-14, atol=1e-15)
+
+
+def test_capability_flags_are_true(backend):
+    array = backend.asarray(np.zeros(2), backend.dtype("float64"))
+    if backend.mutable:
+        array[0] = 1.0
+        assert backend.to_numpy(array)[0] == 1.0
+    else:
+        with pytest.raises((TypeError, ValueError)):
+            array[0] = 1.0
+    assert backend.is_native(array) and not backend.is_native([0.0, 0.0])

@@ -1,0 +1,86 @@
+"""The backends against each other: one seed, one model, the same numbers everywhere."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autograd_core as ag
+import backends
+import nn
+import nn.functional as F
+import optim
+
+
+def mlp(seed: int = 0) -> nn.Module:
+    ag.manual_seed(seed)
+    return nn.Sequential(nn.Linear(784, 64), nn.ReLU(), nn.Linear(64, 10))
+
+
+def batches(steps: int, size: int = 32) -> list[tuple[np.ndarray, np.ndarray]]:
+    rng = np.random.default_rng(7)
+    return [(rng.random((size, 784)), rng.integers(0, 10, size)) for _ in range(steps)]
+
+
+def train(dtype: str, steps: int = 20) -> list[float]:
+    """Losses of 20 AdamW steps of the 784-64-10 MLP on the current backend."""
+    model = mlp().to(dtype=dtype)
+    opt = optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    losses = []
+    for x, y in batches(steps):
+        loss = F.cross_entropy(model(ag.tensor(x, dtype=dtype)), ag.tensor(y))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+_reference: dict[str, list[float]] = {}
+
+
+def numpy_losses(dtype: str) -> list[float]:
+    if dtype not in _reference:
+        with backends.use("numpy"):
+            _reference[dtype] = train(dtype)
+    return _reference[dtype]
+
+
+def test_same_seed_gives_bit_identical_weights(backend):
+    here = {k: v.numpy() for k, v in mlp(3).state_dict().items()}
+    with backends.use("numpy"):
+        reference = {k: v.numpy() for k, v in mlp(3).state_dict().items()}
+    for name, values in reference.items():
+        assert here[name].dtype == values.dtype and np.array_equal(here[name], values), name
+
+
+@pytest.mark.parametrize(("dtype", "rtol"), [("float64", 1e-10), ("float32", 1e-4)])
+def test_training_matches_numpy(backend, dtype, rtol):
+    if dtype == "float64" and not backend.supports_float64:
+        pytest.skip(f"{backend.name} has no float64")
+    losses = train(dtype)
+    assert losses[-1] < losses[0]
+    np.testing.assert_allclose(losses, numpy_losses(dtype), rtol=rtol, atol=0)
+
+
+def test_model_moved_with_to_gives_the_same_outputs(backend):
+    with backends.use("numpy"):
+        model = mlp()
+        x = ag.randn(5, 784)
+        expected = model(x).numpy()
+    weight = model[0].weight
+    model.to(backend.name)
+    assert model[0].weight is weight and weight.backend is backend
+    np.testing.assert_allclose(model(x.to(backend.name)).numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_state_dict_file_loads_on_another_backend(backend, tmp_path):
+    with backends.use("numpy"):
+        model = mlp(5)
+        nn.save(model.state_dict(), tmp_path / "mlp.npz")
+        x = np.random.default_rng(0).random((3, 784)).astype(np.float32)
+        expected = model(ag.tensor(x)).numpy()
+    fresh = mlp(6)
+    fresh.load_state_dict(nn.load(tmp_path / "mlp.npz"))
+    assert fresh[0].weight.backend is backend
+    np.testing.assert_allclose(fresh(ag.tensor(x)).numpy(), expected, rtol=1e-5, atol=1e-6)
