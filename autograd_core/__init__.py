@@ -8,6 +8,7 @@
 (-2.0, 2.0)
 """
 
+from autograd_core.anomaly import detect_anomaly, is_anomaly_enabled
 from autograd_core.creation import (
     arange,
     full,
@@ -35,6 +36,7 @@ from autograd_core.dtypes import (
     int64,
     uint8,
 )
+from autograd_core.engine import grad
 from autograd_core.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from autograd_core.gradcheck import GradcheckError, gradcheck
 from autograd_core.ops import (

@@ -1,19 +1,22 @@
-"""The reverse sweep: topological order, gradient sums, leaf accumulation."""
+"""The reverse sweep: topological order, gradient sums, hooks, leaf accumulation, and the
+release of each node's saved tensors once it has been used."""
 
 from __future__ import annotations
 
-from autograd_core import grad_mode
-from autograd_core.tensor import Tensor
+from collections.abc import Sequence
+
+from autograd_core import anomaly, grad_mode
+from autograd_core.tensor import RETAIN_GRAD, Tensor
 
 
-def topological_order(root: Tensor) -> list[Tensor]:
-    """Every tensor `root` depends on that requires a gradient, inputs before outputs.
+def topological_order(roots: Tensor | Sequence[Tensor]) -> list[Tensor]:
+    """Every tensor the roots depend on that requires a gradient, inputs before outputs.
 
     Iterative depth-first search, so a chain of any length fits.
     """
     order: list[Tensor] = []
     visited: set[int] = set()
-    stack: list[tuple[Tensor, bool]] = [(root, False)]
+    stack: list[tuple[Tensor, bool]] = [(r, False) for r in ([roots] if isinstance(roots, Tensor) else roots)]
     while stack:
         node, done = stack.pop()
         if done:
@@ -25,9 +28,8 @@ def topological_order(root: Tensor) -> list[Tensor]:
     return order
 
 
-def backward(root: Tensor, gradient: Tensor | None = None, create_graph: bool = False) -> None:
-    """Send `gradient` (ones for a one-element root) back through the graph of `root`."""
-    from autograd_core import ops
+def _seed(root: Tensor, gradient: object) -> Tensor:
+    from autograd_core.creation import ones_like, to_array
 
     if not root.requires_grad:
         raise RuntimeError(
@@ -40,27 +42,111 @@ def backward(root: Tensor, gradient: Tensor | None = None, create_graph: bool = 
                 f"backward() needs a `gradient` argument for a non-scalar output (shape {root.shape}); "
                 "reduce it first (e.g. loss.sum()) or pass gradient=<tensor of the same shape>"
             )
-        gradient = ops.ones_like(root)
-    elif not isinstance(gradient, Tensor):
-        gradient = Tensor._wrap(ops.to_array(gradient, root.backend, root.dtype), root.backend)
+        return ones_like(root)
+    if not isinstance(gradient, Tensor):
+        gradient = Tensor._wrap(to_array(gradient, root.backend, root.dtype), root.backend)
     if gradient.shape != root.shape:
         raise RuntimeError(f"backward(): gradient has shape {gradient.shape}, the output has shape {root.shape}")
+    return gradient
 
-    grads: dict[int, Tensor] = {id(root): gradient}
+
+def _check_versions(node: Tensor) -> None:
+    tensors, saves_output = node._saved
+    for t, version in (*tensors, *([(node, 0)] if saves_output else [])):
+        if t._version != version:
+            raise RuntimeError(
+                f"a tensor that the backward of {node._op} needs (shape {t.shape}) was modified by an in-place "
+                f"operation: it is at version {t._version}, the forward saw version {version}. "
+                "Use an out-of-place operation, or .clone() the tensor before changing it."
+            )
+
+
+def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_graph: bool, create_graph: bool,
+                 capture: Sequence[Tensor] | None = None) -> dict[int, Tensor]:
+    """Send `seeds` back from `roots`. Without `capture`, gradients accumulate into the leaves'
+    ``.grad``; with it, the gradients of the `capture` tensors are returned by id instead."""
+    grads: dict[int, Tensor] = {}
+    for root, seed in zip(roots, seeds):
+        grads[id(root)] = seed if id(root) not in grads else grads[id(root)] + seed
+    wanted = None if capture is None else {id(t) for t in capture}
+    captured: dict[int, Tensor] = {}
     with grad_mode.enable_grad() if create_graph else grad_mode.no_grad():
-        for node in reversed(topological_order(root)):
+        for node in reversed(topological_order(roots)):
             grad = grads.pop(id(node), None)
             if grad is None:
                 continue
-            if node.is_leaf:
-                node.grad = ops.clone(grad) if node.grad is None else node.grad + grad
+            if node._hooks:
+                for hook in node._hooks:
+                    if hook is RETAIN_GRAD:
+                        if wanted is None:
+                            node.grad = grad.detach() if node.grad is None else node.grad + grad.detach()
+                    elif (replaced := hook(grad)) is not None:
+                        grad = replaced
+            if wanted is not None and id(node) in wanted:
+                captured[id(node)] = grad
+            if node._vjps is None:
+                raise RuntimeError(
+                    f"backward through the graph a second time (at {node._op or 'an op'}): its saved tensors "
+                    "were released by the first backward; pass retain_graph=True to the first call if you need "
+                    "to go through it again"
+                )
+            if not node._vjps:  # a leaf
+                if wanted is None:
+                    from autograd_core.ops import clone
+
+                    node.grad = clone(grad) if node.grad is None else node.grad + grad
                 continue
-            for parent, vjp in zip(node._parents, node._vjps):
+            _check_versions(node)
+            for i, (parent, vjp) in enumerate(zip(node._parents, node._vjps)):
                 contribution = vjp(grad, node)
                 if contribution.shape != parent.shape:
                     raise RuntimeError(
                         f"the VJP of {node._op} gave a gradient of shape {contribution.shape} "
                         f"for an input of shape {parent.shape}"
                     )
+                if anomaly._enabled:
+                    anomaly.check_finite(contribution, node._op, i, node._trace)
                 previous = grads.get(id(parent))
                 grads[id(parent)] = contribution if previous is None else previous + contribution
+            if not retain_graph:  # release the saved tensors (the VJP closures hold them)
+                node._parents, node._vjps, node._saved = (), None, ((), False)
+    return captured
+
+
+def backward(root: Tensor, gradient: Tensor | None = None, retain_graph: bool | None = None,
+             create_graph: bool = False) -> None:
+    """Accumulate the gradient of `root` (times `gradient`) into every leaf's ``.grad``."""
+    run_backward([root], [_seed(root, gradient)], retain_graph=create_graph if retain_graph is None else retain_graph,
+                 create_graph=create_graph)
+
+
+def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
+         grad_outputs: Tensor | Sequence[Tensor | None] | None = None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool = False) -> tuple[Tensor | None, ...]:
+    """The gradients of `outputs` with respect to `inputs`, returned rather than accumulated.
+
+    With ``create_graph=True`` they are recorded, so they can be differentiated again:
+
+    >>> import autograd_core as ag
+    >>> x = ag.tensor(3.0, requires_grad=True)
+    >>> (dx,) = ag.grad(x ** 3, x, create_graph=True)
+    >>> (d2x,) = ag.grad(dx, x)
+    >>> dx.item(), d2x.item()
+    (27.0, 18.0)
+    """
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if grad_outputs is None or isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs] * len(outputs)
+    for i, x in enumerate(inputs):
+        if not x.requires_grad:
+            raise RuntimeError(f"input {i} of grad() does not require grad")
+    seeds = [_seed(out, g) for out, g in zip(outputs, grad_outputs)]
+    captured = run_backward(outputs, seeds, retain_graph=create_graph if retain_graph is None else retain_graph,
+                            create_graph=create_graph, capture=inputs)
+    results = tuple(captured.get(id(x)) for x in inputs)
+    unused = [i for i, r in enumerate(results) if r is None]
+    if unused and not allow_unused:
+        raise RuntimeError(f"input(s) {unused} of grad() were not used to compute the outputs; "
+                           "pass allow_unused=True to get None for them")
+    return results

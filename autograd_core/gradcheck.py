@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -56,6 +57,8 @@ def gradcheck(fn: Callable[..., Tensor], inputs: Sequence[Tensor], *, eps: float
                 values.append(objective([*leaves[:i], tensor(moved, device=x.device), *leaves[i + 1 :]]))
             numeric = (values[0] - values[1]) / (2 * eps)
             error = abs(analytic[index] - numeric) - (atol + rtol * abs(numeric))
+            if math.isnan(error):  # a NaN on either side is a mismatch, not a pass
+                error = math.inf
             if error > worst[0]:
                 worst = (error, f"input {i}, element {index}: backward gave {analytic[index]!r}, "
                                 f"finite differences {numeric!r}")

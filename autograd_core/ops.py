@@ -67,21 +67,23 @@ def unbroadcast(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
     return reshape(sum(grad, axis=tuple(range(lead)) + stretched), shape)
 
 
-def _binary(op: str, forward: Any, a: Any, b: Any, vjp_a: Any, vjp_b: Any) -> Tensor:
+def _binary(op: str, forward: Any, a: Any, b: Any, vjp_a: Any, vjp_b: Any, saves_inputs: bool = True,
+            saves_output: bool = False) -> Tensor:
     a, b, backend = _operands(op, a, b)
     return record(op, forward(_data(a), _data(b)), backend, (a, b), (
         lambda g, out: unbroadcast(vjp_a(g, out, a, b), a.shape),
         lambda g, out: unbroadcast(vjp_b(g, out, a, b), b.shape),
-    ))
+    ), saved=None if saves_inputs else (), saves_output=saves_output)
 
 
 # --- arithmetic --------------------------------------------------------------------------
 def add(a: Any, b: Any) -> Tensor:
-    return _binary("add", lambda x, y: x + y, a, b, lambda g, o, a, b: g, lambda g, o, a, b: g)
+    return _binary("add", lambda x, y: x + y, a, b, lambda g, o, a, b: g, lambda g, o, a, b: g, saves_inputs=False)
 
 
 def subtract(a: Any, b: Any) -> Tensor:
-    return _binary("subtract", lambda x, y: x - y, a, b, lambda g, o, a, b: g, lambda g, o, a, b: -g)
+    return _binary("subtract", lambda x, y: x - y, a, b, lambda g, o, a, b: g, lambda g, o, a, b: -g,
+                   saves_inputs=False)
 
 
 def multiply(a: Any, b: Any) -> Tensor:
@@ -96,11 +98,11 @@ def divide(a: Any, b: Any) -> Tensor:
 def pow(a: Any, b: Any) -> Tensor:  # noqa: A001 - the standard's name
     return _binary("pow", lambda x, y: x**y, a, b,
                    lambda g, o, a, b: g * b * a ** (b - 1),
-                   lambda g, o, a, b: g * o * (log(a) if isinstance(a, Tensor) else math.log(a)))
+                   lambda g, o, a, b: g * o * (log(a) if isinstance(a, Tensor) else math.log(a)), saves_output=True)
 
 
 def negative(x: Tensor) -> Tensor:
-    return record("negative", -x.data, x.backend, (x,), (lambda g, out: -g,))
+    return record("negative", -x.data, x.backend, (x,), (lambda g, out: -g,), saved=())
 
 
 def _as_operand(value: Any, like: Tensor) -> Any:
@@ -111,8 +113,10 @@ def _as_operand(value: Any, like: Tensor) -> Any:
 
 
 # --- elementwise functions ----------------------------------------------------------------
-def _unary(op: str, x: Tensor, forward: Any, vjp: Any) -> Tensor:
-    return record(op, forward(x.backend.xp, x.data), x.backend, (x,), (lambda g, out: vjp(g, out, x),))
+def _unary(op: str, x: Tensor, forward: Any, vjp: Any, saves: str = "input") -> Tensor:
+    """An elementwise primitive; `saves` says what its VJP reads: "input", "output" or "none"."""
+    return record(op, forward(x.backend.xp, x.data), x.backend, (x,), (lambda g, out: vjp(g, out, x),),
+                  saved=None if saves == "input" else (), saves_output=saves == "output")
 
 
 def _mask(x: Tensor, array: Any) -> Tensor:
@@ -121,7 +125,7 @@ def _mask(x: Tensor, array: Any) -> Tensor:
 
 
 def exp(x: Tensor) -> Tensor:
-    return _unary("exp", x, lambda xp, d: xp.exp(d), lambda g, out, x: g * out)
+    return _unary("exp", x, lambda xp, d: xp.exp(d), lambda g, out, x: g * out, "output")
 
 
 def log(x: Tensor) -> Tensor:
@@ -133,11 +137,11 @@ def log1p(x: Tensor) -> Tensor:
 
 
 def sqrt(x: Tensor) -> Tensor:
-    return _unary("sqrt", x, lambda xp, d: xp.sqrt(d), lambda g, out, x: g / (2 * out))
+    return _unary("sqrt", x, lambda xp, d: xp.sqrt(d), lambda g, out, x: g / (2 * out), "output")
 
 
 def tanh(x: Tensor) -> Tensor:
-    return _unary("tanh", x, lambda xp, d: xp.tanh(d), lambda g, out, x: g * (1 - out * out))
+    return _unary("tanh", x, lambda xp, d: xp.tanh(d), lambda g, out, x: g * (1 - out * out), "output")
 
 
 def _sigmoid(xp: Any, d: Any) -> Any:
@@ -146,15 +150,17 @@ def _sigmoid(xp: Any, d: Any) -> Any:
 
 
 def sigmoid(x: Tensor) -> Tensor:
-    return _unary("sigmoid", x, _sigmoid, lambda g, out, x: g * out * (1 - out))
+    return _unary("sigmoid", x, _sigmoid, lambda g, out, x: g * out * (1 - out), "output")
 
 
 def relu(x: Tensor) -> Tensor:
-    return _unary("relu", x, lambda xp, d: xp.where(d > 0, d, 0), lambda g, out, x: g * _mask(x, x.data > 0))
+    mask = _mask(x, x.data > 0)
+    return _unary("relu", x, lambda xp, d: xp.where(d > 0, d, 0), lambda g, out, x: g * mask, "none")
 
 
 def abs(x: Tensor) -> Tensor:  # noqa: A001 - the standard's name
-    return _unary("abs", x, lambda xp, d: xp.abs(d), lambda g, out, x: g * _mask(x, x.backend.xp.sign(x.data)))
+    sign = _mask(x, x.backend.xp.sign(x.data))
+    return _unary("abs", x, lambda xp, d: xp.abs(d), lambda g, out, x: g * sign, "none")
 
 
 def erf(x: Tensor) -> Tensor:
@@ -182,7 +188,7 @@ def _select(op: str, x: Tensor, other: Any, pick_x: Any) -> Tensor:
     return record(op, xp.where(chosen, xd, od), backend, (x, other), (
         lambda g, out: unbroadcast(g * share, x.shape),
         lambda g, out: unbroadcast(g * (1 - share), other.shape),
-    ))
+    ), saved=())
 
 
 def maximum(a: Any, b: Any) -> Tensor:
@@ -202,7 +208,7 @@ def where(condition: Any, a: Any, b: Any) -> Tensor:
     return record("where", backend.xp.where(cond, _as_operand(a, like), _as_operand(b, like)), backend, (a, b), (
         lambda g, out: unbroadcast(where(c, g, 0.0), a.shape),
         lambda g, out: unbroadcast(where(c, 0.0, g), b.shape),
-    ))
+    ), saved=())
 
 
 def clip(x: Tensor, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
@@ -214,7 +220,8 @@ def clip(x: Tensor, min: float | None = None, max: float | None = None) -> Tenso
     if max is not None:
         inside = inside & (d <= max)
     keep = Tensor._wrap(inside, x.backend)
-    return record("clip", xp.clip(d, min=min, max=max), x.backend, (x,), (lambda g, out: where(keep, g, 0.0),))
+    return record("clip", xp.clip(d, min=min, max=max), x.backend, (x,), (lambda g, out: where(keep, g, 0.0),),
+                  saved=())
 
 
 # --- comparisons and logic (never differentiable) -----------------------------------------------
@@ -303,7 +310,7 @@ def reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
     if shape == x.shape:
         return x
     return record("reshape", x.backend.xp.reshape(x.data, shape), x.backend, (x,),
-                  (lambda g, out: reshape(g, x.shape),))
+                  (lambda g, out: reshape(g, x.shape),), saved=())
 
 
 def permute_dims(x: Tensor, axes: Sequence[int]) -> Tensor:
@@ -312,7 +319,7 @@ def permute_dims(x: Tensor, axes: Sequence[int]) -> Tensor:
         raise ValueError(f"permute_dims: {axes} is not a permutation of the {x.ndim} axes")
     inverse = tuple(sorted(range(x.ndim), key=axes.__getitem__))
     return record("permute_dims", x.backend.xp.permute_dims(x.data, axes), x.backend, (x,),
-                  (lambda g, out: permute_dims(g, inverse),))
+                  (lambda g, out: permute_dims(g, inverse),), saved=())
 
 
 def swapaxes(x: Tensor, axis1: int, axis2: int) -> Tensor:
@@ -349,7 +356,7 @@ def broadcast_to(x: Tensor, shape: Sequence[int]) -> Tensor:
     if shape == x.shape:
         return x
     return record("broadcast_to", x.backend.xp.broadcast_to(x.data, shape), x.backend, (x,),
-                  (lambda g, out: unbroadcast(g, x.shape),))
+                  (lambda g, out: unbroadcast(g, x.shape),), saved=())
 
 
 def concat(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
@@ -367,7 +374,7 @@ def concat(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
         return lambda g, out: g[key]
 
     data = backend.xp.concat([t.data for t in tensors], axis=axis)
-    return record("concat", data, backend, tensors, [piece(i) for i in range(len(tensors))])
+    return record("concat", data, backend, tensors, [piece(i) for i in range(len(tensors))], saved=())
 
 
 def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
@@ -381,12 +388,12 @@ def astype(x: Tensor, dtype: Any) -> Tensor:
     if x.data.dtype == target:
         return x
     return record("astype", x.backend.xp.astype(x.data, target), x.backend, (x,),
-                  (lambda g, out: astype(g, x.dtype),))
+                  (lambda g, out: astype(g, x.dtype),), saved=())
 
 
 def clone(x: Tensor) -> Tensor:
     """A copy that owns its memory; the gradient passes through unchanged."""
-    return record("clone", x.backend.xp.asarray(x.data, copy=True), x.backend, (x,), (lambda g, out: g,))
+    return record("clone", x.backend.xp.asarray(x.data, copy=True), x.backend, (x,), (lambda g, out: g,), saved=())
 
 
 def to_backend(x: Tensor, backend: backends.Backend) -> Tensor:
@@ -394,7 +401,7 @@ def to_backend(x: Tensor, backend: backends.Backend) -> Tensor:
     if backend is x.backend:
         return x
     data = backend.asarray(x.numpy(), backend.dtype(x.dtype.name))
-    return record("to", data, backend, (x,), (lambda g, out: to_backend(g, x.backend),))
+    return record("to", data, backend, (x,), (lambda g, out: to_backend(g, x.backend),), saved=())
 
 
 # --- reductions -----------------------------------------------------------------------------
@@ -423,7 +430,7 @@ def _expand_back(g: Tensor, shape: tuple[int, ...], axes: tuple[int, ...]) -> Te
 def sum(x: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:  # noqa: A001
     axes = _axes(axis, x.ndim)
     return record("sum", x.backend.xp.sum(x.data, axis=axes, keepdims=keepdims), x.backend, (x,),
-                  (lambda g, out: _expand_back(g, x.shape, axes),))
+                  (lambda g, out: _expand_back(g, x.shape, axes),), saved=())
 
 
 def mean(x: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
@@ -440,7 +447,7 @@ def _extreme(op: str, x: Tensor, axis: Axis, keepdims: bool) -> Tensor:
     hits = x.data == xp.reshape(data, _kept_shape(x.shape, axes))
     share = xp.astype(hits, x.data.dtype)
     share = Tensor._wrap(share / xp.sum(share, axis=axes, keepdims=True), x.backend)
-    return record(op, data, x.backend, (x,), (lambda g, out: _expand_back(g, x.shape, axes) * share,))
+    return record(op, data, x.backend, (x,), (lambda g, out: _expand_back(g, x.shape, axes) * share,), saved=())
 
 
 def max(x: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:  # noqa: A001
@@ -460,7 +467,7 @@ def logsumexp(x: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
     data = kept if keepdims else xp.reshape(kept, tuple(n for i, n in enumerate(x.shape) if i not in axes))
     return record("logsumexp", data, x.backend, (x,), (
         lambda g, out: _expand_back(g, x.shape, axes) * exp(x - _expand_back(out, x.shape, axes)),
-    ))
+    ), saves_output=True)
 
 
 def var(x: Tensor, axis: Axis = None, correction: float = 0.0, keepdims: bool = False) -> Tensor:
@@ -481,13 +488,13 @@ def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
 
 # --- indexing -------------------------------------------------------------------------------
 def _basic_index(x: Tensor, key: tuple) -> Tensor:
-    return record("getitem", x.data[key], x.backend, (x,), (lambda g, out: _scatter(g, x.shape, key),))
+    return record("getitem", x.data[key], x.backend, (x,), (lambda g, out: _scatter(g, x.shape, key),), saved=())
 
 
 def _scatter(g: Tensor, shape: tuple[int, ...], key: tuple) -> Tensor:
     """The adjoint of basic indexing: zeros of `shape` with `g` written at `key`."""
     return record("scatter", g.backend.scatter(shape, key, g.data), g.backend, (g,),
-                  (lambda gg, out: _basic_index(gg, key),))
+                  (lambda gg, out: _basic_index(gg, key),), saved=())
 
 
 def take(x: Tensor, indices: Any, axis: int = 0) -> Tensor:
@@ -496,12 +503,12 @@ def take(x: Tensor, indices: Any, axis: int = 0) -> Tensor:
     axis = axis % x.ndim
     index = _index_array(indices, x.backend)
     return record("take", x.backend.xp.take(x.data, index, axis=axis), x.backend, (x,),
-                  (lambda g, out: _index_add(g, x.shape, axis, index),))
+                  (lambda g, out: _index_add(g, x.shape, axis, index),), saved=())
 
 
 def _index_add(g: Tensor, shape: tuple[int, ...], axis: int, index: Any) -> Tensor:
     return record("index_add", g.backend.index_add(shape, axis, index, g.data), g.backend, (g,),
-                  (lambda gg, out: take(gg, index, axis),))
+                  (lambda gg, out: take(gg, index, axis),), saved=())
 
 
 def _index_array(indices: Any, backend: backends.Backend) -> Any:
@@ -553,3 +560,19 @@ def _gather(x: Tensor, first: int, arrays: list) -> Tensor:
     merged = reshape(x, (*x.shape[:first], stride, *x.shape[first + len(arrays) :]))
     picked = take(merged, xp.reshape(flat, (-1,)), axis=first)
     return reshape(picked, (*x.shape[:first], *index_shape, *x.shape[first + len(arrays) :]))
+
+
+def index_put(x: Tensor, key: Any, value: Any) -> Tensor:
+    """`x` with `value` written at the basic index `key`, out of place (``x[key] = value``
+    on a Tensor uses it); the gradient goes to `x` outside `key` and to `value` inside."""
+    key = key if isinstance(key, tuple) else (key,)
+    if any(_is_array_key(k) for k in key):
+        raise IndexError("assignment through integer-array indices is not supported; use where(mask, value, x)")
+    key = key if any(k is Ellipsis for k in key) else (*key, Ellipsis)
+    xp, backend = x.backend.xp, x.backend
+    region = tuple(x.data[key].shape)
+    if not isinstance(value, Tensor):
+        value = Tensor._wrap(to_array(value, backend, x.dtype), backend)
+    inside = backend.scatter(x.shape, key, xp.ones(region, dtype=xp.bool, device=backend.device))
+    written = _scatter(broadcast_to(astype(value, x.dtype), region), x.shape, key)
+    return where(Tensor._wrap(inside, backend), written, x)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import backends
-from autograd_core import grad_mode
+from autograd_core import anomaly, grad_mode
 from autograd_core.dtypes import DType, as_dtype
 
 Vjp = Callable[["Tensor", "Tensor"], "Tensor"]  # (grad of the output, the output) -> grad of an input
@@ -23,27 +23,32 @@ class Tensor:
     [2.0, 4.0, 6.0]
     """
 
-    __slots__ = ("data", "backend", "grad", "requires_grad", "_parents", "_vjps", "_op", "__weakref__")
+    # _parents/_vjps: the inputs that need a gradient and how to send it to each (a leaf has
+    # none; a graph freed by backward has _vjps None). _saved: the tensors the VJPs read, with
+    # their versions at forward time, and whether they read the output. _version counts
+    # in-place changes. _hooks: gradient hooks (and the retain_grad marker). _trace: where
+    # the op was created, under detect_anomaly().
+    __slots__ = ("data", "backend", "grad", "requires_grad", "_parents", "_vjps", "_op", "_saved", "_version",
+                 "_hooks", "_trace", "__weakref__")
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
         from autograd_core.creation import to_array
 
-        self.backend = backends.current()
-        self.data = to_array(data, self.backend, dtype)
-        self.grad: Tensor | None = None
-        self.requires_grad = requires_grad
-        self._parents: tuple[Tensor, ...] = ()
-        self._vjps: tuple[Vjp, ...] = ()
-        self._op = ""
-        if requires_grad and not self.dtype.is_floating_point:
-            raise TypeError(f"only floating-point tensors can require gradients, not {self.dtype}")
+        backend = backends.current()
+        self._reset(to_array(data, backend, dtype), backend)
+        if requires_grad:
+            self.requires_grad_()
+
+    def _reset(self, data: Any, backend: backends.Backend) -> None:
+        self.data, self.backend, self.grad, self.requires_grad = data, backend, None, False
+        self._parents, self._vjps, self._op, self._saved = (), (), "", ((), False)
+        self._version, self._hooks, self._trace = 0, None, None
 
     @classmethod
     def _wrap(cls, data: Any, backend: backends.Backend) -> Tensor:
         """A new leaf around an existing backend array (no copy, no checks)."""
         t = object.__new__(cls)
-        t.data, t.backend, t.grad, t.requires_grad = data, backend, None, False
-        t._parents, t._vjps, t._op = (), (), ""
+        t._reset(data, backend)
         return t
 
     # --- what it is ---------------------------------------------------------------------
@@ -65,7 +70,8 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
-        return not self._parents
+        """True for tensors not made by a recorded op (inputs, parameters, constants)."""
+        return self._vjps == ()
 
     def numel(self) -> int:
         return math.prod(self.shape)
@@ -118,19 +124,109 @@ class Tensor:
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if not self.is_leaf:
             raise RuntimeError("requires_grad_() only applies to leaf tensors; use .detach() first")
+        if requires_grad and not self.dtype.is_floating_point:
+            raise TypeError(f"only floating-point tensors can require gradients, not {self.dtype}")
         self.requires_grad = requires_grad
         return self
 
-    def backward(self, gradient: Tensor | None = None, create_graph: bool = False) -> None:
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
+                 create_graph: bool = False) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad``.
 
         `gradient` is the vector of the vector-Jacobian product; it may be omitted only for a
-        tensor with one element. With `create_graph=True` the gradients are themselves
-        recorded, so they can be differentiated again.
+        tensor with one element. The graph's saved tensors are released afterwards unless
+        `retain_graph=True`. With `create_graph=True` the gradients are themselves recorded,
+        so they can be differentiated again (and the graph is retained).
         """
         from autograd_core.engine import backward
 
-        backward(self, gradient, create_graph=create_graph)
+        backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph)
+
+    # --- hooks -------------------------------------------------------------------------
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor
+        replaces the gradient. Returns a handle whose ``remove()`` unregisters the hook.
+
+        >>> import autograd_core as ag
+        >>> x = ag.tensor([1.0, 2.0], requires_grad=True)
+        >>> handle = x.register_hook(lambda g: g * 10)
+        >>> (x * x).sum().backward()
+        >>> x.grad.tolist()
+        [20.0, 40.0]
+        """
+        if not self.requires_grad:
+            raise RuntimeError("register_hook on a tensor that does not require grad")
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return RemovableHandle(self._hooks, hook)
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
+        if not self.requires_grad:
+            raise RuntimeError("retain_grad on a tensor that does not require grad")
+        if not self.is_leaf and not self.retains_grad:
+            self.register_hook(RETAIN_GRAD)
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._hooks is not None and RETAIN_GRAD in self._hooks
+
+    # --- in place: the same Tensor object takes the result, its version goes up ------------
+    def _update(self, op: Callable[[Tensor], Tensor]) -> Tensor:
+        """Replace this tensor's value by ``op(old value)``, keeping the object.
+
+        The old value and graph move to a new tensor, so a VJP that saved this tensor before
+        the change sees the bumped version and refuses to run on the new values.
+        """
+        if self.requires_grad and self.is_leaf and grad_mode._enabled:
+            raise RuntimeError(
+                "a leaf tensor that requires grad is used in an in-place operation; "
+                "do it inside `with autograd_core.no_grad():` or use an out-of-place operation"
+            )
+        old = Tensor._wrap(self.data, self.backend)
+        old.requires_grad, old._parents, old._vjps, old._op = self.requires_grad, self._parents, self._vjps, self._op
+        old._saved, old._trace = self._saved, self._trace
+        new = op(old)
+        if new.shape != self.shape:
+            raise RuntimeError(f"an in-place operation cannot change the shape {self.shape} to {new.shape}")
+        self.data = self.backend.xp.astype(new.data, self.data.dtype, copy=False)
+        self._parents, self._vjps, self._op, self._saved = new._parents, new._vjps, new._op, new._saved
+        self.requires_grad = self.requires_grad or new.requires_grad
+        self._version += 1
+        return self
+
+    def __iadd__(self, other: Any) -> Tensor:
+        return self._update(lambda old: old + other)
+
+    def __isub__(self, other: Any) -> Tensor:
+        return self._update(lambda old: old - other)
+
+    def __imul__(self, other: Any) -> Tensor:
+        return self._update(lambda old: old * other)
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return self._update(lambda old: old / other)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        from autograd_core import ops
+
+        self._update(lambda old: ops.index_put(old, key, value))
+
+    def copy_(self, source: Any) -> Tensor:
+        """Overwrite the values with `source` (a tensor or scalar, broadcast to this shape)."""
+        from autograd_core import ops
+        from autograd_core.creation import to_array
+
+        if not isinstance(source, Tensor):
+            source = Tensor._wrap(to_array(source, self.backend, self.dtype), self.backend)
+        return self._update(lambda old: ops.clone(ops.broadcast_to(ops.astype(source, old.dtype), old.shape)))
+
+    def zero_(self) -> Tensor:
+        return self.copy_(0)
+
+    def fill_(self, value: float) -> Tensor:
+        return self.copy_(value)
 
     def __hash__(self) -> int:
         return id(self)
@@ -138,10 +234,29 @@ class Tensor:
     __array_priority__ = 1000  # numpy defers `ndarray + Tensor` to Tensor.__radd__
 
 
-def record(op: str, data: Any, backend: backends.Backend, inputs: Sequence[Any], vjps: Sequence[Vjp]) -> Tensor:
+class RemovableHandle:
+    """Returned by hook registrations; ``remove()`` unregisters the hook."""
+
+    def __init__(self, hooks: list, hook: Callable) -> None:
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+def RETAIN_GRAD(grad: Tensor) -> None:  # noqa: N802 - a marker, compared by identity
+    """The hook retain_grad() registers; the engine stores the gradient when it meets it."""
+
+
+def record(op: str, data: Any, backend: backends.Backend, inputs: Sequence[Any], vjps: Sequence[Vjp],
+           saved: Sequence[Any] | None = None, saves_output: bool = False) -> Tensor:
     """The only place the graph grows: wrap `data` and, when recording, remember how to
     send a gradient back to each input that needs one (`vjps[i]` maps the output's
     gradient to `inputs[i]`'s). Inputs that are not tensors (Python scalars) are skipped.
+
+    `saved` names the tensors whose values the VJPs read (default: all inputs) and
+    `saves_output` whether they read the output; their versions are checked at backward.
     """
     out = Tensor._wrap(data, backend)
     if grad_mode._enabled:
@@ -151,6 +266,10 @@ def record(op: str, data: Any, backend: backends.Backend, inputs: Sequence[Any],
             out._parents = tuple(t for t, _ in pairs)
             out._vjps = tuple(f for _, f in pairs)
             out._op = op
+            kept = inputs if saved is None else saved
+            out._saved = (tuple((t, t._version) for t in kept if isinstance(t, Tensor)), saves_output)
+            if anomaly._enabled:
+                out._trace = anomaly.creation_site()
     return out
 
 
@@ -181,7 +300,8 @@ def install_methods() -> None:
         "relu": ops.relu, "abs": ops.abs, "erf": ops.erf, "sin": ops.sin, "cos": ops.cos,
         "maximum": ops.maximum, "minimum": ops.minimum, "matmul": ops.matmul, "clone": ops.clone,
         "take": ops.take, "flatten": ops.flatten, "swapaxes": ops.swapaxes, "transpose": ops.swapaxes,
-        "astype": ops.astype, "broadcast_to": ops.broadcast_to, "expand": ops.broadcast_to,
+        "astype": ops.astype, "broadcast_to": ops.broadcast_to,
+        "expand": lambda self, *shape: ops.broadcast_to(self, _sizes(shape)),
         "softmax": lambda self, dim=-1: ops.softmax(self, dim),
         "log_softmax": lambda self, dim=-1: ops.log_softmax(self, dim),
         "clip": ops.clip, "clamp": ops.clip,

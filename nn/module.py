@@ -8,6 +8,7 @@ from typing import Any
 
 import autograd_core as ag
 from autograd_core.creation import to_array
+from autograd_core.tensor import RemovableHandle
 
 
 class Parameter(ag.Tensor):
@@ -22,9 +23,8 @@ class Parameter(ag.Tensor):
 
     def __init__(self, data: Any, requires_grad: bool = True) -> None:
         source = data if isinstance(data, ag.Tensor) else ag.tensor(data)
-        self.data, self.backend = to_array(source, source.backend), source.backend
-        self.grad, self.requires_grad = None, requires_grad
-        self._parents, self._vjps, self._op = (), (), ""
+        self._reset(to_array(source, source.backend), source.backend)
+        self.requires_grad = requires_grad
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
@@ -78,7 +78,7 @@ class Module:
         """Call ``hook(module, inputs, output)`` after every forward; a non-None return
         replaces the output. Returns a handle whose ``remove()`` unregisters it."""
         self._forward_hooks.append(hook)
-        return _HookHandle(self._forward_hooks, hook)
+        return RemovableHandle(self._forward_hooks, hook)
 
     # --- the tree of modules and parameters ----------------------------------------------
     def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
@@ -156,6 +156,7 @@ class Module:
                     f"the model has shape {p.shape}"
                 )
             p.data = data
+            p._version += 1
 
     def to(self, target: Any = None, *, dtype: Any = None, device: Any = None) -> Module:
         """Move every parameter (in place, keeping its identity) to another backend, device
@@ -166,6 +167,7 @@ class Module:
                 if p.grad is not None:
                     p.grad = p.grad.to(target, dtype=dtype, device=device)
                 p.data, p.backend = moved.data, moved.backend
+                p._version += 1
         return self
 
     def double(self) -> Module:
@@ -183,11 +185,3 @@ class Module:
         head = f"{type(self).__name__}({self.extra_repr()}"
         return head + ")" if not lines else head + "\n  " + "\n  ".join(lines) + "\n)"
 
-
-class _HookHandle:
-    def __init__(self, hooks: list, hook: Callable) -> None:
-        self._hooks, self._hook = hooks, hook
-
-    def remove(self) -> None:
-        if self._hook in self._hooks:
-            self._hooks.remove(self._hook)

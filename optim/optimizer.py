@@ -50,6 +50,7 @@ class Optimizer:
                     if p.grad.backend is not p.backend:
                         raise RuntimeError(f"a gradient on {p.grad.backend} for a parameter on {p.backend}")
                     self.update(p, group, self.state.setdefault(p, {}))
+                    p._version += 1  # a graph that saved p before the step must not reuse it
 
     def update(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         raise NotImplementedError
