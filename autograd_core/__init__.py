@@ -38,7 +38,7 @@ from autograd_core.dtypes import (
 )
 from autograd_core.engine import grad
 from autograd_core.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from autograd_core.gradcheck import GradcheckError, gradcheck
+from autograd_core.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from autograd_core.ops import (
     abs,
     add,

@@ -53,10 +53,10 @@ def _seed(root: Tensor, gradient: object) -> Tensor:
 def _check_versions(node: Tensor) -> None:
     tensors, saves_output = node._saved
     for t, version in (*tensors, *([(node, 0)] if saves_output else [])):
-        if t._version != version:
+        if t.version != version:
             raise RuntimeError(
                 f"a tensor that the backward of {node._op} needs (shape {t.shape}) was modified by an in-place "
-                f"operation: it is at version {t._version}, the forward saw version {version}. "
+                f"operation: it is at version {t.version}, the forward saw version {version}. "
                 "Use an out-of-place operation, or .clone() the tensor before changing it."
             )
 

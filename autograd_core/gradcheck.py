@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from autograd_core.creation import tensor
-from autograd_core.grad_mode import no_grad
+from autograd_core.grad_mode import enable_grad, no_grad
 from autograd_core.tensor import Tensor
 
 
@@ -80,3 +80,37 @@ def _host_generator(seed: int) -> Any:
     import backends
 
     return backends.base.np.random.default_rng(seed)
+
+
+def gradgradcheck(fn: Callable[..., Tensor], inputs: Sequence[Tensor], **options: Any) -> bool:
+    """Check second derivatives: `gradcheck` of the VJP ``(inputs, v) -> v^T J_fn(inputs)``,
+    whose backward runs through the gradients recorded with ``create_graph=True``.
+
+    >>> import autograd_core as ag
+    >>> x = ag.tensor([0.5, -1.0], dtype="float64", requires_grad=True)
+    >>> ag.gradgradcheck(ag.tanh, [x])
+    True
+    """
+    from autograd_core.engine import grad
+    from autograd_core.ops import concat, reshape
+
+    checked = [x for x in inputs if x.requires_grad]
+    with no_grad():
+        out = fn(*inputs)
+    rng = _host_generator(options.get("seed", 0) + 1)
+    v = tensor(rng.standard_normal(out.shape), dtype="float64", device=out.device).requires_grad_()
+
+    def vjp(*args: Tensor) -> Tensor:
+        *xs, cotangent = args
+        # The finite-difference pass calls this with plain tensors under no_grad; the VJP
+        # still needs a graph to differentiate, so those inputs become fresh leaves.
+        xs = [x.detach().requires_grad_() if original.requires_grad and not x.requires_grad else x
+              for x, original in zip(xs, inputs)]
+        wrt = [x for x, original in zip(xs, inputs) if original.requires_grad]
+        with enable_grad():
+            grads = grad(fn(*xs), wrt, grad_outputs=cotangent, create_graph=True, allow_unused=True)
+            return concat([reshape(g if g is not None else 0 * x, (-1,)) for g, x in zip(grads, wrt)])
+
+    if not checked:
+        raise ValueError("gradgradcheck needs at least one input with requires_grad=True")
+    return gradcheck(vjp, [*inputs, v], **options)

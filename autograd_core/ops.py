@@ -67,6 +67,12 @@ def unbroadcast(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
     return reshape(sum(grad, axis=tuple(range(lead)) + stretched), shape)
 
 
+def _view(out: Tensor, x: Tensor) -> Tensor:
+    """Mark `out` as sharing `x`'s memory, so in-place changes to `x` count against it."""
+    out._base = x if x._base is None else x._base
+    return out
+
+
 def _binary(op: str, forward: Any, a: Any, b: Any, vjp_a: Any, vjp_b: Any, saves_inputs: bool = True,
             saves_output: bool = False) -> Tensor:
     a, b, backend = _operands(op, a, b)
@@ -309,8 +315,8 @@ def reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
     shape = tuple(shape)
     if shape == x.shape:
         return x
-    return record("reshape", x.backend.xp.reshape(x.data, shape), x.backend, (x,),
-                  (lambda g, out: reshape(g, x.shape),), saved=())
+    return _view(record("reshape", x.backend.xp.reshape(x.data, shape), x.backend, (x,),
+                        (lambda g, out: reshape(g, x.shape),), saved=()), x)
 
 
 def permute_dims(x: Tensor, axes: Sequence[int]) -> Tensor:
@@ -318,8 +324,8 @@ def permute_dims(x: Tensor, axes: Sequence[int]) -> Tensor:
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: {axes} is not a permutation of the {x.ndim} axes")
     inverse = tuple(sorted(range(x.ndim), key=axes.__getitem__))
-    return record("permute_dims", x.backend.xp.permute_dims(x.data, axes), x.backend, (x,),
-                  (lambda g, out: permute_dims(g, inverse),), saved=())
+    return _view(record("permute_dims", x.backend.xp.permute_dims(x.data, axes), x.backend, (x,),
+                        (lambda g, out: permute_dims(g, inverse),), saved=()), x)
 
 
 def swapaxes(x: Tensor, axis1: int, axis2: int) -> Tensor:
@@ -355,8 +361,8 @@ def broadcast_to(x: Tensor, shape: Sequence[int]) -> Tensor:
     shape = tuple(shape)
     if shape == x.shape:
         return x
-    return record("broadcast_to", x.backend.xp.broadcast_to(x.data, shape), x.backend, (x,),
-                  (lambda g, out: unbroadcast(g, x.shape),), saved=())
+    return _view(record("broadcast_to", x.backend.xp.broadcast_to(x.data, shape), x.backend, (x,),
+                        (lambda g, out: unbroadcast(g, x.shape),), saved=()), x)
 
 
 def concat(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
@@ -488,7 +494,8 @@ def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
 
 # --- indexing -------------------------------------------------------------------------------
 def _basic_index(x: Tensor, key: tuple) -> Tensor:
-    return record("getitem", x.data[key], x.backend, (x,), (lambda g, out: _scatter(g, x.shape, key),), saved=())
+    return _view(record("getitem", x.data[key], x.backend, (x,), (lambda g, out: _scatter(g, x.shape, key),),
+                        saved=()), x)
 
 
 def _scatter(g: Tensor, shape: tuple[int, ...], key: tuple) -> Tensor:

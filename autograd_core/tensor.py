@@ -26,10 +26,11 @@ class Tensor:
     # _parents/_vjps: the inputs that need a gradient and how to send it to each (a leaf has
     # none; a graph freed by backward has _vjps None). _saved: the tensors the VJPs read, with
     # their versions at forward time, and whether they read the output. _version counts
-    # in-place changes. _hooks: gradient hooks (and the retain_grad marker). _trace: where
-    # the op was created, under detect_anomaly().
+    # in-place changes; _base is the tensor whose memory a view shares (its changes count
+    # too). _hooks: gradient hooks (and the retain_grad marker). _trace: where the op was
+    # created, under detect_anomaly().
     __slots__ = ("data", "backend", "grad", "requires_grad", "_parents", "_vjps", "_op", "_saved", "_version",
-                 "_hooks", "_trace", "__weakref__")
+                 "_base", "_hooks", "_trace", "__weakref__")
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
         from autograd_core.creation import to_array
@@ -42,7 +43,7 @@ class Tensor:
     def _reset(self, data: Any, backend: backends.Backend) -> None:
         self.data, self.backend, self.grad, self.requires_grad = data, backend, None, False
         self._parents, self._vjps, self._op, self._saved = (), (), "", ((), False)
-        self._version, self._hooks, self._trace = 0, None, None
+        self._version, self._base, self._hooks, self._trace = 0, None, None, None
 
     @classmethod
     def _wrap(cls, data: Any, backend: backends.Backend) -> Tensor:
@@ -67,6 +68,11 @@ class Tensor:
     @property
     def device(self) -> Any:
         return self.backend.device
+
+    @property
+    def version(self) -> int:
+        """How many in-place changes this tensor (or the tensor it is a view of) has seen."""
+        return self._version + (0 if self._base is None else self._base._version)
 
     @property
     def is_leaf(self) -> bool:
@@ -267,7 +273,7 @@ def record(op: str, data: Any, backend: backends.Backend, inputs: Sequence[Any],
             out._vjps = tuple(f for _, f in pairs)
             out._op = op
             kept = inputs if saved is None else saved
-            out._saved = (tuple((t, t._version) for t in kept if isinstance(t, Tensor)), saves_output)
+            out._saved = (tuple((t, t.version) for t in kept if isinstance(t, Tensor)), saves_output)
             if anomaly._enabled:
                 out._trace = anomaly.creation_site()
     return out
