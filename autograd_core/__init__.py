@@ -9,6 +9,7 @@
 """
 
 from autograd_core.anomaly import detect_anomaly, is_anomaly_enabled
+from autograd_core.compile import CompileFallbackWarning, compile
 from autograd_core.creation import (
     arange,
     full,

@@ -32,7 +32,7 @@ def gradcheck(fn: Callable[..., Tensor], inputs: Sequence[Tensor], *, eps: float
     """
     for i, x in enumerate(inputs):
         if x.requires_grad and x.dtype != "float64":
-            raise TypeError(f"gradcheck needs float64 inputs; input {i} is {x.dtype}")
+            raise TypeError(f"gradcheck needs float64 inputs; input {i} is {x.dtype.name}")
     leaves = [x.detach().requires_grad_(x.requires_grad) for x in inputs]
     out = fn(*leaves)
     rng = _host_generator(seed)

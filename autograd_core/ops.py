@@ -494,8 +494,8 @@ def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
 
 # --- indexing -------------------------------------------------------------------------------
 def _basic_index(x: Tensor, key: tuple) -> Tensor:
-    return _view(record("getitem", x.data[key], x.backend, (x,), (lambda g, out: _scatter(g, x.shape, key),),
-                        saved=()), x)
+    return _view(record("getitem", x.backend.getitem(x.data, key), x.backend, (x,),
+                        (lambda g, out: _scatter(g, x.shape, key),), saved=()), x)
 
 
 def _scatter(g: Tensor, shape: tuple[int, ...], key: tuple) -> Tensor:
@@ -559,7 +559,8 @@ def _gather(x: Tensor, first: int, arrays: list) -> Tensor:
     xp, sizes = x.backend.xp, x.shape[first : first + len(arrays)]
     flat, stride = 0, 1
     for a, n in zip(reversed(arrays), reversed(sizes)):
-        if a.shape and (int(xp.max(a)) >= n or int(xp.min(a)) < -n):
+        checkable = a.shape and not x.backend.is_traced(a)  # a trace has no values to check
+        if checkable and (int(xp.max(a)) >= n or int(xp.min(a)) < -n):
             raise IndexError(f"index out of range for an axis of size {n}")
         flat = flat + xp.where(a < 0, a + n, a) * stride
         stride *= n

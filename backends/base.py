@@ -140,6 +140,20 @@ class Backend:
         flat = xp.reshape(values, (pre, index.shape[0], post))
         return xp.reshape(one_hot @ flat, shape)
 
+    def jit(self, fn: Any) -> Any:
+        """`fn` (a pure function of arrays) compiled by the library, or None where it has no
+        tracing compiler; `autograd_core.compile` builds on it."""
+        return None
+
+    def is_traced(self, x: Any) -> bool:
+        """Whether `x` is a placeholder inside a trace (its values unknown until run)."""
+        return False
+
+    def getitem(self, x: Any, key: tuple) -> Any:
+        """``x[key]`` for a basic (int, slice, None, Ellipsis) index; a library whose indexing
+        falls short of the standard's (torch: no negative steps) overrides this and `scatter`."""
+        return x[key]
+
     def scatter(self, shape: tuple[int, ...], key: tuple, values: Any) -> Any:
         """Zeros of `shape` with `values` written at the basic (slice/int) index `key`."""
         out = self.xp.zeros(shape, dtype=values.dtype, device=self.device)
@@ -181,6 +195,8 @@ class Backend:
         exp_avg = exp_avg + (1 - beta1) * (grad - exp_avg)
         exp_avg_sq = exp_avg_sq * beta2 + (1 - beta2) * grad * grad
         step_size = lr / (1 - beta1**step)
-        denom = self.xp.sqrt(exp_avg_sq) / math.sqrt(1 - beta2**step) + eps
+        # `step` is an array inside a compiled step, a Python int otherwise (math.sqrt, as PyTorch).
+        bias2 = 1 - beta2**step
+        denom = self.xp.sqrt(exp_avg_sq) / (math.sqrt(bias2) if isinstance(bias2, float) else self.xp.sqrt(bias2)) + eps
         return param - step_size * (exp_avg / denom), exp_avg, exp_avg_sq
 

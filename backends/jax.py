@@ -33,6 +33,12 @@ class JaxBackend(Backend):
     def scatter(self, shape, key, values):
         return xp.zeros(shape, dtype=values.dtype).at[key].set(values)
 
+    def jit(self, fn):
+        return jax.jit(fn)
+
+    def is_traced(self, x):
+        return isinstance(x, jax.core.Tracer)
+
     def erf(self, x):
         return jax.scipy.special.erf(x)
 

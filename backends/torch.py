@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import array_api_compat.torch as xp
+import numpy as np
 import torch
 
 from backends.base import Backend
@@ -15,7 +16,8 @@ class TorchBackend(Backend):
     device_kinds = ("cpu", "cuda")
 
     def asarray(self, host, dtype=None):
-        return torch.tensor(host, dtype=dtype, device=self.device)
+        # torch.tensor rejects numpy's negative strides (a reversed view); np.require copies those.
+        return torch.tensor(np.require(host, requirements="C"), dtype=dtype, device=self.device)
 
     def to_numpy(self, x):
         return x.detach().cpu().numpy()
@@ -27,6 +29,14 @@ class TorchBackend(Backend):
     def index_add(self, shape, axis, index, values):
         out = torch.zeros(shape, dtype=values.dtype, device=values.device)
         return out.index_add_(axis, index, values)
+
+    def getitem(self, x, key):
+        key, flips = _positive_steps(key, x.shape)
+        return torch.flip(x[key], flips) if flips else x[key]
+
+    def scatter(self, shape, key, values):
+        key, flips = _positive_steps(key, shape)
+        return super().scatter(shape, key, torch.flip(values, flips) if flips else values)
 
     def erf(self, x):
         return torch.special.erf(x)
@@ -44,6 +54,28 @@ class TorchBackend(Backend):
         denom = (exp_avg_sq.sqrt() / math.sqrt(1 - beta2**step)).add_(eps)
         param.addcdiv_(exp_avg, denom, value=-lr / (1 - beta1**step))
         return param, exp_avg, exp_avg_sq
+
+
+def _positive_steps(key, shape):
+    """torch slices take no negative step: `key` with each such slice replaced by the
+    positive-step slice over the same elements, and the result axes to flip afterwards."""
+    explicit = sum(k is not None and k is not Ellipsis for k in key)
+    out, flips, axis, out_axis = [], [], 0, 0
+    for k in key:
+        if k is Ellipsis:
+            axis, out_axis = axis + len(shape) - explicit, out_axis + len(shape) - explicit
+        elif k is None:
+            out_axis += 1
+        elif isinstance(k, slice):
+            if k.step is not None and k.step < 0:
+                picked = range(*k.indices(shape[axis]))
+                k = slice(picked[-1], picked[0] + 1, -k.step) if picked else slice(0, 0)
+                flips.append(out_axis)
+            axis, out_axis = axis + 1, out_axis + 1
+        else:  # an integer drops its axis
+            axis += 1
+        out.append(k)
+    return tuple(out), flips
 
 
 def create(device: str | None = None) -> Backend:

@@ -67,7 +67,8 @@ def _class_targets(logits: Tensor, target: Any, ignore_index: int, caller: str) 
         raise ValueError(f"{caller}: target has shape {tuple(t.shape)}, expected ({logits.shape[0]},) class indices")
     valid = t != ignore_index
     safe = xp.where(valid, t, xp.zeros_like(t))
-    if t.shape[0] and (int(xp.max(safe)) >= logits.shape[1] or int(xp.min(safe)) < 0):
+    checkable = t.shape[0] and not logits.backend.is_traced(safe)  # a trace has no values to check
+    if checkable and (int(xp.max(safe)) >= logits.shape[1] or int(xp.min(safe)) < 0):
         raise IndexError(f"{caller}: target values must be in [0, {logits.shape[1]}) or equal ignore_index")
     return safe, valid
 
@@ -172,5 +173,8 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
         return x
     if p == 1:
         return x * 0.0
+    if x.backend.is_traced(x.data):
+        raise RuntimeError("dropout draws its mask on the host, which a compiled step would freeze; "
+                           "run steps with dropout eagerly")
     keep = x.backend.bernoulli(x.shape, 1 - p)
     return x * Tensor._wrap(x.backend.xp.astype(keep, x.data.dtype), x.backend) * (1 / (1 - p))
