@@ -218,3 +218,9 @@ def test_index_errors_are_clear(backend):
         x[[0, 5]]
     with pytest.raises(IndexError, match="two steps"):
         x[0, [0, 1]]
+
+
+def test_tensor_from_a_reversed_numpy_view(backend):
+    values = np.arange(4.0)[::-1]
+    assert ag.tensor(values).tolist() == [3.0, 2.0, 1.0, 0.0]
+    assert ag.tensor(np.float64(2.5)).shape == ()

@@ -1,0 +1,25 @@
+"""The examples in the public docstrings run and print what they say (numpy backend)."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "autograd_core", "autograd_core.anomaly", "autograd_core.compile", "autograd_core.creation",
+    "autograd_core.dtypes", "autograd_core.engine", "autograd_core.gradcheck", "autograd_core.grad_mode",
+    "autograd_core.tensor", "autograd_core.viz", "backends", "nn.functional", "nn.layers", "nn.module",
+    "nn.serialization", "optim.adam", "optim.lr_scheduler", "optim.sgd",
+]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the anomaly example makes a nan on purpose
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    import backends
+
+    with backends.use("numpy"):
+        result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
