@@ -28,15 +28,22 @@ Axis = int | Sequence[int] | None
 
 
 # --- operands and broadcasting -------------------------------------------------------------
+def common_backend(op: str, *tensors: Tensor) -> backends.Backend:
+    """The backend all `tensors` live on, or an error that says how to move one."""
+    first = tensors[0].backend
+    for t in tensors[1:]:
+        if t.backend is not first:
+            raise RuntimeError(
+                f"{op}: the operands live on different backends ({first} and {t.backend}); "
+                f"move one with .to({t.backend.name!r}) or .to({first.name!r}) first"
+            )
+    return first
+
+
 def _operands(op: str, a: Any, b: Any) -> tuple[Any, Any, backends.Backend]:
     """Both operands of a binary op, with arrays and lists made tensors on the other's backend."""
     if isinstance(a, Tensor) and isinstance(b, Tensor):
-        if a.backend is not b.backend:
-            raise RuntimeError(
-                f"{op}: the operands live on different backends ({a.backend} and {b.backend}); "
-                f"move one with .to({b.backend.name!r}) or .to({a.backend.name!r}) first"
-            )
-        return a, b, a.backend
+        return a, b, common_backend(op, a, b)
     tensor = a if isinstance(a, Tensor) else b
     a, b = (_constant(x, tensor) for x in (a, b))
     return a, b, tensor.backend
@@ -367,9 +374,7 @@ def broadcast_to(x: Tensor, shape: Sequence[int]) -> Tensor:
 
 def concat(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
     tensors = list(tensors)
-    backend = tensors[0].backend
-    for t in tensors[1:]:
-        _operands("concat", tensors[0], t)
+    backend = common_backend("concat", *tensors)
     axis = axis % tensors[0].ndim
     bounds = [0]
     for t in tensors:

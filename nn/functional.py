@@ -12,15 +12,35 @@ from typing import Any
 
 import autograd_core as ag
 from autograd_core.creation import to_array
+from autograd_core.ops import common_backend
 from autograd_core.tensor import Tensor, record
 
 _REDUCTIONS = ("mean", "sum", "none")
 
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``x @ weight.T + bias`` with weight of shape (out_features, in_features)."""
-    out = ag.matmul(x, ag.matrix_transpose(weight))
-    return out if bias is None else out + bias
+    """``x @ weight.T + bias`` with weight of shape (out_features, in_features).
+
+    One primitive rather than matmul of a transpose: its weight gradient ``g^T x`` is
+    computed in the weight's own layout, where the transpose of ``x^T g`` would be a
+    strided view that slows every optimizer pass over it.
+    """
+    out_features, in_features = weight.shape
+    if x.shape[-1:] != (in_features,):
+        raise ValueError(f"linear: input shape {x.shape} does not end with in_features={in_features}")
+    backend = common_backend("linear", *(t for t in (x, weight, bias) if t is not None))
+    data = x.data @ weight.data.mT
+    if bias is not None:
+        data = data + bias.data
+
+    def grad_weight(g: Tensor, out: Tensor) -> Tensor:
+        return ag.matmul(ag.matrix_transpose(ag.reshape(g, (-1, out_features))), ag.reshape(x, (-1, in_features)))
+
+    return record("linear", data, backend, (x, weight, bias), (
+        lambda g, out: ag.matmul(g, weight),
+        grad_weight,
+        lambda g, out: ag.unbroadcast(g, bias.shape),
+    ), saved=(x, weight))
 
 
 def relu(x: Tensor) -> Tensor:
