@@ -167,8 +167,9 @@ def sigmoid(x: Tensor) -> Tensor:
 
 
 def relu(x: Tensor) -> Tensor:
-    mask = _mask(x, x.data > 0)
-    return _unary("relu", x, lambda xp, d: xp.where(d > 0, d, 0), lambda g, out, x: g * mask, "none")
+    # the output is positive exactly where the input is, so the mask comes from it
+    return _unary("relu", x, lambda xp, d: xp.maximum(d, 0.0), lambda g, out, x: g * _mask(out, out.data > 0),
+                  "output")
 
 
 def abs(x: Tensor) -> Tensor:  # noqa: A001 - the standard's name

@@ -165,3 +165,20 @@ def test_capability_flags_are_true(backend):
         with pytest.raises((TypeError, ValueError)):
             array[0] = 1.0
     assert backend.is_native(array) and not backend.is_native([0.0, 0.0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("decoupled", [True, False], ids=["adamw", "adam"])
+def test_numpy_fused_adam_is_bit_identical_to_the_reference(dtype, decoupled):
+    import backends.numpy as numpy_backend
+
+    if numpy_backend._fused_adam is None:
+        pytest.skip("numba is not installed (pip install -e '.[fast]'): the fused update is off")
+    rng = np.random.default_rng(2)
+    arrays = [rng.standard_normal((64, 33)).astype(dtype) for _ in range(3)]
+    arrays.append(np.abs(rng.standard_normal((64, 33))).astype(dtype))
+    settings = dict(step=7, lr=3e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.05, decoupled=decoupled)
+    fused = backends.get("numpy").adam_update(*(a.copy() for a in arrays), **settings)
+    reference = numpy_backend.adam_update_reference(*(a.copy() for a in arrays), **settings)
+    for f, r in zip(fused, reference):
+        assert f.dtype == np.dtype(dtype) and np.array_equal(f, r)
