@@ -74,7 +74,7 @@ def compile(  # noqa: A001 - the name users know from torch.compile
         new_params, new_states = state_of()
         return new_params, new_states, [None if p.grad is None else p.grad.data for p in params], out.data
 
-    compiled = None if backend is None else backend.jit(pure)
+    compiled = backend.jit(pure) if backend is not None and backend.can_compile else None
 
     def run(*args: Tensor) -> Tensor:
         nonlocal compiled

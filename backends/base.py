@@ -39,12 +39,14 @@ class Backend:
         mutable: whether arrays may be updated in place (jax: no).
         supports_float64: whether float64 arrays work.
         device_kinds: the kinds of device the library can target.
+        can_compile: whether `jit` can trace a whole step into one compiled function.
     """
 
     name: str = "base"
     mutable: bool = True
     supports_float64: bool = True
     device_kinds: tuple[str, ...] = ("cpu",)
+    can_compile: bool = False
 
     def __init__(self, xp: Any, array_type: type, device: Any = None) -> None:
         self.xp = xp
@@ -141,9 +143,9 @@ class Backend:
         return xp.reshape(one_hot @ flat, shape)
 
     def jit(self, fn: Any) -> Any:
-        """`fn` (a pure function of arrays) compiled by the library, or None where it has no
-        tracing compiler; `autograd_core.compile` builds on it."""
-        return None
+        """`fn` (a pure function of arrays) compiled by the library's tracing compiler, for
+        backends with ``can_compile``; `autograd_core.compile` builds on it."""
+        raise NotImplementedError(f"the {self.name} backend has no tracing compiler")
 
     def is_traced(self, x: Any) -> bool:
         """Whether `x` is a placeholder inside a trace (its values unknown until run)."""

@@ -16,6 +16,7 @@ jax.config.update("jax_enable_x64", True)
 class JaxBackend(Backend):
     name = "jax"
     mutable = False
+    can_compile = True
     device_kinds = ("cpu", "gpu", "tpu")
 
     def asarray(self, host, dtype=None):

@@ -1,0 +1,45 @@
+"""The implementations the bench can time, by their stable names:
+
+    ours:<backend>   this framework on that backend (numpy, torch, jax, array_api_strict, cupy...)
+    ours:<backend>+compile   the same step through autograd_core.compile (backends that can compile)
+    torch            PyTorch eager, torch.optim.AdamW (default implementation)
+    torch-fused      the same with AdamW(fused=True)
+    numpy-by-hand    the models in plain numpy with hand-written gradients and in-place AdamW
+    jax-jit          the whole step in jax.numpy under jax.jit
+
+Each module imports its library only when the implementation is checked or set up.
+"""
+
+from __future__ import annotations
+
+from bench.impls.base import BatchPool, Impl, Runner
+from bench.impls.by_hand import NumpyByHand
+from bench.impls.jax_jit import JaxJit
+from bench.impls.ours import Ours, OursCompiled
+from bench.impls.torch_eager import TorchEager
+
+BASELINES = ("torch", "torch-fused", "numpy-by-hand", "jax-jit")
+
+
+def baseline(name: str) -> Impl:
+    """The baseline implementation called `name` (one of `BASELINES`)."""
+    factories = {
+        "torch": lambda: TorchEager(fused=False),
+        "torch-fused": lambda: TorchEager(fused=True),
+        "numpy-by-hand": NumpyByHand,
+        "jax-jit": JaxJit,
+    }
+    if name not in factories:
+        raise ValueError(f"unknown baseline {name!r}; choose from {', '.join(BASELINES)}")
+    return factories[name]()
+
+
+def select(backend_names: list[str], baseline_names: list[str]) -> list[Impl]:
+    """``ours:<backend>`` for each backend (and ``+compile`` where the backend can compile),
+    then the chosen baselines, in that order."""
+    compiled = [OursCompiled(b) for b in backend_names if OursCompiled(b).unavailable() is None]
+    return [*(Ours(b) for b in backend_names), *compiled, *(baseline(n) for n in baseline_names)]
+
+
+__all__ = ["BASELINES", "BatchPool", "Impl", "NumpyByHand", "JaxJit", "Ours", "OursCompiled", "Runner", "TorchEager",
+           "baseline", "select"]

@@ -1,0 +1,64 @@
+"""PyTorch eager on the CPU: the same model and weights, ``torch.optim.AdamW`` with its
+default (single-tensor) implementation, or ``fused=True``."""
+
+from __future__ import annotations
+
+from bench.impls.base import BatchPool, Impl, Runner
+from bench.problems import ADAM_EPS, BETAS, Problem, build_model
+
+
+class TorchEager(Impl):
+    requires = ("torch",)
+
+    def __init__(self, fused: bool = False) -> None:
+        self.fused = fused
+        self.name = "torch-fused" if fused else "torch"
+        # The op chain has no optimizer, so the fused variant would repeat the plain one.
+        self.workloads = frozenset({"mlp", "char", "phase"} if fused else {"mlp", "char", "ops", "phase"})
+
+    def setup(self, problem: Problem) -> Runner:
+        return _Chain(problem) if problem.model == "chain" else _Model(problem, self.fused)
+
+
+class _Model(BatchPool):
+    def __init__(self, problem: Problem, fused: bool) -> None:
+        import torch
+
+        self.F = torch.nn.functional
+        self.model = build_model(torch.nn, problem.model)
+        self.model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in problem.weights.items()})
+        self.opt = torch.optim.AdamW(self.model.parameters(), lr=problem.lr, betas=BETAS, eps=ADAM_EPS,
+                                     weight_decay=problem.weight_decay, fused=fused or None)
+        super().__init__([(torch.from_numpy(x), torch.from_numpy(y)) for x, y in problem.batches])
+        self.loss = None
+
+    def forward(self) -> None:
+        self.loss = self.F.cross_entropy(self.model(self.x), self.y)
+
+    def backward(self) -> None:
+        self.opt.zero_grad()
+        self.loss.backward()
+
+    def optimizer(self) -> None:
+        self.opt.step()
+
+    def check_value(self) -> float:
+        return float(self.loss.item())
+
+
+class _Chain(Runner):
+    def __init__(self, problem: Problem) -> None:
+        import torch
+
+        self.length = problem.chain
+        self.x, self.w = (torch.from_numpy(problem.weights[k].copy()).requires_grad_() for k in ("x", "w"))
+
+    def step(self) -> None:
+        self.x.grad = self.w.grad = None
+        y, w = self.x, self.w
+        for _ in range(self.length):
+            y = y * w
+        y.backward()
+
+    def check_value(self) -> float:
+        return float(self.w.grad.item())

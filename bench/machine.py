@@ -1,0 +1,92 @@
+"""Facts about the machine and the software a result was measured with."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+DISTRIBUTIONS = ("autograd-core", "numpy", "torch", "jax", "jaxlib", "array-api-strict", "array-api-compat",
+                 "cupy-cuda12x", "threadpoolctl", "matplotlib")
+
+
+def versions() -> dict[str, str | None]:
+    """Installed version of each library the bench may use (None if absent), read from the
+    package metadata so nothing is imported."""
+    found: dict[str, str | None] = {"python": platform.python_version()}
+    for name in DISTRIBUTIONS:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo (or what the platform module knows)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def load_average() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def blas_info() -> list[dict[str, Any]] | str:
+    """threadpoolctl's view of the loaded BLAS and OpenMP libraries (kernel, threads)."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "threadpoolctl not installed"
+    keys = ("user_api", "internal_api", "prefix", "version", "architecture", "threading_layer", "num_threads")
+    return [{k: pool.get(k) for k in keys if k in pool} for pool in threadpool_info()]
+
+
+def git_commit() -> str | None:
+    """The checked-out commit of the project (with "+dirty" for local changes), if known."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
+                                text=True, timeout=5, check=True).stdout.strip()
+        status = ["git", "--no-optional-locks", "status", "--porcelain", "--untracked-files=no"]
+        dirty = subprocess.run(status, cwd=root, capture_output=True, text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return commit + ("+dirty" if dirty else "")
+
+
+def at_start() -> dict[str, Any]:
+    """What can be known before the run: versions, CPU, load, time."""
+    return {
+        "started": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpu": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "versions": versions(),
+        "git": git_commit(),
+        "load_start": load_average(),
+    }
+
+
+def at_end(facts: dict[str, Any]) -> dict[str, Any]:
+    """`facts` completed after the run: the load then, and the thread pools that were loaded."""
+    facts.update(
+        finished=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        load_end=load_average(),
+        blas=blas_info(),
+    )
+    return facts

@@ -1,0 +1,120 @@
+"""What is measured: the models, their sizes, the data and the initial weights.
+
+Every implementation reads its shapes and hyper-parameters from here and gets the same
+`Problem`: the same initial weights (PyTorch's names and layouts) and the same pool of
+batches, so their losses after the same number of steps can be compared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+# The four workloads, in the order they run and print.
+WORKLOADS = ("mlp", "char", "ops", "phase")
+# Which model each workload steps.
+MODEL_OF = {"mlp": "mlp", "char": "char", "ops": "chain", "phase": "mlp"}
+PHASES = ("forward", "backward", "optimizer")
+
+MLP_SIZES = (784, 512, 256, 10)
+MLP_LR = 1e-3
+CHAR_VOCAB, CHAR_DIM, CHAR_CONTEXT, CHAR_HIDDEN = 65, 32, 16, 512
+CHAR_LR = 3e-3
+WEIGHT_DECAY = 0.01
+BETAS = (0.9, 0.999)
+ADAM_EPS = 1e-8
+LAYER_NORM_EPS = 1e-5
+CHAIN_LENGTH = 2000
+CHAIN_X, CHAIN_W = 1.0, 1.0001  # the chain computes x * w**2000; its gradient in w is ~2442
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One measured point's inputs, identical for every implementation.
+
+    `weights` maps PyTorch parameter names ("0.weight", shape (out, in)) to float32 arrays;
+    `batches` holds (inputs, targets) pairs. For the op chain, `weights` holds the two
+    one-element arrays "x" and "w", and `batches` is empty.
+    """
+
+    workload: str
+    batch: int
+    model: str
+    weights: dict[str, np.ndarray]
+    batches: tuple[tuple[np.ndarray, np.ndarray], ...]
+    lr: float = MLP_LR
+    weight_decay: float = WEIGHT_DECAY
+    chain: int = CHAIN_LENGTH
+
+
+def build_model(layers: ModuleType, model: str) -> Any:
+    """The `model` ("mlp" or "char") built from a PyTorch-shaped `nn` namespace `layers`.
+
+    The same function builds ours (``import nn``) and PyTorch's (``torch.nn``), so the two
+    models have the same layers and the same parameter names.
+    """
+    if model == "mlp":
+        sizes = MLP_SIZES
+        modules: list[Any] = []
+        for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+            modules.append(layers.Linear(n_in, n_out))
+            if i < len(sizes) - 2:
+                modules.append(layers.ReLU())
+        return layers.Sequential(*modules)
+    if model == "char":
+        return layers.Sequential(
+            layers.Embedding(CHAR_VOCAB, CHAR_DIM),
+            layers.Flatten(),
+            layers.Linear(CHAR_CONTEXT * CHAR_DIM, CHAR_HIDDEN),
+            layers.LayerNorm(CHAR_HIDDEN),
+            layers.Tanh(),
+            layers.Linear(CHAR_HIDDEN, CHAR_VOCAB),
+        )
+    raise ValueError(f"unknown model {model!r}")
+
+
+@lru_cache(maxsize=4)
+def reference_weights(model: str, seed: int) -> dict[str, np.ndarray]:
+    """The initial weights of `model`: our model built on the numpy backend after
+    ``manual_seed(seed)`` (the same seed gives the same weights on every backend)."""
+    import autograd_core as ag
+    import backends
+    import nn
+
+    with backends.use("numpy"):
+        ag.manual_seed(seed)
+        built = build_model(nn, model)
+        return {name: t.numpy().astype(np.float32) for name, t in built.state_dict().items()}
+
+
+def pool_size(batch: int) -> int:
+    """Distinct batches per point: about 8,192 samples in all (4 to 256 batches), so that a
+    run sees mostly fresh samples and the loss stays informative instead of memorised."""
+    return max(4, min(256, 8192 // max(batch, 1)))
+
+
+def _batches(model: str, batch: int, seed: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """Learnable data: MLP labels from a fixed random linear teacher, char targets a fixed
+    function of the context; so a step that learns wrongly shows in the loss."""
+    rng = np.random.default_rng(seed + 1)
+    count = pool_size(batch)
+    if model == "mlp":
+        teacher = rng.standard_normal((MLP_SIZES[0], MLP_SIZES[-1]))
+        inputs = [rng.standard_normal((batch, MLP_SIZES[0]), dtype=np.float32) for _ in range(count)]
+        return tuple((x, np.argmax(x @ teacher, axis=1).astype(np.int64)) for x in inputs)
+    contexts = [rng.integers(0, CHAR_VOCAB, (batch, CHAR_CONTEXT), dtype=np.int64) for _ in range(count)]
+    return tuple((c, (3 * c[:, -1] + c[:, -3]) % CHAR_VOCAB) for c in contexts)
+
+
+def make_problem(workload: str, batch: int, seed: int = 0) -> Problem:
+    """The inputs of `workload` at `batch` (ignored by the op chain)."""
+    model = MODEL_OF[workload]
+    if model == "chain":
+        weights = {"x": np.full(1, CHAIN_X, np.float32), "w": np.full(1, CHAIN_W, np.float32)}
+        return Problem(workload, 1, model, weights, ())
+    lr = CHAR_LR if model == "char" else MLP_LR
+    return Problem(workload, batch, model, dict(reference_weights(model, seed)), _batches(model, batch, seed), lr=lr)

@@ -1,0 +1,150 @@
+"""The sweep: which points to measure, and for each one set up the implementations, time
+them in lockstep, cross-check their losses and turn the outcome into records."""
+
+from __future__ import annotations
+
+import gc
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from bench import threads
+from bench.check import cross_check
+from bench.impls.base import Impl, Runner
+from bench.problems import PHASES, WORKLOADS, make_problem
+from bench.progress import Progress
+from bench.timing import Outcome, Plan, time_lockstep
+
+MLP_BATCHES = (1, 32, 128, 512, 2048)
+CHAR_BATCH = 256
+PHASE_BATCH = 128
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What to measure and how long. `batches` are the MLP's; char and phase use fixed ones."""
+
+    workloads: tuple[str, ...] = WORKLOADS
+    batches: tuple[int, ...] = MLP_BATCHES
+    plan: Plan = field(default_factory=Plan)
+    threads: int = 1
+    seed: int = 0
+    char_batch: int = CHAR_BATCH
+    phase_batch: int = PHASE_BATCH
+
+    def points(self) -> list[tuple[str, int]]:
+        """(workload, batch) in the order they are measured."""
+        batch_of = {"char": [self.char_batch], "ops": [1], "phase": [self.phase_batch], "mlp": list(self.batches)}
+        return [(w, b) for w in WORKLOADS if w in self.workloads for b in batch_of[w]]
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Run:
+    """Everything a sweep produced: one record per measured point and implementation (and
+    phase), the implementations skipped with their reason, the check warnings."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    thread_limits: dict[str, Any] = field(default_factory=dict)
+
+
+def _label(workload: str, batch: int) -> str:
+    return "ops" if workload == "ops" else f"{workload} b={batch}"
+
+
+def records_of(workload: str, batch: int, outcome: Outcome, phases: Sequence[str], chain: int,
+               threads_used: int) -> list[dict[str, Any]]:
+    """One record per implementation and phase; for the op chain the times are per op.
+
+    ``check_ok`` is False when the check value (read after ``check_step`` timed steps) is off
+    the consensus, or when the final value (after all the timed steps) is not finite.
+    """
+    verdicts = cross_check(outcome.check_values)
+    finals = cross_check(outcome.final_values)
+    per = chain if workload == "ops" else 1
+    records = []
+    for impl, timings in outcome.timings.items():
+        verdict, final = verdicts.get(impl), finals.get(impl)
+        ok = None if verdict is None else verdict.ok
+        if final is not None and not math.isfinite(final.value):
+            ok = False
+        for phase in phases:
+            low, mid, n = timings.stats(phase)
+            records.append({
+                "workload": workload, "batch": batch, "impl": impl, "phase": phase,
+                "min_ms": low * 1e3 / per, "median_ms": mid * 1e3 / per, "n": n,
+                "unit": "ms/op" if per > 1 else "ms/step", "ops_per_step": per,
+                "cpu_over_wall": round(timings.cpu_over_wall, 3), "threads": threads_used,
+                "check_step": outcome.check_round,
+                "check_value": None if verdict is None else verdict.value,
+                "check_reference": None if verdict is None else verdict.reference,
+                "check_ok": ok,
+                "final_value": None if final is None else final.value,
+                "final_reference": None if final is None else final.reference,
+            })
+    return records
+
+
+def _setup(impls: Sequence[Impl], workload: str, batch: int, seed: int, run: Run,
+           progress: Progress) -> tuple[dict[str, Runner], int]:
+    problem = make_problem(workload, batch, seed)
+    runners: dict[str, Runner] = {}
+    for impl in impls:
+        try:
+            runners[impl.name] = impl.setup(problem)
+        except Exception as e:  # noqa: BLE001 - a setup failure skips that implementation only
+            reason = f"setup failed: {type(e).__name__}: {e}".splitlines()[0]
+            run.skipped.append({"impl": impl.name, "workload": workload, "batch": batch, "reason": reason})
+            progress.log(f"skip {impl.name} at {_label(workload, batch)}: {reason}")
+    return runners, problem.chain
+
+
+def run(settings: Settings, impls: Sequence[Impl], progress: Progress | None = None,
+        limit_threads: bool = True) -> Run:
+    """Measure every point of `settings` with every implementation of `impls` that runs here.
+
+    With `limit_threads`, the thread pools of the libraries the implementations loaded are
+    limited to ``settings.threads`` for the rest of the process (the CLI's behaviour).
+    """
+    result = Run()
+    points = settings.points()
+    progress = progress or Progress(len(points))
+    usable = []
+    for impl in impls:
+        reason = impl.unavailable()
+        if reason:
+            result.skipped.append({"impl": impl.name, "workload": None, "batch": None, "reason": reason})
+            progress.log(f"skip {impl.name}: {reason}")
+        else:
+            usable.append(impl)
+    # The libraries are imported now: limit their thread pools before anything is timed.
+    if limit_threads:
+        result.thread_limits = threads.limit_loaded_libraries(settings.threads)
+    for workload, batch in points:
+        progress.start_point(_label(workload, batch))
+        here = [impl for impl in usable if workload in impl.workloads]
+        runners, chain = _setup(here, workload, batch, settings.seed, result, progress)
+        phases = PHASES if workload == "phase" else ("step",)
+        outcome = time_lockstep(runners, phases, settings.plan, progress.update)
+        for impl, reason in outcome.failures.items():
+            result.skipped.append({"impl": impl, "workload": workload, "batch": batch, "reason": reason})
+            progress.log(f"dropped {impl} at {_label(workload, batch)}: {reason}")
+        records = records_of(workload, batch, outcome, phases, chain, settings.threads)
+        for r in records:
+            if r["check_ok"] is False and r["phase"] == phases[-1]:
+                message = (f"WARNING {_label(workload, batch)}: {r['impl']} gave {r['check_value']:.7g} after "
+                           f"{r['check_step']} timed steps, the consensus {r['check_reference']:.7g} (final value "
+                           f"{r['final_value']:.7g}): beyond float32 tolerance, its result is marked")
+                result.warnings.append(message)
+                progress.log(message)
+        result.records.extend(records)
+        del runners
+        gc.collect()
+        progress.finish_point(f" ({len(outcome.timings)} impls, {outcome.rounds} rounds)")
+    progress.close()
+    return result

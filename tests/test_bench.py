@@ -1,0 +1,157 @@
+"""`python -m bench` keeps working: a tiny run end to end, and the loss cross-check catches
+a wrong implementation. (Not parametrized over backends: the bench picks its own.)"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bench import report
+from bench.check import cross_check
+from bench.impls import Impl, NumpyByHand, Ours
+from bench.impls.base import Runner
+from bench.impls.by_hand import _MLP
+from bench.progress import Progress
+from bench.runner import Settings, run
+from bench.timing import Plan, time_lockstep
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = Plan(warmup=1, min_steps=3, min_time=0.0, max_steps=3)
+
+
+def quiet() -> Progress:
+    return Progress(1, stream=io.StringIO(), live=False)
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
+    """The CLI on one batch, three steps: ours on numpy against the hand-written numpy and torch."""
+    out = tmp_path_factory.mktemp("bench") / "tiny.json"
+    command = [sys.executable, "-m", "bench", "--backends", "numpy", "--baselines", "numpy-by-hand,torch",
+               "--workloads", "mlp,ops,phase", "--batches", "8", "--warmup", "1", "--steps", "3",
+               "--min-time", "0", "--max-steps", "3", "--json", str(out), "--no-progress"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return out, done
+
+
+def test_cli_writes_json_csv_png_and_prints_verdicts(tiny_run):
+    out, done = tiny_run
+    result = json.loads(out.read_text())
+    machine = result["machine"]
+    for key in ("versions", "blas", "cpu", "load_start", "load_end", "threads"):
+        assert key in machine
+    assert machine["threads"]["threads"] == 1
+    records = result["records"]
+    impls = {r["impl"] for r in records}
+    assert {"ours:numpy", "numpy-by-hand"} <= impls
+    for r in records:
+        assert r["workload"] in ("mlp", "ops", "phase")
+        assert r["n"] == 3 and 0 < r["min_ms"] <= r["median_ms"]
+        assert r["check_ok"] is True, r
+    assert {r["phase"] for r in records if r["workload"] == "phase"} == {"forward", "backward", "optimizer"}
+    ops = [r for r in records if r["workload"] == "ops"]
+    assert ops and all(r["unit"] == "ms/op" and r["ops_per_step"] == 2000 for r in ops)
+    with out.with_suffix(".csv").open() as f:
+        assert len(list(csv.DictReader(f))) == len(records)
+    assert out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
+    assert "== verdicts" in done.stdout and "mlp:" in done.stdout
+
+
+def test_compare_two_runs(tiny_run):
+    out, _ = tiny_run
+    result = report.load(out)
+    slower = {**result, "records": [{**r, "min_ms": 2 * r["min_ms"]} for r in result["records"]]}
+    text = report.compare(result, slower)
+    assert "2.00" in text and "ours:numpy" in text
+
+
+class _ForgetsReluMask(_MLP):
+    """A plausible bug: the backward pass lets gradients through dead ReLUs."""
+
+    def backward(self) -> None:
+        g = self.dlogits
+        for i in range(len(self.params) - 2, -1, -2):
+            self.linear_backward(g, self.inputs[i // 2], i)
+            if i:
+                g = g @ self.params[i]
+
+
+class WrongByHand(NumpyByHand):
+    name = "wrong-by-hand"
+    workloads = frozenset({"mlp"})
+
+    def setup(self, problem):
+        return _ForgetsReluMask(problem)
+
+
+def test_cross_check_marks_a_wrong_implementation():
+    settings = Settings(workloads=("mlp",), batches=(16,), plan=TINY)
+    result = run(settings, [Ours("numpy"), NumpyByHand(), WrongByHand()], quiet(), limit_threads=False)
+    verdict = {r["impl"]: r["check_ok"] for r in result.records}
+    assert verdict == {"ours:numpy": True, "numpy-by-hand": True, "wrong-by-hand": False}
+    assert len(result.warnings) == 1 and "wrong-by-hand" in result.warnings[0]
+    # and a marked implementation cannot win
+    assert not any(line.startswith("mlp: wrong-by-hand") for line in report.verdicts(result.records))
+
+
+def test_cross_check_consensus():
+    verdicts = cross_check({"a": 1.0, "b": 1.0000001, "c": 1.5})
+    assert [v.ok for v in verdicts.values()] == [True, True, False]
+    two = cross_check({"a": 1.0, "b": 2.0})
+    assert not two["a"].ok and not two["b"].ok
+    assert cross_check({"alone": 1.0})["alone"].ok is None
+    assert cross_check({"a": 1.0, "b": 1.0, "nan": float("nan")})["nan"].ok is False
+
+
+class _Missing(Impl):
+    name = "needs-a-missing-library"
+    requires = ("a_library_that_is_not_installed_anywhere",)
+
+
+class _Counter(Runner):
+    def __init__(self, fail_at: int | None = None) -> None:
+        self.steps, self.fail_at = 0, fail_at
+
+    def step(self) -> None:
+        self.steps += 1
+        if self.steps == self.fail_at:
+            raise FloatingPointError("boom")
+
+    def check_value(self) -> float:
+        return float(self.steps)
+
+
+def test_missing_library_is_skipped_with_its_reason():
+    result = run(Settings(workloads=("ops",), plan=TINY), [_Missing(), NumpyByHand()], quiet(), limit_threads=False)
+    [skip] = result.skipped
+    assert skip["impl"] == "needs-a-missing-library" and "cannot be imported" in skip["reason"]
+    assert {r["impl"] for r in result.records} == {"numpy-by-hand"}
+
+
+def test_lockstep_gives_every_runner_the_same_steps_and_drops_a_failing_one():
+    runners = {"a": _Counter(), "b": _Counter(), "bad": _Counter(fail_at=3)}
+    plan = Plan(warmup=2, min_steps=5, min_time=0.0, max_steps=5, check_after=3)
+    outcome = time_lockstep(runners, ("step",), plan)
+    assert outcome.rounds == 5 and set(outcome.timings) == {"a", "b"}
+    assert "FloatingPointError" in outcome.failures["bad"]
+    assert all(len(t.phases["step"]) == 5 for t in outcome.timings.values())
+    # checked after warm-up + 3 timed steps; the final value after one more step past the timed ones
+    assert outcome.check_round == 3 and outcome.check_values == {"a": 5.0, "b": 5.0}
+    assert outcome.final_values == {"a": 8.0, "b": 8.0}
+
+
+def test_hand_written_gradients_match_ours():
+    """The numpy floor computes the same first step as the engine on the character model."""
+    settings = Settings(workloads=("char",), char_batch=8, plan=Plan(warmup=0, min_steps=1, min_time=0.0,
+                                                                      max_steps=1))
+    result = run(settings, [Ours("numpy"), NumpyByHand()], quiet(), limit_threads=False)
+    values = [r["check_value"] for r in result.records]
+    assert len(values) == 2 and np.isclose(values[0], values[1], rtol=1e-5)
