@@ -99,7 +99,7 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
             _check_versions(node)
             for i, (parent, vjp) in enumerate(zip(node._parents, node._vjps)):
                 contribution = vjp(grad, node)
-                if contribution.shape != parent.shape:
+                if contribution.data.shape != parent.data.shape:
                     raise RuntimeError(
                         f"the VJP of {node._op} gave a gradient of shape {contribution.shape} "
                         f"for an input of shape {parent.shape}"

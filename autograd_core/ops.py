@@ -42,8 +42,11 @@ def common_backend(op: str, *tensors: Tensor) -> backends.Backend:
 
 def _operands(op: str, a: Any, b: Any) -> tuple[Any, Any, backends.Backend]:
     """Both operands of a binary op, with arrays and lists made tensors on the other's backend."""
-    if isinstance(a, Tensor) and isinstance(b, Tensor):
-        return a, b, common_backend(op, a, b)
+    if isinstance(a, Tensor):
+        if isinstance(b, Tensor):
+            return a, b, (a.backend if a.backend is b.backend else common_backend(op, a, b))
+        if isinstance(b, Scalar):  # the hot path of `t * 2.0`
+            return a, b, a.backend
     tensor = a if isinstance(a, Tensor) else b
     a, b = (_constant(x, tensor) for x in (a, b))
     return a, b, tensor.backend
@@ -67,7 +70,7 @@ def _shape(x: Any) -> tuple[int, ...]:
 def unbroadcast(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
     """The adjoint of broadcasting `shape` to ``grad.shape``: sum over the prepended axes
     and over the axes that were stretched from 1."""
-    if grad.shape == shape:
+    if grad.data.shape == shape:
         return grad
     lead = grad.ndim - len(shape)
     stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and grad.shape[lead + i] != 1)

@@ -265,17 +265,19 @@ def record(op: str, data: Any, backend: backends.Backend, inputs: Sequence[Any],
     `saves_output` whether they read the output; their versions are checked at backward.
     """
     out = Tensor._wrap(data, backend)
-    if grad_mode._enabled:
-        pairs = [(t, f) for t, f in zip(inputs, vjps) if isinstance(t, Tensor) and t.requires_grad]
-        if pairs:
-            out.requires_grad = True
-            out._parents = tuple(t for t, _ in pairs)
-            out._vjps = tuple(f for _, f in pairs)
-            out._op = op
-            kept = inputs if saved is None else saved
-            out._saved = (tuple((t, t.version) for t in kept if isinstance(t, Tensor)), saves_output)
-            if anomaly._enabled:
-                out._trace = anomaly.creation_site()
+    if not grad_mode._enabled:
+        return out
+    parents, fns = [], []
+    for t, f in zip(inputs, vjps):
+        if isinstance(t, Tensor) and t.requires_grad:
+            parents.append(t)
+            fns.append(f)
+    if parents:
+        out.requires_grad, out._parents, out._vjps, out._op = True, tuple(parents), tuple(fns), op
+        kept = inputs if saved is None else saved
+        out._saved = (tuple((t, t.version) for t in kept if isinstance(t, Tensor)), saves_output)
+        if anomaly._enabled:
+            out._trace = anomaly.creation_site()
     return out
 
 
