@@ -1,0 +1,96 @@
+"""Fit a line: points on y = 2x + 1, one Linear(1, 1), full-batch SGD on the mean squared
+error; w converges to 2 and b to 1.
+
+    AUTOGRAD_BACKEND=torch python examples/line.py --steps 300
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the `examples` package importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+
+import autograd_core as ag
+import backends
+import nn
+import nn.functional as F
+import optim
+from examples import common
+
+NAME = "line"
+
+
+def line_data(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """`n` points on y = 2x + 1 with x uniform in [-1, 1], as float32 columns."""
+    x = np.random.default_rng(seed).uniform(-1, 1, (n, 1)).astype(np.float32)
+    return x, 2 * x + 1
+
+
+def fit_line(steps: int = 300, lr: float = 0.1, n: int = 64, seed: int = 0, quiet: bool = True) -> dict:
+    """Train Linear(1, 1) on the line; returns the final ``w``, ``b`` and the loss per step."""
+    ag.manual_seed(seed)
+    x, y = line_data(n, seed)
+    model = nn.Linear(1, 1)
+    opt = optim.SGD(model.parameters(), lr=lr)
+    xt, yt = ag.tensor(x), ag.tensor(y)
+    losses = []
+    bar = common.Progress(steps, NAME, enabled=not quiet)
+    for _ in range(steps):
+        loss = F.mse_loss(model(xt), yt)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        bar.update(loss=losses[-1])
+    bar.close()
+    return {"w": model.weight.item(), "b": model.bias.item(), "losses": losses, "x": x, "y": y}
+
+
+def plot(fit: dict, json_path: Path) -> Path:
+    """The points with the fitted line, and the loss curve."""
+    fig, (ax_fit, ax_loss) = common.figure(2)
+    ax_fit.scatter(fit["x"][:, 0], fit["y"][:, 0], s=8, label="data: y = 2x + 1")
+    grid = np.linspace(-1, 1, 2)
+    ax_fit.plot(grid, fit["w"] * grid + fit["b"], color="C1", label=f"fit: y = {fit['w']:.4f}x + {fit['b']:.4f}")
+    ax_fit.set(title="line fit", xlabel="x", ylabel="y")
+    ax_fit.legend()
+    common.plot_curve(ax_loss, fit["losses"], "mean squared error", log_scale=True)
+    return common.save_figure(fig, json_path)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of this example."""
+    p = common.parser(NAME, __doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=300, help="full-batch SGD steps")
+    p.add_argument("--lr", type=float, default=0.1, help="learning rate")
+    p.add_argument("--points", type=int, default=64, help="number of points on the line")
+    return p
+
+
+def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
+    """Run with the parsed `args` (`argv` is recorded as the command); returns what it wrote to the JSON."""
+    start = time.perf_counter()
+    fit = fit_line(args.steps, args.lr, args.points, args.seed, args.quiet)
+    results = {"backend": backends.current().name, "steps": args.steps, "lr": args.lr,
+               "w": fit["w"], "b": fit["b"], "final_loss": fit["losses"][-1], "losses": fit["losses"]}
+    out = common.output_path(args.out, NAME)
+    plot(fit, out)
+    common.write_results(out, results, common.command_line(NAME, argv), time.perf_counter() - start)
+    common.log(f"w = {fit['w']:.6f}, b = {fit['b']:.6f} (target 2, 1); wrote {out}", args.quiet)
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> dict:
+    """Run the line fit from the command line `argv`; returns what it wrote to the JSON."""
+    return common.main(build_parser(), run, argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""MNIST: a 784-512-256-10 ReLU MLP trained with AdamW (lr 1e-3, weight decay 0.01, batch
+128) on 55,000 images; validation accuracy each epoch, test accuracy at the end.
+
+With --torch-twin a PyTorch model starts from the same weights, sees the same batches and
+steps torch.optim.AdamW; the largest weight difference is logged after each epoch.
+
+    AUTOGRAD_BACKEND=numpy python examples/mnist.py --torch-twin
+    AUTOGRAD_BACKEND=numpy python examples/mnist.py --dtype float64 --epochs 3 --torch-twin
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the `examples` package importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+
+import autograd_core as ag
+import backends
+import nn
+import nn.functional as F
+import optim
+from examples import common
+from examples.data import Split, load_mnist
+
+NAME = "mnist"
+
+
+def mnist_model(dtype: str = "float32", seed: int = 0) -> nn.Module:
+    """The 784-512-256-10 ReLU MLP, initialised from `seed`."""
+    ag.manual_seed(seed)
+    return nn.Sequential(nn.Linear(784, 512, dtype=dtype), nn.ReLU(), nn.Linear(512, 256, dtype=dtype), nn.ReLU(),
+                         nn.Linear(256, 10, dtype=dtype))
+
+
+def train_mnist(train: Split, val: Split | None, *, epochs: int = 10, batch_size: int = 128, lr: float = 1e-3,
+                weight_decay: float = 0.01, dtype: str = "float32", seed: int = 0, torch_twin: bool = False,
+                quiet: bool = True) -> dict:
+    """Train the MLP; returns the model, the twin (or None) and the per-epoch record:
+    ``train_loss`` (mean over the epoch), ``val_accuracy``, ``twin_max_weight_diff`` (and
+    per parameter, ``twin_weight_diff_by_param``), ``twin_max_loss_diff``; and ``step_losses``."""
+    model = mnist_model(dtype, seed)
+    opt = optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    twin = None
+    if torch_twin:
+        from examples.twin import TorchTwin
+
+        twin = TorchTwin(model, dtype, lr=lr, weight_decay=weight_decay)
+    order = np.random.default_rng(seed)
+    record: dict = {"train_loss": [], "val_accuracy": [], "twin_max_weight_diff": [], "step_losses": [],
+                    "twin_max_loss_diff": [], "twin_weight_diff_by_param": []}
+    for epoch in range(1, epochs + 1):
+        bar = common.Progress(common.num_batches(len(train), batch_size), f"epoch {epoch}/{epochs}",
+                              enabled=not quiet)
+        losses, loss_diff = [], 0.0
+        for idx in common.shuffled_batches(len(train), batch_size, order):
+            x, y = train.x[idx], train.y[idx]
+            loss = F.cross_entropy(model(ag.tensor(x, dtype=dtype)), ag.tensor(y))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+            if twin is not None:
+                loss_diff = max(loss_diff, abs(twin.step(x, y) - losses[-1]))
+            bar.update(loss=losses[-1])
+        bar.close()
+        record["train_loss"].append(float(np.mean(losses)))
+        record["step_losses"].extend(losses)
+        line = f"epoch {epoch}: train loss {record['train_loss'][-1]:.4f}"
+        if val is not None:
+            record["val_accuracy"].append(common.accuracy(model, val.x, val.y, dtype, batch_size))
+            line += f", val accuracy {record['val_accuracy'][-1]:.4f}"
+        if twin is not None:
+            diffs = twin.weight_diffs(model)
+            record["twin_weight_diff_by_param"].append(diffs)
+            record["twin_max_weight_diff"].append(max(diffs.values()))
+            record["twin_max_loss_diff"].append(loss_diff)
+            line += f", twin max |w - w_torch| {record['twin_max_weight_diff'][-1]:.3e}"
+        common.log(line, quiet)
+    return {"model": model, "twin": twin, **record}
+
+
+def plot(results: dict, json_path: Path) -> Path:
+    """Loss per step, validation accuracy and (with the twin) weight difference per epoch;
+    `results` is the JSON record, so a PNG can be redrawn from a saved run."""
+    from matplotlib.ticker import MaxNLocator
+
+    has_twin = bool(results.get("twin_max_weight_diff"))
+    fig, axes = common.figure(3 if has_twin else 2, width=4.5)
+    common.plot_curve(axes[0], results["step_losses"], f"training loss ({results['backend']}, {results['dtype']})",
+                      log_scale=True)
+    epochs = np.arange(1, len(results["val_accuracy"]) + 1)
+    axes[1].plot(epochs, results["val_accuracy"], "o-")
+    axes[1].set(title=f"validation accuracy (test {results['test_accuracy']:.4f})", xlabel="epoch",
+                ylabel="accuracy")
+    axes[1].grid(alpha=0.3)
+    if has_twin:
+        axes[2].semilogy(epochs, results["twin_max_weight_diff"], "o-")
+        axes[2].set(title="max |w - w_torch| after each epoch", xlabel="epoch", ylabel="max abs difference")
+        axes[2].grid(alpha=0.3)
+    for ax in axes[1:]:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    return common.save_figure(fig, json_path)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of this example."""
+    p = common.parser(NAME, __doc__.splitlines()[0])
+    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--lr", type=float, default=1e-3, help="AdamW learning rate")
+    p.add_argument("--weight-decay", type=float, default=0.01, help="AdamW (decoupled) weight decay")
+    p.add_argument("--dtype", choices=("float32", "float64"), default="float32")
+    p.add_argument("--limit", type=int, default=None, help="train on the first LIMIT of the 55,000 images")
+    p.add_argument("--eval-limit", type=int, default=None,
+                   help="evaluate on the first EVAL_LIMIT validation and test images (default all)")
+    p.add_argument("--torch-twin", action="store_true",
+                   help="train a PyTorch twin from the same weights on the same batches and log the weight difference")
+    return p
+
+
+def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
+    """Run with the parsed `args` (`argv` is recorded as the command); returns what it wrote to the JSON."""
+    start = time.perf_counter()
+    data = load_mnist()
+    train = Split(data.train.x[: args.limit], data.train.y[: args.limit])
+    val = Split(data.val.x[: args.eval_limit], data.val.y[: args.eval_limit])
+    test = Split(data.test.x[: args.eval_limit], data.test.y[: args.eval_limit])
+    outcome = train_mnist(train, val, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
+                          weight_decay=args.weight_decay, dtype=args.dtype, seed=args.seed,
+                          torch_twin=args.torch_twin, quiet=args.quiet)
+    train_time = time.perf_counter() - start
+    results = {
+        "backend": backends.current().name, "dtype": args.dtype, "epochs": args.epochs,
+        "batch_size": args.batch_size, "lr": args.lr, "weight_decay": args.weight_decay,
+        "train_size": len(train), "val_size": len(val), "test_size": len(test),
+        "steps": len(outcome["step_losses"]), "train_loss": outcome["train_loss"],
+        "val_accuracy": outcome["val_accuracy"],
+        "test_accuracy": common.accuracy(outcome["model"], test.x, test.y, args.dtype, args.batch_size),
+        "train_time_s": round(train_time, 3),
+    }
+    if outcome["twin"] is not None:
+        results["twin_max_weight_diff"] = outcome["twin_max_weight_diff"]
+        results["twin_max_loss_diff"] = outcome["twin_max_loss_diff"]
+        results["twin_weight_diff_by_param"] = outcome["twin_weight_diff_by_param"]
+        results["twin_test_accuracy"] = float(np.mean(outcome["twin"].predict(test.x).argmax(axis=1) == test.y))
+    results["step_losses"] = outcome["step_losses"]
+    name = NAME if args.dtype == "float32" else f"{NAME}-{args.dtype}"
+    out = common.output_path(args.out, name)
+    plot(results, out)
+    common.write_results(out, results, common.command_line(NAME, argv), time.perf_counter() - start)
+    common.log(f"test accuracy {results['test_accuracy']:.4f}; wrote {out}", args.quiet)
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> dict:
+    """Run the MNIST example from the command line `argv`; returns what it wrote to the JSON."""
+    return common.main(build_parser(), run, argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""The yardstick for the MNIST twin: how far two PyTorch runs drift apart when only rounding
+differs. Both start from the same weights and see the same batches; the second sees each
+batch with its rows reversed (the same mathematics, another summation order).
+
+    python examples/twin_control.py --epochs 10
+    python examples/twin_control.py --dtype float64 --epochs 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the `examples` package importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+
+from examples import common
+from examples.data import load_mnist
+from examples.mnist import mnist_model
+from examples.twin import TorchTwin
+
+NAME = "twin_control"
+
+
+def drift(epochs: int, dtype: str, limit: int | None = None, batch_size: int = 128, seed: int = 0,
+          quiet: bool = True) -> list[float]:
+    """The largest weight difference between the two torch runs after each epoch."""
+    train = load_mnist().train
+    x_all, y_all = train.x[:limit], train.y[:limit]
+    model = mnist_model(dtype, seed)  # only the source of the initial weights
+    first, second = (TorchTwin(model, dtype, lr=1e-3, weight_decay=0.01) for _ in range(2))
+    order = np.random.default_rng(seed)
+    diffs = []
+    for epoch in range(1, epochs + 1):
+        bar = common.Progress(common.num_batches(len(y_all), batch_size), f"epoch {epoch}/{epochs}",
+                              enabled=not quiet)
+        for idx in common.shuffled_batches(len(y_all), batch_size, order):
+            loss = first.step(x_all[idx], y_all[idx])
+            second.step(x_all[idx[::-1]], y_all[idx[::-1]])
+            bar.update(loss=loss)
+        bar.close()
+        a, b = first.net.state_dict(), second.net.state_dict()
+        diffs.append(max(float((a[k].double() - b[k].double()).abs().max()) for k in a))
+        common.log(f"epoch {epoch}: torch vs torch (rows reversed) max |w1 - w2| {diffs[-1]:.3e}", quiet)
+    return diffs
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of this example."""
+    p = common.parser(NAME, __doc__.splitlines()[0])
+    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--dtype", choices=("float32", "float64"), default="float32")
+    p.add_argument("--limit", type=int, default=None, help="train on the first LIMIT of the 55,000 images")
+    return p
+
+
+def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
+    """Run with the parsed `args` (`argv` is recorded as the command); returns what it wrote to the JSON."""
+    start = time.perf_counter()
+    diffs = drift(args.epochs, args.dtype, args.limit, seed=args.seed, quiet=args.quiet)
+    results = {"backend": "torch-only", "dtype": args.dtype, "epochs": args.epochs,
+               "control_max_weight_diff": diffs}
+    out = args.out or common.RESULTS_DIR / f"{NAME}-{args.dtype}.json"
+    fig, (ax,) = common.figure(1)
+    ax.semilogy(np.arange(1, len(diffs) + 1), diffs, "o-")
+    ax.set(title=f"torch vs torch, rows reversed ({args.dtype})", xlabel="epoch", ylabel="max abs weight difference")
+    common.save_figure(fig, out)
+    common.write_results(out, results, common.command_line(NAME, argv),
+                         time.perf_counter() - start)
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> dict:
+    """Run the control from the command line `argv`; returns what it wrote to the JSON."""
+    return common.main(build_parser(), run, argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""XOR: a 2-4-1 network (tanh hidden layer, linear output) trained by full-batch SGD on
+the mean squared error against targets -1/1; the predictions round to [-1, 1, 1, -1].
+
+    AUTOGRAD_BACKEND=jax python examples/xor.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the `examples` package importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+
+import autograd_core as ag
+import backends
+import nn
+import nn.functional as F
+import optim
+from examples import common
+
+NAME = "xor"
+INPUTS = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=np.float32)
+TARGETS = np.array([[-1], [1], [1], [-1]], dtype=np.float32)
+
+
+def xor_model(seed: int = 0) -> nn.Module:
+    """Linear(2, 4), tanh, Linear(4, 1), initialised from `seed`."""
+    ag.manual_seed(seed)
+    return nn.Sequential(nn.Linear(2, 4), nn.Tanh(), nn.Linear(4, 1))
+
+
+def train_xor(steps: int = 1000, lr: float = 0.1, seed: int = 0, quiet: bool = True) -> dict:
+    """Train the XOR network; returns the model, the loss per step and the rounded predictions."""
+    model = xor_model(seed)
+    opt = optim.SGD(model.parameters(), lr=lr)
+    x, y = ag.tensor(INPUTS), ag.tensor(TARGETS)
+    losses = []
+    bar = common.Progress(steps, NAME, enabled=not quiet)
+    for _ in range(steps):
+        loss = F.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        bar.update(loss=losses[-1])
+    bar.close()
+    with ag.no_grad():
+        outputs = model(x).numpy()[:, 0]
+    return {"model": model, "losses": losses, "outputs": outputs.tolist(),
+            "predictions": np.clip(np.round(outputs), -1, 1).astype(int).tolist()}
+
+
+def plot(outcome: dict, json_path: Path) -> Path:
+    """The network's output over the plane with the four points, and the loss curve."""
+    fig, (ax_surface, ax_loss) = common.figure(2)
+    gx, gy = np.meshgrid(np.linspace(-0.5, 1.5, 101), np.linspace(-0.5, 1.5, 101))
+    grid = np.stack([gx.ravel(), gy.ravel()], axis=1).astype(np.float32)
+    surface = common.predict(outcome["model"], grid).reshape(gx.shape)
+    image = ax_surface.contourf(gx, gy, surface, levels=np.linspace(-1.5, 1.5, 13), cmap="coolwarm", extend="both")
+    fig.colorbar(image, ax=ax_surface)
+    ax_surface.scatter(INPUTS[:, 0], INPUTS[:, 1], c=TARGETS[:, 0], cmap="coolwarm", edgecolors="k", s=80)
+    ax_surface.set(title="network output over the plane", xlabel="a", ylabel="b")
+    common.plot_curve(ax_loss, outcome["losses"], "mean squared error", log_scale=True)
+    return common.save_figure(fig, json_path)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of this example."""
+    p = common.parser(NAME, __doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=1000, help="full-batch SGD steps")
+    p.add_argument("--lr", type=float, default=0.1, help="learning rate")
+    return p
+
+
+def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
+    """Run with the parsed `args` (`argv` is recorded as the command); returns what it wrote to the JSON."""
+    start = time.perf_counter()
+    outcome = train_xor(args.steps, args.lr, args.seed, args.quiet)
+    results = {"backend": backends.current().name, "steps": args.steps, "lr": args.lr,
+               "predictions": outcome["predictions"], "outputs": outcome["outputs"], "targets": TARGETS[:, 0].tolist(),
+               "final_loss": outcome["losses"][-1], "losses": outcome["losses"]}
+    out = common.output_path(args.out, NAME)
+    plot(outcome, out)
+    common.write_results(out, results, common.command_line(NAME, argv), time.perf_counter() - start)
+    common.log(f"predictions {outcome['predictions']} (target [-1, 1, 1, -1]), loss {outcome['losses'][-1]:.2e}; "
+               f"wrote {out}", args.quiet)
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> dict:
+    """Run XOR from the command line `argv`; returns what it wrote to the JSON."""
+    return common.main(build_parser(), run, argv)
+
+
+if __name__ == "__main__":
+    main()
