@@ -3,6 +3,8 @@ so the kernels that update in place elsewhere are functional here."""
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as xp
 import jax.scipy.special
@@ -43,7 +45,15 @@ class JaxBackend(Backend):
     def erf(self, x):
         return jax.scipy.special.erf(x)
 
+    def adam_update(self, param, grad, exp_avg, exp_avg_sq, **settings):
+        # the portable update as one compiled kernel instead of a dozen dispatched ops; the
+        # step count and learning rate are traced, so it compiles once per shape
+        return self._compiled_adam(param, grad, exp_avg, exp_avg_sq, **settings)
+
 
 def create(device: str | None = None) -> Backend:
     target = jax.devices(device)[0] if device else jax.devices()[0]
-    return JaxBackend(xp, jax.Array, target)
+    backend = JaxBackend(xp, jax.Array, target)
+    backend._compiled_adam = jax.jit(functools.partial(Backend.adam_update, backend),
+                                     static_argnames=("weight_decay", "decoupled"))
+    return backend
