@@ -20,9 +20,17 @@ class NumpyBackend(Backend):
         return np.array(host, dtype=dtype, copy=True)
 
     def index_add(self, shape, axis, index, values):
-        out = np.zeros(shape, dtype=values.dtype)
-        np.add.at(out, (slice(None),) * axis + (index,), values)
-        return out
+        # Sort the rows by index and sum each run of equal indices with reduceat: several
+        # times faster than np.add.at, which loops element by element.
+        moved = (shape[axis], *shape[:axis], *shape[axis + 1 :])
+        out = np.zeros((shape[axis], math.prod(moved[1:])), dtype=values.dtype)
+        if len(index):
+            rows = np.moveaxis(values, axis, 0).reshape(len(index), -1)
+            order = np.argsort(index, kind="stable")
+            ordered = index[order]
+            starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+            out[ordered[starts]] = np.add.reduceat(rows[order], starts, axis=0)
+        return np.moveaxis(out.reshape(moved), 0, axis)
 
     def adam_update(self, param, grad, exp_avg, exp_avg_sq, *, step, lr, beta1, beta2, eps,
                     weight_decay, decoupled):
