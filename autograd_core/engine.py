@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from autograd_core import anomaly, grad_mode
-from autograd_core.tensor import RETAIN_GRAD, Tensor
+from autograd_core.tensor import NOTHING_SAVED, RETAIN_GRAD, Tensor
 
 
 def topological_order(roots: Tensor | Sequence[Tensor]) -> list[Tensor]:
@@ -52,13 +52,19 @@ def _seed(root: Tensor, gradient: object) -> Tensor:
 
 def _check_versions(node: Tensor) -> None:
     tensors, saves_output = node._saved
-    for t, version in (*tensors, *([(node, 0)] if saves_output else [])):
-        if t.version != version:
-            raise RuntimeError(
-                f"a tensor that the backward of {node._op} needs (shape {t.shape}) was modified by an in-place "
-                f"operation: it is at version {t.version}, the forward saw version {version}. "
-                "Use an out-of-place operation, or .clone() the tensor before changing it."
-            )
+    for t, version in tensors:
+        if t._version + (0 if t._base is None else t._base._version) != version:  # t.version, inlined
+            _version_error(node, t, version)
+    if saves_output and node.version != 0:
+        _version_error(node, node, 0)
+
+
+def _version_error(node: Tensor, t: Tensor, version: int) -> None:
+    raise RuntimeError(
+        f"a tensor that the backward of {node._op} needs (shape {t.shape}) was modified by an in-place "
+        f"operation: it is at version {t.version}, the forward saw version {version}. "
+        "Use an out-of-place operation, or .clone() the tensor before changing it."
+    )
 
 
 def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_graph: bool, create_graph: bool,
@@ -96,7 +102,8 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
 
                     node.grad = clone(grad) if node.grad is None else node.grad + grad
                 continue
-            _check_versions(node)
+            if node._saved is not NOTHING_SAVED:
+                _check_versions(node)
             for i, (parent, vjp) in enumerate(zip(node._parents, node._vjps)):
                 contribution = vjp(grad, node)
                 if contribution.data.shape != parent.data.shape:
@@ -109,7 +116,7 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
                 previous = grads.get(id(parent))
                 grads[id(parent)] = contribution if previous is None else previous + contribution
             if not retain_graph:  # release the saved tensors (the VJP closures hold them)
-                node._parents, node._vjps, node._saved = (), None, ((), False)
+                node._parents, node._vjps, node._saved = (), None, NOTHING_SAVED
     return captured
 
 

@@ -72,6 +72,7 @@ def unbroadcast(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
     and over the axes that were stretched from 1."""
     if grad.data.shape == shape:
         return grad
+    shape = tuple(shape)
     lead = grad.ndim - len(shape)
     stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and grad.shape[lead + i] != 1)
     return reshape(sum(grad, axis=tuple(range(lead)) + stretched), shape)
@@ -87,8 +88,8 @@ def _binary(op: str, forward: Any, a: Any, b: Any, vjp_a: Any, vjp_b: Any, saves
             saves_output: bool = False) -> Tensor:
     a, b, backend = _operands(op, a, b)
     return record(op, forward(_data(a), _data(b)), backend, (a, b), (
-        lambda g, out: unbroadcast(vjp_a(g, out, a, b), a.shape),
-        lambda g, out: unbroadcast(vjp_b(g, out, a, b), b.shape),
+        lambda g, out: unbroadcast(vjp_a(g, out, a, b), a.data.shape),
+        lambda g, out: unbroadcast(vjp_b(g, out, a, b), b.data.shape),
     ), saved=None if saves_inputs else (), saves_output=saves_output)
 
 

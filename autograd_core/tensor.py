@@ -10,6 +10,7 @@ import backends
 from autograd_core import anomaly, grad_mode
 from autograd_core.dtypes import DType, as_dtype
 
+NOTHING_SAVED: tuple = ((), False)
 Vjp = Callable[["Tensor", "Tensor"], "Tensor"]  # (grad of the output, the output) -> grad of an input
 
 
@@ -42,14 +43,16 @@ class Tensor:
 
     def _reset(self, data: Any, backend: backends.Backend) -> None:
         self.data, self.backend, self.grad, self.requires_grad = data, backend, None, False
-        self._parents, self._vjps, self._op, self._saved = (), (), "", ((), False)
+        self._parents, self._vjps, self._op, self._saved = (), (), "", NOTHING_SAVED
         self._version, self._base, self._hooks, self._trace = 0, None, None, None
 
     @classmethod
     def _wrap(cls, data: Any, backend: backends.Backend) -> Tensor:
         """A new leaf around an existing backend array (no copy, no checks)."""
         t = object.__new__(cls)
-        t._reset(data, backend)
+        t.data, t.backend, t.grad, t.requires_grad = data, backend, None, False  # _reset, inlined: the hot path
+        t._parents, t._vjps, t._op, t._saved = (), (), "", NOTHING_SAVED
+        t._version, t._base, t._hooks, t._trace = 0, None, None, None
         return t
 
     # --- what it is ---------------------------------------------------------------------
@@ -275,7 +278,7 @@ def record(op: str, data: Any, backend: backends.Backend, inputs: Sequence[Any],
     if parents:
         out.requires_grad, out._parents, out._vjps, out._op = True, tuple(parents), tuple(fns), op
         kept = inputs if saved is None else saved
-        out._saved = (tuple((t, t.version) for t in kept if isinstance(t, Tensor)), saves_output)
+        out._saved = ([(t, t.version) for t in kept if isinstance(t, Tensor)], saves_output)
         if anomaly._enabled:
             out._trace = anomaly.creation_site()
     return out
