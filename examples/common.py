@@ -155,6 +155,23 @@ class Progress:
             self.stream.flush()
 
 
+def full_batch_training(model: Callable[[ag.Tensor], ag.Tensor], opt: Any, loss_fn: Callable, x: np.ndarray,
+                        y: np.ndarray, steps: int, desc: str, quiet: bool = True) -> list[float]:
+    """`steps` optimizer steps of ``loss_fn(model(x), y)`` on the whole data; the loss per step."""
+    xt, yt = ag.tensor(x), ag.tensor(y)
+    losses = []
+    bar = Progress(steps, desc, enabled=not quiet)
+    for _ in range(steps):
+        loss = loss_fn(model(xt), yt)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        bar.update(loss=losses[-1])
+    bar.close()
+    return losses
+
+
 def log(message: str, quiet: bool = False) -> None:
     """A line on stderr (results go to the JSON; stdout stays free)."""
     if not quiet:

@@ -39,17 +39,7 @@ def fit_line(steps: int = 300, lr: float = 0.1, n: int = 64, seed: int = 0, quie
     x, y = line_data(n, seed)
     model = nn.Linear(1, 1)
     opt = optim.SGD(model.parameters(), lr=lr)
-    xt, yt = ag.tensor(x), ag.tensor(y)
-    losses = []
-    bar = common.Progress(steps, NAME, enabled=not quiet)
-    for _ in range(steps):
-        loss = F.mse_loss(model(xt), yt)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-        bar.update(loss=losses[-1])
-    bar.close()
+    losses = common.full_batch_training(model, opt, F.mse_loss, x, y, steps, NAME, quiet)
     return {"w": model.weight.item(), "b": model.bias.item(), "losses": losses, "x": x, "y": y}
 
 

@@ -64,18 +64,7 @@ def train(model: nn.Module, x: np.ndarray, y: np.ndarray, steps: int, lr: float,
           quiet: bool = True) -> list[float]:
     """Full-batch Adam on the cross-entropy; returns the loss per step."""
     opt = optim.Adam(model.parameters(), lr=lr)
-    xt, yt = ag.tensor(x), ag.tensor(y)
-    losses = []
-    bar = common.Progress(steps, desc, enabled=not quiet)
-    for _ in range(steps):
-        loss = F.cross_entropy(model(xt), yt)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-        bar.update(loss=losses[-1])
-    bar.close()
-    return losses
+    return common.full_batch_training(model, opt, F.cross_entropy, x, y, steps, desc, quiet)
 
 
 def run_spirals(steps: int = 2000, lr: float = 0.01, per_class: int = 200, seed: int = 0,

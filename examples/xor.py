@@ -39,19 +39,9 @@ def train_xor(steps: int = 1000, lr: float = 0.1, seed: int = 0, quiet: bool = T
     """Train the XOR network; returns the model, the loss per step and the rounded predictions."""
     model = xor_model(seed)
     opt = optim.SGD(model.parameters(), lr=lr)
-    x, y = ag.tensor(INPUTS), ag.tensor(TARGETS)
-    losses = []
-    bar = common.Progress(steps, NAME, enabled=not quiet)
-    for _ in range(steps):
-        loss = F.mse_loss(model(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-        bar.update(loss=losses[-1])
-    bar.close()
+    losses = common.full_batch_training(model, opt, F.mse_loss, INPUTS, TARGETS, steps, NAME, quiet)
     with ag.no_grad():
-        outputs = model(x).numpy()[:, 0]
+        outputs = model(ag.tensor(INPUTS)).numpy()[:, 0]
     return {"model": model, "losses": losses, "outputs": outputs.tolist(),
             "predictions": np.clip(np.round(outputs), -1, 1).astype(int).tolist()}
 
