@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import backends
+from autograd_core import grad_mode
 from autograd_core.creation import ones_like, to_array, zeros_like
 from autograd_core.dtypes import as_dtype
 from autograd_core.tensor import Tensor, record
@@ -87,7 +88,10 @@ def _view(out: Tensor, x: Tensor) -> Tensor:
 def _binary(op: str, forward: Any, a: Any, b: Any, vjp_a: Any, vjp_b: Any, saves_inputs: bool = True,
             saves_output: bool = False) -> Tensor:
     a, b, backend = _operands(op, a, b)
-    return record(op, forward(_data(a), _data(b)), backend, (a, b), (
+    data = forward(a.data if isinstance(a, Tensor) else a, b.data if isinstance(b, Tensor) else b)
+    if not grad_mode._enabled:  # the hot path of every backward: no closures, no record
+        return Tensor._wrap(data, backend)
+    return record(op, data, backend, (a, b), (
         lambda g, out: unbroadcast(vjp_a(g, out, a, b), a.data.shape),
         lambda g, out: unbroadcast(vjp_b(g, out, a, b), b.data.shape),
     ), saved=None if saves_inputs else (), saves_output=saves_output)
