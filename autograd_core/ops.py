@@ -16,13 +16,9 @@ from typing import Any
 
 import backends
 from autograd_core import grad_mode
-from autograd_core.creation import ones_like, to_array, zeros_like
+from autograd_core.creation import to_array
 from autograd_core.dtypes import as_dtype
 from autograd_core.tensor import Tensor, record
-
-__all__ = [
-    "ones_like", "to_array", "zeros_like",  # re-exported for the engine
-]
 
 Scalar = (int, float, bool)
 Axis = int | Sequence[int] | None
@@ -62,10 +58,6 @@ def _constant(x: Any, like: Tensor) -> Any:
 
 def _data(x: Any) -> Any:
     return x.data if isinstance(x, Tensor) else x
-
-
-def _shape(x: Any) -> tuple[int, ...]:
-    return x.shape if isinstance(x, Tensor) else ()
 
 
 def unbroadcast(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -425,7 +417,7 @@ def to_backend(x: Tensor, backend: backends.Backend) -> Tensor:
 
 
 # --- reductions -----------------------------------------------------------------------------
-builtin_max, builtin_min, builtin_sum = max, min, sum
+builtin_max = max  # the builtin, before `max` below takes its name
 
 
 def _axes(axis: Axis, ndim: int) -> tuple[int, ...]:
