@@ -49,8 +49,17 @@ class Optimizer:
                 if p.grad is not None:
                     if p.grad.backend is not p.backend:
                         raise RuntimeError(f"a gradient on {p.grad.backend} for a parameter on {p.backend}")
-                    self.update(p, group, self.state.setdefault(p, {}))
+                    self.update(p, group, self._state_on_backend_of(p))
                     p._version += 1  # a graph that saved p before the step must not reuse it
+
+    def _state_on_backend_of(self, p: Tensor) -> dict[str, Any]:
+        """The state of `p`, moved to p's backend if the model was moved (``model.to(...)``)
+        since the state was made."""
+        state = self.state.setdefault(p, {})
+        for key, value in state.items():
+            if hasattr(value, "shape") and not p.backend.is_native(value):
+                state[key] = p.backend.asarray(p.backend.host_array(value), p.data.dtype)
+        return state
 
     def update(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         raise NotImplementedError

@@ -84,3 +84,26 @@ def test_state_dict_file_loads_on_another_backend(backend, tmp_path):
     fresh.load_state_dict(nn.load(tmp_path / "mlp.npz"))
     assert fresh[0].weight.backend is backend
     np.testing.assert_allclose(fresh(ag.tensor(x)).numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_optimizer_state_follows_a_moved_model(backend):
+    with backends.use("numpy"):
+        model, reference = mlp(), mlp()
+        opts = [optim.AdamW(m.parameters(), lr=1e-3) for m in (model, reference)]
+        data = batches(4, size=8)
+        x0, y0 = data[0]
+        for m, opt in zip((model, reference), opts):
+            F.cross_entropy(m(ag.tensor(x0, dtype="float32")), ag.tensor(y0)).backward()
+            opt.step()
+            opt.zero_grad()
+    model.to(backend.name)  # the optimizer's state is still on numpy
+    for x, y in data[1:]:
+        for m in (model, reference):
+            name = m[0].weight.backend.name
+            loss = F.cross_entropy(m(ag.tensor(x, dtype="float32").to(name)), ag.tensor(y).to(name))
+            loss.backward()
+        for opt in opts:
+            opt.step()
+            opt.zero_grad()
+    assert all(backend.is_native(v) for s in opts[0].state.values() for v in s.values() if hasattr(v, "shape"))
+    np.testing.assert_allclose(model[0].weight.numpy(), reference[0].weight.numpy(), rtol=1e-5, atol=1e-6)
