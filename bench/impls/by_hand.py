@@ -84,7 +84,10 @@ class _HandModel(BatchPool):
 
     def linear_backward(self, g: np.ndarray, inputs: np.ndarray, index: int) -> None:
         """Gradients of weight `index` (out, in) and bias `index + 1` of ``inputs @ W.T + b``."""
-        np.matmul(g.T, inputs, out=self.grads[index])
+        if len(g) == 1:  # one row: an outer product, which numpy's matmul computes 4x slower
+            np.multiply(g.T, inputs, out=self.grads[index])
+        else:
+            np.matmul(g.T, inputs, out=self.grads[index])
         np.sum(g, axis=0, out=self.grads[index + 1])
 
 
