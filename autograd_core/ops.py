@@ -173,8 +173,7 @@ def relu(x: Tensor) -> Tensor:
 
 
 def abs(x: Tensor) -> Tensor:  # noqa: A001 - the standard's name
-    sign = _mask(x, x.backend.xp.sign(x.data))
-    return _unary("abs", x, lambda xp, d: xp.abs(d), lambda g, out, x: g * sign, "none")
+    return _unary("abs", x, lambda xp, d: xp.abs(d), lambda g, out, x: g * _mask(x, x.backend.xp.sign(x.data)))
 
 
 def erf(x: Tensor) -> Tensor:
@@ -197,12 +196,14 @@ def _select(op: str, x: Tensor, other: Any, pick_x: Any) -> Tensor:
         x, other = other, x
     xp = backend.xp
     xd, od = x.data, _as_operand(other, x)
-    chosen = pick_x(xp, xd, od)
-    share = Tensor._wrap(xp.where(xd == od, 0.5, xp.astype(chosen, xd.dtype)), backend)
-    return record(op, xp.where(chosen, xd, od), backend, (x, other), (
-        lambda g, out: unbroadcast(g * share, x.shape),
-        lambda g, out: unbroadcast(g * (1 - share), other.shape),
-    ), saved=())
+
+    def share() -> Tensor:  # of the gradient that goes to x: 1 where chosen, 1/2 on ties
+        return Tensor._wrap(xp.where(xd == od, 0.5, xp.astype(pick_x(xp, xd, od), xd.dtype)), backend)
+
+    return record(op, xp.where(pick_x(xp, xd, od), xd, od), backend, (x, other), (
+        lambda g, out: unbroadcast(g * share(), x.shape),
+        lambda g, out: unbroadcast(g * (1 - share()), other.shape),
+    ))
 
 
 def maximum(a: Any, b: Any) -> Tensor:
@@ -227,15 +228,17 @@ def where(condition: Any, a: Any, b: Any) -> Tensor:
 
 def clip(x: Tensor, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
     """Values limited to [min, max]; the gradient passes where min <= x <= max."""
-    xp, d = x.backend.xp, x.data
-    inside = xp.ones(d.shape, dtype=xp.bool, device=x.backend.device)
-    if min is not None:
-        inside = inside & (d >= min)
-    if max is not None:
-        inside = inside & (d <= max)
-    keep = Tensor._wrap(inside, x.backend)
-    return record("clip", xp.clip(d, min=min, max=max), x.backend, (x,), (lambda g, out: where(keep, g, 0.0),),
-                  saved=())
+    xp = x.backend.xp
+
+    def vjp(g: Tensor, out: Tensor) -> Tensor:
+        inside = xp.ones(x.data.shape, dtype=xp.bool, device=x.backend.device)
+        if min is not None:
+            inside = inside & (x.data >= min)
+        if max is not None:
+            inside = inside & (x.data <= max)
+        return where(Tensor._wrap(inside, x.backend), g, 0.0)
+
+    return record("clip", xp.clip(x.data, min=min, max=max), x.backend, (x,), (vjp,))
 
 
 # --- comparisons and logic (never differentiable) -----------------------------------------------
@@ -456,10 +459,12 @@ def _extreme(op: str, x: Tensor, axis: Axis, keepdims: bool) -> Tensor:
     if x.numel() == 0:
         raise ValueError(f"{op} of an empty tensor")
     data = getattr(xp, op)(x.data, axis=axes, keepdims=keepdims)
-    hits = x.data == xp.reshape(data, _kept_shape(x.shape, axes))
-    share = xp.astype(hits, x.data.dtype)
-    share = Tensor._wrap(share / xp.sum(share, axis=axes, keepdims=True), x.backend)
-    return record(op, data, x.backend, (x,), (lambda g, out: _expand_back(g, x.shape, axes) * share,), saved=())
+
+    def vjp(g: Tensor, out: Tensor) -> Tensor:
+        hits = xp.astype(x.data == xp.reshape(out.data, _kept_shape(x.shape, axes)), x.data.dtype)
+        return _expand_back(g, x.shape, axes) * Tensor._wrap(hits / xp.sum(hits, axis=axes, keepdims=True), x.backend)
+
+    return record(op, data, x.backend, (x,), (vjp,), saves_output=True)
 
 
 def max(x: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:  # noqa: A001
