@@ -124,9 +124,6 @@ SCALAR_OPERANDS = table([
 ])
 
 
-@pytest.mark.parametrize("fn, make", SCALAR_OPERANDS)
-def test_python_scalar_operand(float64_backend, fn, make):
-    check(fn, make((2, 3)))
 
 
 # --- unary elementwise ops ------------------------------------------------------------------------
@@ -151,8 +148,9 @@ UNARY = table([
 ])
 
 
-@pytest.mark.parametrize("fn, make", UNARY)
-def test_unary(float64_backend, fn, make):
+@pytest.mark.parametrize("fn, make", SCALAR_OPERANDS + UNARY)
+def test_elementwise(float64_backend, fn, make):
+    """Unary ops, and binary ops with a Python scalar on either side, on a (2, 3) input."""
     check(fn, make((2, 3)))
 
 
