@@ -8,10 +8,14 @@
 (-2.0, 2.0)
 """
 
+import math
+
+from autograd_core import linalg
 from autograd_core.anomaly import detect_anomaly, is_anomaly_enabled
 from autograd_core.compile import CompileFallbackWarning, compile
 from autograd_core.creation import (
     arange,
+    asarray,
     full,
     full_like,
     manual_seed,
@@ -28,22 +32,45 @@ from autograd_core.dtypes import (
     DType,
     as_dtype,
     bool,
+    can_cast,
+    complex64,
+    complex128,
+    finfo,
     float16,
     float32,
     float64,
+    iinfo,
     int8,
     int16,
     int32,
     int64,
+    isdtype,
+    result_type,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
+from autograd_core.elementwise import *  # noqa: F403
 from autograd_core.engine import grad
 from autograd_core.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from autograd_core.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from autograd_core.info import __array_namespace_info__
+from autograd_core.manipulation import *  # noqa: F403
 from autograd_core.ops import (
+    _basic_index,
+    _index_add,
+    _scatter,
+    _to_backend,
     abs,
     add,
     astype,
+    bitwise_and,
+    bitwise_invert,
+    bitwise_left_shift,
+    bitwise_or,
+    bitwise_right_shift,
+    bitwise_xor,
     broadcast_to,
     clip,
     clone,
@@ -55,9 +82,13 @@ from autograd_core.ops import (
     exp,
     expand_dims,
     flatten,
+    floor_divide,
     getitem,
     greater,
     greater_equal,
+    isfinite,
+    isinf,
+    isnan,
     less,
     less_equal,
     log,
@@ -66,6 +97,7 @@ from autograd_core.ops import (
     logical_and,
     logical_not,
     logical_or,
+    logical_xor,
     logsumexp,
     matmul,
     matrix_transpose,
@@ -78,10 +110,13 @@ from autograd_core.ops import (
     negative,
     not_equal,
     permute_dims,
+    positive,
     pow,
     relu,
+    remainder,
     reshape,
     sigmoid,
+    sign,
     sin,
     softmax,
     sqrt,
@@ -96,8 +131,13 @@ from autograd_core.ops import (
     var,
     where,
 )
+from autograd_core.searching import *  # noqa: F403
+from autograd_core.statistics import *  # noqa: F403
 from autograd_core.tensor import Tensor, install_methods
+
+__array_api_version__ = "2024.12"
+e, inf, nan, pi, newaxis = math.e, math.inf, math.nan, math.pi, None
 
 install_methods()
 
-__all__ = [name for name in dir() if not name.startswith("_") and name != "install_methods"]
+__all__ = [name for name in dir() if not name.startswith("_") and name not in ("install_methods", "math")]

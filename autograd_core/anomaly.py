@@ -44,10 +44,11 @@ def creation_site() -> str:
     return "".join(traceback.format_list(frames[-3:])).rstrip()
 
 
-def check_finite(grad: Any, op: str, input_index: int, trace: str | None) -> None:
-    xp = grad.backend.xp
-    if bool(xp.all(xp.isfinite(grad.data))):
+def check_finite(grad: Any, backend: Any, op: str, input_index: int, trace: str | None) -> None:
+    """Raise if the raw gradient array `grad` holds a NaN or an infinity."""
+    xp = backend.xp
+    if bool(xp.all(xp.isfinite(grad))):
         return
-    kind = "nan" if bool(xp.any(xp.isnan(grad.data))) else "inf"
+    kind = "nan" if bool(xp.any(xp.isnan(grad))) else "inf"
     where = f"; the op was created at:\n{trace}" if trace else ""
     raise RuntimeError(f"backward of {op} produced {kind} in the gradient of its input {input_index}{where}")

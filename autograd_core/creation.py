@@ -25,7 +25,10 @@ def _backend(device: Any) -> backends.Backend:
 def _python_default_dtype(host: Any) -> DType:
     """What Python values become: floats float32 (as in PyTorch), ints int64, bools bool."""
     kind = host.dtype.kind
-    return {"f": as_dtype("float32"), "i": as_dtype("int64"), "u": as_dtype("int64"), "b": as_dtype("bool")}[kind]
+    names = {"f": "float32", "c": "complex64", "i": "int64", "u": "int64", "b": "bool"}
+    if kind not in names:
+        raise TypeError(f"cannot make a tensor from {type(host).__name__} data of numpy kind {host.dtype.kind!r}")
+    return as_dtype(names[kind])
 
 
 def to_array(data: Any, backend: backends.Backend, dtype: Any = None) -> Any:
@@ -42,6 +45,32 @@ def to_array(data: Any, backend: backends.Backend, dtype: Any = None) -> Any:
     if target is None and not hasattr(data, "dtype"):
         target = backend.dtype(_python_default_dtype(host).name)
     return backend.asarray(host, target)
+
+
+def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Tensor:
+    """`obj` as a tensor: a tensor is returned as it is (so its graph carries on), converted
+    only where `dtype` or `device` ask for it; anything else is copied onto the current
+    backend, as in `tensor`.
+
+    >>> import autograd_core as ag
+    >>> x = ag.asarray([1.0, 2.0])
+    >>> ag.asarray(x) is x
+    True
+    """
+    from autograd_core import ops
+
+    if isinstance(obj, Tensor):
+        out = obj if device is None else obj.to_device(device)
+        out = out if dtype is None else ops._cast(out, dtype)
+        if copy is False and out is not obj:
+            raise ValueError("asarray(copy=False): the dtype or device asked for needs a copy")
+        return ops.clone(out) if copy and out is obj else out
+    backend = _backend(device)
+    if copy is False:
+        if not backend.is_native(obj) or (dtype is not None and backend.dtype_name(obj.dtype) != as_dtype(dtype).name):
+            raise ValueError("asarray(copy=False) needs an array of the current backend in the asked dtype")
+        return Tensor._wrap(obj, backend)
+    return Tensor._wrap(to_array(obj, backend, dtype), backend)
 
 
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:

@@ -4,8 +4,11 @@ release of each node's saved tensors once it has been used."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+import backends
 from autograd_core import anomaly, grad_mode
+from autograd_core.namespace import RawNamespace, raw_namespace
 from autograd_core.tensor import NOTHING_SAVED, RETAIN_GRAD, Tensor
 
 
@@ -70,9 +73,19 @@ def _version_error(node: Tensor, t: Tensor, version: int) -> None:
 def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_graph: bool, create_graph: bool,
                  capture: Sequence[Tensor] | None = None) -> dict[int, Tensor]:
     """Send `seeds` back from `roots`. Without `capture`, gradients accumulate into the leaves'
-    ``.grad``; with it, the gradients of the `capture` tensors are returned by id instead."""
-    grads: dict[int, Tensor] = {}
+    ``.grad``; with it, the gradients of the `capture` tensors are returned by id instead.
+
+    Each node's VJPs run once per input that needs a gradient. Without `create_graph` they
+    run on the backend's raw arrays with its own namespace (nothing is recorded, no Tensor is
+    made per step); with it, on Tensors with `autograd_core` as the namespace, so the
+    gradients are recorded and can be differentiated again. The same rules serve both.
+    """
+    import autograd_core
+
+    sweep = _TensorSweep(autograd_core) if create_graph else _RawSweep()
+    grads: dict[int, Any] = {}
     for root, seed in zip(roots, seeds):
+        seed = sweep.unwrap(seed)
         grads[id(root)] = seed if id(root) not in grads else grads[id(root)] + seed
     wanted = None if capture is None else {id(t) for t in capture}
     captured: dict[int, Tensor] = {}
@@ -82,14 +95,9 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
             if grad is None:
                 continue
             if node._hooks:
-                for hook in node._hooks:
-                    if hook is RETAIN_GRAD:
-                        if wanted is None:
-                            node.grad = grad.detach() if node.grad is None else node.grad + grad.detach()
-                    elif (replaced := hook(grad)) is not None:
-                        grad = replaced
+                grad = _run_hooks(node, grad, sweep, store=wanted is None)
             if wanted is not None and id(node) in wanted:
-                captured[id(node)] = grad
+                captured[id(node)] = sweep.wrap(grad, node.backend)
             if node._vjps is None:
                 raise RuntimeError(
                     f"backward through the graph a second time (at {node._op or 'an op'}): its saved tensors "
@@ -98,26 +106,100 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
                 )
             if not node._vjps:  # a leaf
                 if wanted is None:
-                    from autograd_core.ops import clone
-
-                    node.grad = clone(grad) if node.grad is None else node.grad + grad
+                    sweep.accumulate(node, grad)
                 continue
             if node._saved is not NOTHING_SAVED:
                 _check_versions(node)
+            ns, out, inputs = sweep.call_arguments(node)
             for i, (parent, vjp) in enumerate(zip(node._parents, node._vjps)):
-                contribution = vjp(grad, node)
-                if contribution.data.shape != parent.data.shape:
+                contribution = vjp(ns, grad, out, *inputs)
+                if contribution.shape != parent.data.shape:
                     raise RuntimeError(
-                        f"the VJP of {node._op} gave a gradient of shape {contribution.shape} "
+                        f"the VJP of {node._op} gave a gradient of shape {tuple(contribution.shape)} "
                         f"for an input of shape {parent.shape}"
                     )
                 if anomaly._enabled:
-                    anomaly.check_finite(contribution, node._op, i, node._trace)
+                    anomaly.check_finite(sweep.unwrap(contribution), node.backend, node._op, i, node._trace)
                 previous = grads.get(id(parent))
                 grads[id(parent)] = contribution if previous is None else previous + contribution
-            if not retain_graph:  # release the saved tensors (the VJP closures hold them)
-                node._parents, node._vjps, node._saved = (), None, NOTHING_SAVED
+            if not retain_graph:  # release the saved tensors
+                node._parents, node._vjps, node._inputs, node._saved = (), None, (), NOTHING_SAVED
     return captured
+
+
+class _RawSweep:
+    """First-order backward: gradients are the backends' raw arrays."""
+
+    def __init__(self) -> None:
+        self._namespaces: dict[int, RawNamespace] = {}
+
+    @staticmethod
+    def unwrap(grad: Any) -> Any:
+        return grad.data if isinstance(grad, Tensor) else grad
+
+    @staticmethod
+    def wrap(grad: Any, backend: backends.Backend) -> Tensor:
+        return Tensor._wrap(grad, backend)
+
+    def call_arguments(self, node: Tensor) -> tuple[Any, Any, tuple]:
+        backend = node.backend
+        ns = self._namespaces.get(id(backend))
+        if ns is None:
+            ns = self._namespaces[id(backend)] = raw_namespace(backend)
+        return ns, node.data, tuple(x.data if isinstance(x, Tensor) else x for x in node._inputs)
+
+    @staticmethod
+    def accumulate(leaf: Tensor, grad: Any) -> None:
+        """Add `grad` into ``leaf.grad``, in the leaf's dtype; the first one is copied, so that
+        a leaf's gradient never aliases another's (ownership rule)."""
+        backend, data = leaf.backend, leaf.data
+        if grad.dtype != data.dtype:
+            grad = backend.xp.astype(grad, data.dtype)
+        if leaf.grad is None:
+            leaf.grad = Tensor._wrap(backend.xp.asarray(grad, copy=True) if backend.mutable else grad, backend)
+        else:
+            leaf.grad = Tensor._wrap(leaf.grad.data + grad, backend)
+
+
+class _TensorSweep:
+    """Higher-order backward: gradients are Tensors and every VJP step is recorded."""
+
+    def __init__(self, namespace: Any) -> None:
+        self._namespace = namespace
+
+    @staticmethod
+    def unwrap(grad: Any) -> Any:
+        return grad
+
+    @staticmethod
+    def wrap(grad: Tensor, backend: backends.Backend) -> Tensor:
+        return grad
+
+    def call_arguments(self, node: Tensor) -> tuple[Any, Any, tuple]:
+        return self._namespace, node, node._inputs
+
+    @staticmethod
+    def accumulate(leaf: Tensor, grad: Tensor) -> None:
+        from autograd_core.ops import astype, clone
+
+        grad = astype(grad, leaf.dtype)
+        leaf.grad = clone(grad) if leaf.grad is None else leaf.grad + grad
+
+
+def _run_hooks(node: Tensor, grad: Any, sweep: _RawSweep | _TensorSweep, store: bool) -> Any:
+    """Call `node`'s hooks on its gradient in order; a hook's return value replaces it."""
+    for hook in node._hooks:
+        as_tensor = sweep.wrap(grad, node.backend)
+        if hook is RETAIN_GRAD:
+            if store:
+                node.grad = as_tensor.detach() if node.grad is None else node.grad + as_tensor.detach()
+        elif (replaced := hook(as_tensor)) is not None:
+            if not isinstance(replaced, Tensor) or replaced.shape != node.shape:
+                got = replaced.shape if isinstance(replaced, Tensor) else type(replaced).__name__
+                raise RuntimeError(f"a hook on a tensor of shape {node.shape} returned {got}; "
+                                   "a hook must return None or a tensor of the gradient's shape")
+            grad = sweep.unwrap(replaced)
+    return grad
 
 
 def backward(root: Tensor, gradient: Tensor | None = None, retain_graph: bool | None = None,

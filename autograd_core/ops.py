@@ -1,30 +1,38 @@
 """The primitive operations, each declared once: a forward written against the array-API
 namespace of its inputs, and one vector-Jacobian product per input.
 
-A VJP is ``vjp(grad, out) -> grad_input`` where `grad` is the gradient of the output and
-`out` the output tensor itself. VJPs are written with Tensor operations, so when the
-engine runs them with recording on (``create_graph=True``) the gradients are themselves
-differentiable. Composite functions (softmax, var, stack...) are built from primitives
-and need no VJP of their own.
+A VJP is ``vjp(ns, grad, out, *inputs) -> grad_input``: `grad` is the gradient of the
+output, `out` the output, `inputs` the op's inputs in order, and `ns` the namespace to
+compute with. A first-order backward calls it with raw backend arrays and the backend's
+namespace (`autograd_core.namespace.RawNamespace`); ``create_graph=True`` calls the same rule
+with Tensors and `autograd_core` itself, so the gradient is recorded and can be differentiated
+again. A VJP therefore uses only what both namespaces answer: operators, the standard's
+functions, and the underscored kernels (`_scatter`, `_basic_index`, `_index_add`, ...).
+Composite functions (softmax, var, stack...) are built from primitives and need no VJP.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import numbers
+import operator
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import autograd_core as ag
 import backends
 from autograd_core import grad_mode
 from autograd_core.creation import to_array
-from autograd_core.dtypes import as_dtype
-from autograd_core.tensor import Tensor, record
+from autograd_core.dtypes import DType, as_dtype, result_type
+from autograd_core.namespace import raw_namespace
+from autograd_core.tensor import Tensor, Vjp, record
 
-Scalar = (int, float, bool)
+Scalar = (int, float, bool, complex)
 Axis = int | Sequence[int] | None
+builtin_max, builtin_min, builtin_abs, builtin_sum = max, min, abs, sum  # before the ops take the names
 
 
-# --- operands and broadcasting -------------------------------------------------------------
+# --- operands, dtype promotion and broadcasting ------------------------------------------
 def common_backend(op: str, *tensors: Tensor) -> backends.Backend:
     """The backend all `tensors` live on, or an error that says how to move one."""
     first = tensors[0].backend
@@ -37,22 +45,57 @@ def common_backend(op: str, *tensors: Tensor) -> backends.Backend:
     return first
 
 
+_KIND_RANK = {bool: 0, int: 1, float: 2, complex: 3}
+
+
+def _kind_rank(dtype: DType) -> int:
+    return 0 if dtype == "bool" else 3 if dtype.is_complex else 2 if dtype.is_floating_point else 1
+
+
+def _python_scalar(x: Any) -> Any:
+    """numpy's (and others') scalar types as the Python scalar of the same kind, so that
+    they promote as Python scalars do on every backend."""
+    for kind in (bool, int, float, complex):
+        if isinstance(x, kind):
+            return kind(x)
+    return {"b": bool, "i": int, "u": int, "f": float, "c": complex}[x.dtype.kind](x)
+
+
 def _operands(op: str, a: Any, b: Any) -> tuple[Any, Any, backends.Backend]:
-    """Both operands of a binary op, with arrays and lists made tensors on the other's backend."""
-    if isinstance(a, Tensor):
-        if isinstance(b, Tensor):
-            return a, b, (a.backend if a.backend is b.backend else common_backend(op, a, b))
-        if isinstance(b, Scalar):  # the hot path of `t * 2.0`
+    """Both operands of a binary op, converted to one dtype by `result_type`'s rule.
+
+    A Python scalar stays a scalar when its kind does not exceed the tensor's (so `t * 2.0`
+    keeps float32); arrays and lists become tensors on the other operand's backend.
+    """
+    if type(a) is Tensor or isinstance(a, Tensor):
+        if type(b) is Tensor or isinstance(b, Tensor):
+            if a.backend is not b.backend:
+                common_backend(op, a, b)
+            if a.data.dtype != b.data.dtype:
+                target = result_type(a.dtype, b.dtype)
+                a, b = _cast(a, target), _cast(b, target)
             return a, b, a.backend
-    tensor = a if isinstance(a, Tensor) else b
+        tensor = a
+    elif isinstance(b, Tensor):
+        tensor = b
+    else:
+        raise TypeError(f"{op}: at least one operand must be a tensor, got {type(a).__name__} and {type(b).__name__}")
     a, b = (_constant(x, tensor) for x in (a, b))
+    scalar = b if tensor is a else a
+    if isinstance(scalar, Tensor):
+        return _operands(op, a, b)
+    if _KIND_RANK[type(scalar)] > _kind_rank(tensor.dtype):
+        promoted = _cast(tensor, result_type(tensor.dtype, scalar))
+        a, b = (promoted, b) if tensor is a else (a, promoted)
     return a, b, tensor.backend
 
 
 def _constant(x: Any, like: Tensor) -> Any:
-    """A Python scalar stays a scalar (so it never promotes a dtype); an array becomes a tensor."""
-    if isinstance(x, (Tensor, *Scalar)):
+    """A Python (or numpy) scalar as a Python scalar; an array or a list as a tensor."""
+    if isinstance(x, Tensor) or type(x) in _KIND_RANK:
         return x
+    if isinstance(x, numbers.Number):
+        return _python_scalar(x)
     return Tensor._wrap(to_array(x, like.backend), like.backend)
 
 
@@ -60,15 +103,24 @@ def _data(x: Any) -> Any:
     return x.data if isinstance(x, Tensor) else x
 
 
-def unbroadcast(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
+def _shape_of(x: Any) -> tuple[int, ...]:
+    return tuple(x.shape)
+
+
+def sum_to(ns: Any, grad: Any, shape: Sequence[int]) -> Any:
     """The adjoint of broadcasting `shape` to ``grad.shape``: sum over the prepended axes
-    and over the axes that were stretched from 1."""
-    if grad.data.shape == shape:
+    and over the axes that were stretched from 1. Works in either namespace."""
+    if grad.shape == shape:
         return grad
     shape = tuple(shape)
-    lead = grad.ndim - len(shape)
+    lead = len(grad.shape) - len(shape)
     stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and grad.shape[lead + i] != 1)
-    return reshape(sum(grad, axis=tuple(range(lead)) + stretched), shape)
+    return ns.reshape(ns.sum(grad, axis=tuple(range(lead)) + stretched), shape)
+
+
+def unbroadcast(grad: Tensor, shape: Sequence[int]) -> Tensor:
+    """`sum_to` on tensors: ``unbroadcast(ones((3, 2)), (2,))`` sums the 3 rows."""
+    return sum_to(ag, grad, shape)
 
 
 def _view(out: Tensor, x: Tensor) -> Tensor:
@@ -77,45 +129,130 @@ def _view(out: Tensor, x: Tensor) -> Tensor:
     return out
 
 
-def _binary(op: str, forward: Any, a: Any, b: Any, vjp_a: Any, vjp_b: Any, saves_inputs: bool = True,
-            saves_output: bool = False) -> Tensor:
-    a, b, backend = _operands(op, a, b)
-    data = forward(a.data if isinstance(a, Tensor) else a, b.data if isinstance(b, Tensor) else b)
-    if not grad_mode._enabled:  # the hot path of every backward: no closures, no record
-        return Tensor._wrap(data, backend)
-    return record(op, data, backend, (a, b), (
-        lambda g, out: unbroadcast(vjp_a(g, out, a, b), a.data.shape),
-        lambda g, out: unbroadcast(vjp_b(g, out, a, b), b.data.shape),
-    ), saved=None if saves_inputs else (), saves_output=saves_output)
+# --- the two op factories: elementwise binary and unary --------------------------------------
+def _broadcasting(*vjps: Vjp) -> tuple[Vjp, ...]:
+    """Binary VJPs, each followed by the sum back to its own input's broadcast shape."""
+    def summed(i: int, vjp: Vjp) -> Vjp:
+        return lambda ns, g, out, *inputs: sum_to(ns, vjp(ns, g, out, *inputs), inputs[i].shape)
+
+    return tuple(summed(i, v) for i, v in enumerate(vjps))
+
+
+def binary_op(name: str, forward: Callable[[Any, Any], Any], vjp_a: Vjp | None, vjp_b: Vjp | None,
+              saves_inputs: bool = True, saves_output: bool = False, doc: str = "") -> Callable[[Any, Any], Tensor]:
+    """An elementwise, broadcasting primitive of two operands (tensors or Python scalars).
+
+    `forward(a, b)` computes on raw arrays or scalars; `vjp_a`/`vjp_b` are the rules for each
+    operand before broadcasting is undone (None: not differentiable, a zero gradient).
+    """
+    vjps = _broadcasting(vjp_a or _zero_vjp, vjp_b or _zero_vjp)
+    saved = None if saves_inputs else ()
+
+    def op(a: Any, b: Any) -> Tensor:
+        a, b, backend = _operands(name, a, b)
+        data = forward(a.data if isinstance(a, Tensor) else a, b.data if isinstance(b, Tensor) else b)
+        if not grad_mode._enabled:  # the hot path of every recorded backward: no record
+            return Tensor._wrap(data, backend)
+        return record(name, data, backend, (a, b), vjps, saved=saved, saves_output=saves_output)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc or f"Elementwise ``{name}`` of two tensors (or a tensor and a Python scalar), broadcast."
+    return op
+
+
+def unary_op(name: str, forward: Callable[[Any, Any], Any], vjp: Vjp | None, saves: str = "input",
+             doc: str = "") -> Callable[[Tensor], Tensor]:
+    """An elementwise primitive; `forward(ns, data)` computes on the raw array, `vjp` is its
+    rule (None: piecewise constant, a zero gradient as PyTorch gives), and `saves` says what
+    the rule reads: "input", "output" or "none" (for the version checks)."""
+    vjps = (vjp or _zero_vjp,)
+    saved, saves_output = (None if saves == "input" else ()), saves == "output"
+
+    def op(x: Tensor) -> Tensor:
+        x = _tensor(name, x)
+        data = forward(raw_namespace(x.backend), x.data)
+        return record(name, data, x.backend, (x,), vjps, saved=saved, saves_output=saves_output)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc or f"Elementwise ``{name}``."
+    return op
+
+
+def _zero_vjp(ns: Any, g: Any, out: Any, *inputs: Any) -> Any:
+    return ns.zeros_like(g)
+
+
+def _tensor(op: str, x: Any) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    raise TypeError(f"{op} expects a tensor, got {type(x).__name__}; make one with autograd_core.asarray(...)")
 
 
 # --- arithmetic --------------------------------------------------------------------------
-def add(a: Any, b: Any) -> Tensor:
-    return _binary("add", lambda x, y: x + y, a, b, lambda g, o, a, b: g, lambda g, o, a, b: g, saves_inputs=False)
-
-
-def subtract(a: Any, b: Any) -> Tensor:
-    return _binary("subtract", lambda x, y: x - y, a, b, lambda g, o, a, b: g, lambda g, o, a, b: -g,
-                   saves_inputs=False)
-
-
-def multiply(a: Any, b: Any) -> Tensor:
-    return _binary("multiply", lambda x, y: x * y, a, b, lambda g, o, a, b: g * b, lambda g, o, a, b: g * a)
+add = binary_op("add", operator.add, lambda ns, g, out, a, b: g, lambda ns, g, out, a, b: g, saves_inputs=False)
+subtract = binary_op("subtract", operator.sub, lambda ns, g, out, a, b: g, lambda ns, g, out, a, b: -g,
+                     saves_inputs=False)
+multiply = binary_op("multiply", operator.mul, lambda ns, g, out, a, b: g * b, lambda ns, g, out, a, b: g * a)
+_true_divide = binary_op("divide", operator.truediv,
+                         lambda ns, g, out, a, b: g / b, lambda ns, g, out, a, b: -g * a / (b * b))
 
 
 def divide(a: Any, b: Any) -> Tensor:
-    return _binary("divide", lambda x, y: x / y, a, b,
-                   lambda g, o, a, b: g / b, lambda g, o, a, b: -g * a / (b * b))
+    """``a / b``; integer operands divide as the default float dtype, as in PyTorch."""
+    for x in (a, b):
+        if isinstance(x, Tensor) and _kind_rank(x.dtype) < 2:
+            return _true_divide(_cast(x, "float32"), b) if x is a else _true_divide(a, _cast(x, "float32"))
+    return _true_divide(a, b)
 
 
-def pow(a: Any, b: Any) -> Tensor:  # noqa: A001 - the standard's name
-    return _binary("pow", lambda x, y: x**y, a, b,
-                   lambda g, o, a, b: g * b * a ** (b - 1),
-                   lambda g, o, a, b: g * o * (log(a) if isinstance(a, Tensor) else math.log(a)), saves_output=True)
+def _pow_grad_base(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
+    """d(a**b)/da = b * a**(b-1), and 0 where b == 0 (PyTorch's rule, also at a == 0)."""
+    if isinstance(b, Scalar):
+        return ns.zeros_like(g) if b == 0 else g * b * a ** (b - 1)
+    return ns.where(b == 0, 0.0, g * b * a ** (b - 1))
 
 
-def negative(x: Tensor) -> Tensor:
-    return record("negative", -x.data, x.backend, (x,), (lambda g, out: -g,), saved=())
+def _pow_grad_exponent(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
+    """d(a**b)/db = a**b * log(a), and 0 where a == 0 and b >= 0 (PyTorch's rule); a
+    negative base gives nan, as PyTorch does."""
+    if isinstance(a, Scalar):
+        a = ns.full_like(out, a)
+    return ns.where((a == 0) & (b >= 0), 0.0, g * out * ns.log(a))
+
+
+pow = binary_op("pow", operator.pow, _pow_grad_base, _pow_grad_exponent, saves_output=True)  # noqa: A001
+negative = unary_op("negative", lambda ns, d: -d, lambda ns, g, out, x: -g, saves="none")
+positive = unary_op("positive", lambda ns, d: +d, lambda ns, g, out, x: g, saves="none")
+floor_divide = binary_op("floor_divide", operator.floordiv, None, None, saves_inputs=False)
+# a - b * floor(a / b): the quotient is piecewise constant
+remainder = binary_op("remainder", operator.mod, lambda ns, g, out, a, b: g,
+                      lambda ns, g, out, a, b: -g * ((a - out) / b))
+
+
+# --- elementwise functions ----------------------------------------------------------------
+def _sigmoid(ns: Any, d: Any) -> Any:
+    e = ns.exp(-ns.abs(d))  # never overflows
+    return ns.where(d >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _erf(ns: Any, d: Any) -> Any:
+    return ns.clip(ns._erf(d), min=-1.0, max=1.0)  # a series can round past +-1
+
+
+exp = unary_op("exp", lambda ns, d: ns.exp(d), lambda ns, g, out, x: g * out, "output")
+log = unary_op("log", lambda ns, d: ns.log(d), lambda ns, g, out, x: g / x)
+log1p = unary_op("log1p", lambda ns, d: ns.log1p(d), lambda ns, g, out, x: g / (1 + x))
+sqrt = unary_op("sqrt", lambda ns, d: ns.sqrt(d), lambda ns, g, out, x: g / (2 * out), "output")
+tanh = unary_op("tanh", lambda ns, d: ns.tanh(d), lambda ns, g, out, x: g * (1 - out * out), "output")
+sigmoid = unary_op("sigmoid", _sigmoid, lambda ns, g, out, x: g * out * (1 - out), "output")
+# the output is positive exactly where the input is, so the mask comes from it
+relu = unary_op("relu", lambda ns, d: ns.maximum(d, 0.0), lambda ns, g, out, x: ns.where(out > 0, g, 0.0), "output")
+abs = unary_op("abs", lambda ns, d: ns.abs(d), lambda ns, g, out, x: g * ns.sign(x))  # noqa: A001
+sign = unary_op("sign", lambda ns, d: ns.sign(d), None, "none")
+erf = unary_op("erf", _erf, lambda ns, g, out, x: g * (2 / math.sqrt(math.pi)) * ns.exp(-(x * x)),
+               doc="The error function.")
+sin = unary_op("sin", lambda ns, d: ns.sin(d), lambda ns, g, out, x: g * ns.cos(x))
+cos = unary_op("cos", lambda ns, d: ns.cos(d), lambda ns, g, out, x: -g * ns.sin(x))
 
 
 def _as_operand(value: Any, like: Tensor) -> Any:
@@ -125,182 +262,168 @@ def _as_operand(value: Any, like: Tensor) -> Any:
     return like.backend.xp.asarray(value, dtype=like.data.dtype, device=like.backend.device)
 
 
-# --- elementwise functions ----------------------------------------------------------------
-def _unary(op: str, x: Tensor, forward: Any, vjp: Any, saves: str = "input") -> Tensor:
-    """An elementwise primitive; `saves` says what its VJP reads: "input", "output" or "none"."""
-    return record(op, forward(x.backend.xp, x.data), x.backend, (x,), (lambda g, out: vjp(g, out, x),),
-                  saved=None if saves == "input" else (), saves_output=saves == "output")
-
-
-def _mask(x: Tensor, array: Any) -> Tensor:
-    """A constant tensor of `x`'s dtype from a boolean array."""
-    return Tensor._wrap(x.backend.xp.astype(array, x.data.dtype), x.backend)
-
-
-def exp(x: Tensor) -> Tensor:
-    return _unary("exp", x, lambda xp, d: xp.exp(d), lambda g, out, x: g * out, "output")
-
-
-def log(x: Tensor) -> Tensor:
-    return _unary("log", x, lambda xp, d: xp.log(d), lambda g, out, x: g / x)
-
-
-def log1p(x: Tensor) -> Tensor:
-    return _unary("log1p", x, lambda xp, d: xp.log1p(d), lambda g, out, x: g / (1 + x))
-
-
-def sqrt(x: Tensor) -> Tensor:
-    return _unary("sqrt", x, lambda xp, d: xp.sqrt(d), lambda g, out, x: g / (2 * out), "output")
-
-
-def tanh(x: Tensor) -> Tensor:
-    return _unary("tanh", x, lambda xp, d: xp.tanh(d), lambda g, out, x: g * (1 - out * out), "output")
-
-
-def _sigmoid(xp: Any, d: Any) -> Any:
-    e = xp.exp(-xp.abs(d))  # never overflows
-    return xp.where(d >= 0, 1 / (1 + e), e / (1 + e))
-
-
-def sigmoid(x: Tensor) -> Tensor:
-    return _unary("sigmoid", x, _sigmoid, lambda g, out, x: g * out * (1 - out), "output")
-
-
-def relu(x: Tensor) -> Tensor:
-    # the output is positive exactly where the input is, so the mask comes from it
-    return _unary("relu", x, lambda xp, d: xp.maximum(d, 0.0), lambda g, out, x: g * _mask(out, out.data > 0),
-                  "output")
-
-
-def abs(x: Tensor) -> Tensor:  # noqa: A001 - the standard's name
-    return _unary("abs", x, lambda xp, d: xp.abs(d), lambda g, out, x: g * _mask(x, x.backend.xp.sign(x.data)))
-
-
-def erf(x: Tensor) -> Tensor:
-    return _unary("erf", x, lambda xp, d: x.backend.erf(d),
-                  lambda g, out, x: g * (2 / math.sqrt(math.pi)) * exp(-(x * x)))
-
-
-def sin(x: Tensor) -> Tensor:
-    return _unary("sin", x, lambda xp, d: xp.sin(d), lambda g, out, x: g * cos(x))
-
-
-def cos(x: Tensor) -> Tensor:
-    return _unary("cos", x, lambda xp, d: xp.cos(d), lambda g, out, x: -g * sin(x))
-
-
-def _select(op: str, x: Tensor, other: Any, pick_x: Any) -> Tensor:
+def _select_op(name: str, pick_a: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Tensor]:
     """maximum/minimum: the gradient goes to the chosen operand, split evenly on ties."""
-    x, other, backend = _operands(op, x, other)
-    if not isinstance(x, Tensor):
-        x, other = other, x
-    xp = backend.xp
-    xd, od = x.data, _as_operand(other, x)
+    def grad_a(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
+        return ns.where(a == b, g * 0.5, ns.where(pick_a(a, b), g, 0.0))
 
-    def share() -> Tensor:  # of the gradient that goes to x: 1 where chosen, 1/2 on ties
-        return Tensor._wrap(xp.where(xd == od, 0.5, xp.astype(pick_x(xp, xd, od), xd.dtype)), backend)
+    def grad_b(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
+        return ns.where(a == b, g * 0.5, ns.where(pick_a(a, b), 0.0, g))
 
-    return record(op, xp.where(pick_x(xp, xd, od), xd, od), backend, (x, other), (
-        lambda g, out: unbroadcast(g * share(), x.shape),
-        lambda g, out: unbroadcast(g * (1 - share()), other.shape),
-    ))
+    vjps = _broadcasting(grad_a, grad_b)
 
+    def op(a: Any, b: Any) -> Tensor:
+        a, b, backend = _operands(name, a, b)
+        like = a if isinstance(a, Tensor) else b
+        ad, bd = _as_operand(a, like), _as_operand(b, like)
+        return record(name, getattr(backend.xp, name)(ad, bd), backend, (a, b), vjps)
 
-def maximum(a: Any, b: Any) -> Tensor:
-    return _select("maximum", a, b, lambda xp, x, y: x > y)
-
-
-def minimum(a: Any, b: Any) -> Tensor:
-    return _select("minimum", a, b, lambda xp, x, y: x < y)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"Elementwise {name}; on ties the gradient is shared evenly between the operands."
+    return op
 
 
-def where(condition: Any, a: Any, b: Any) -> Tensor:
-    """Elements of `a` where `condition` holds, else of `b` (either may be a scalar)."""
-    a, b, backend = _operands("where", a, b)
-    cond = condition.data if isinstance(condition, Tensor) else to_array(condition, backend, "bool")
+maximum = _select_op("maximum", operator.gt)
+minimum = _select_op("minimum", operator.lt)
+
+
+def _where_grad(chosen: bool) -> Vjp:
+    def vjp(ns: Any, g: Any, out: Any, c: Any, a: Any, b: Any) -> Any:
+        picked = ns.where(c, g, 0.0) if chosen else ns.where(c, 0.0, g)
+        return sum_to(ns, picked, (a if chosen else b).shape)
+
+    return vjp
+
+
+_WHERE_VJPS = (None, _where_grad(True), _where_grad(False))
+
+
+def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
+    """Elements of `x1` where `condition` holds, else of `x2` (either may be a Python scalar).
+
+    >>> import autograd_core as ag
+    >>> ag.where(ag.asarray([True, False]), 1.0, ag.asarray([5.0, 6.0])).tolist()
+    [1.0, 6.0]
+    """
+    if not isinstance(x1, Tensor) and not isinstance(x2, Tensor):
+        c = _tensor("where", condition)
+        dtype = result_type(x1, x2)
+        x1 = Tensor._wrap(to_array(x1, c.backend, dtype), c.backend)
+    a, b, backend = _operands("where", x1, x2)
+    c = condition if isinstance(condition, Tensor) else Tensor._wrap(to_array(condition, backend), backend)
+    if c.dtype != "bool":
+        c = Tensor._wrap(backend.xp.astype(c.data, backend.xp.bool), backend)
     like = a if isinstance(a, Tensor) else b
-    c = Tensor._wrap(cond, backend)
-    return record("where", backend.xp.where(cond, _as_operand(a, like), _as_operand(b, like)), backend, (a, b), (
-        lambda g, out: unbroadcast(where(c, g, 0.0), a.shape),
-        lambda g, out: unbroadcast(where(c, 0.0, g), b.shape),
-    ), saved=())
+    data = backend.xp.where(c.data, _as_operand(a, like), _as_operand(b, like))
+    return record("where", data, backend, (c, a, b), _WHERE_VJPS, saved=())
 
 
-def clip(x: Tensor, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
-    """Values limited to [min, max]; the gradient passes where min <= x <= max."""
-    xp = x.backend.xp
+def _clip_grad_x(ns: Any, g: Any, out: Any, x: Any, lo: Any, hi: Any) -> Any:
+    if lo is not None:
+        g = ns.where(x >= lo, g, 0.0)
+    return g if hi is None else ns.where(x <= hi, g, 0.0)
 
-    def vjp(g: Tensor, out: Tensor) -> Tensor:
-        inside = xp.ones(x.data.shape, dtype=xp.bool, device=x.backend.device)
-        if min is not None:
-            inside = inside & (x.data >= min)
-        if max is not None:
-            inside = inside & (x.data <= max)
-        return where(Tensor._wrap(inside, x.backend), g, 0.0)
 
-    return record("clip", xp.clip(x.data, min=min, max=max), x.backend, (x,), (vjp,))
+_CLIP_VJPS = (
+    _clip_grad_x,
+    lambda ns, g, out, x, lo, hi: sum_to(ns, ns.where(x < lo, g, 0.0), lo.shape),
+    lambda ns, g, out, x, lo, hi: sum_to(ns, ns.where(x > hi, g, 0.0), hi.shape),
+)
+
+
+def _bound(x: Tensor, value: Any) -> Any:
+    """A bound of `clip`: None, a Python scalar, or a tensor in `x`'s dtype."""
+    if value is None:
+        return None
+    return _cast(value, x.dtype) if isinstance(value, Tensor) else _constant(value, x)
+
+
+def clip(x: Tensor, /, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    """Values limited to [min, max] (scalars or tensors); the gradient passes to `x` where
+    min <= x <= max, and to a tensor bound where it is the one chosen (as PyTorch's clamp)."""
+    x = _tensor("clip", x)
+    lo, hi = (_bound(x, v) for v in (min, max))
+    data = x.backend.xp.clip(x.data, min=_data(lo), max=_data(hi))
+    return record("clip", data, x.backend, (x, lo, hi), _CLIP_VJPS)
 
 
 # --- comparisons and logic (never differentiable) -----------------------------------------------
-def _compare(op: str, forward: Any, a: Any, b: Any) -> Tensor:
-    a, b, backend = _operands(op, a, b)
-    return Tensor._wrap(forward(_data(a), _data(b)), backend)
+def _compare_op(name: str, forward: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Tensor]:
+    def op(a: Any, b: Any) -> Tensor:
+        a, b, backend = _operands(name, a, b)
+        return Tensor._wrap(forward(_data(a), _data(b)), backend)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"Elementwise ``{name}``: a boolean tensor, outside the graph."
+    return op
 
 
-def less(a: Any, b: Any) -> Tensor:
-    return _compare("less", lambda x, y: x < y, a, b)
+less = _compare_op("less", operator.lt)
+less_equal = _compare_op("less_equal", operator.le)
+greater = _compare_op("greater", operator.gt)
+greater_equal = _compare_op("greater_equal", operator.ge)
+equal = _compare_op("equal", operator.eq)
+not_equal = _compare_op("not_equal", operator.ne)
+logical_and = _compare_op("logical_and", operator.and_)
+logical_or = _compare_op("logical_or", operator.or_)
+logical_xor = _compare_op("logical_xor", operator.xor)
+bitwise_and = _compare_op("bitwise_and", operator.and_)
+bitwise_or = _compare_op("bitwise_or", operator.or_)
+bitwise_xor = _compare_op("bitwise_xor", operator.xor)
+bitwise_left_shift = _compare_op("bitwise_left_shift", operator.lshift)
+bitwise_right_shift = _compare_op("bitwise_right_shift", operator.rshift)
 
 
-def less_equal(a: Any, b: Any) -> Tensor:
-    return _compare("less_equal", lambda x, y: x <= y, a, b)
+def _predicate_op(name: str, forward: Callable[[Any, Any], Any]) -> Callable[[Tensor], Tensor]:
+    def op(x: Tensor, /) -> Tensor:
+        x = _tensor(name, x)
+        return Tensor._wrap(forward(x.backend.xp, x.data), x.backend)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"Elementwise ``{name}``, outside the graph."
+    return op
 
 
-def greater(a: Any, b: Any) -> Tensor:
-    return _compare("greater", lambda x, y: x > y, a, b)
-
-
-def greater_equal(a: Any, b: Any) -> Tensor:
-    return _compare("greater_equal", lambda x, y: x >= y, a, b)
-
-
-def equal(a: Any, b: Any) -> Tensor:
-    return _compare("equal", lambda x, y: x == y, a, b)
-
-
-def not_equal(a: Any, b: Any) -> Tensor:
-    return _compare("not_equal", lambda x, y: x != y, a, b)
-
-
-def logical_and(a: Any, b: Any) -> Tensor:
-    return _compare("logical_and", lambda x, y: x & y, a, b)
-
-
-def logical_or(a: Any, b: Any) -> Tensor:
-    return _compare("logical_or", lambda x, y: x | y, a, b)
-
-
-def logical_not(x: Tensor) -> Tensor:
-    return Tensor._wrap(~x.data, x.backend)
+logical_not = _predicate_op("logical_not", lambda xp, d: xp.logical_not(d))
+bitwise_invert = _predicate_op("bitwise_invert", lambda xp, d: ~d)
+isnan = _predicate_op("isnan", lambda xp, d: xp.isnan(d))
+isinf = _predicate_op("isinf", lambda xp, d: xp.isinf(d))
+isfinite = _predicate_op("isfinite", lambda xp, d: xp.isfinite(d))
 
 
 # --- linear algebra ---------------------------------------------------------------------------
-def matmul(a: Tensor, b: Tensor) -> Tensor:
+def _matmul_grads() -> tuple[Vjp, Vjp]:
+    """The VJPs of matmul on the 2-D-at-least views: a 1-D `a` is a row, a 1-D `b` a column."""
+    def views(ns: Any, g: Any, a: Any, b: Any) -> tuple[Any, Any, Any]:
+        a2 = a if a.ndim > 1 else ns.reshape(a, (1, -1))
+        b2 = b if b.ndim > 1 else ns.reshape(b, (-1, 1))
+        batch = _broadcast_shapes(tuple(a2.shape[:-2]), tuple(b2.shape[:-2]))
+        return ns.reshape(g, (*batch, a2.shape[-2], b2.shape[-1])), a2, b2
+
+    def grad_a(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
+        g2, a2, b2 = views(ns, g, a, b)
+        return ns.reshape(sum_to(ns, ns.matmul(g2, ns.matrix_transpose(b2)), a2.shape), a.shape)
+
+    def grad_b(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
+        g2, a2, b2 = views(ns, g, a, b)
+        return ns.reshape(sum_to(ns, ns.matmul(ns.matrix_transpose(a2), g2), b2.shape), b.shape)
+
+    return grad_a, grad_b
+
+
+_MATMUL_VJPS = _matmul_grads()
+
+
+def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
     """The matrix product with the standard's rules: batched, broadcast, 1-D on either side."""
-    a, b, backend = _operands("matmul", a, b)
-    if a.ndim == 0 or b.ndim == 0:
-        raise ValueError(f"matmul needs tensors of at least 1 dimension, got shapes {a.shape} and {b.shape}")
-    # VJPs work on the 2-D-at-least views: a 1-D `a` is a row, a 1-D `b` a column.
-    a2 = a if a.ndim > 1 else reshape(a, (1, -1))
-    b2 = b if b.ndim > 1 else reshape(b, (-1, 1))
+    a, b, backend = _operands("matmul", x1, x2)
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)) or a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"matmul needs two tensors of at least 1 dimension, got {_describe(a)} and {_describe(b)}")
+    return record("matmul", a.data @ b.data, backend, (a, b), _MATMUL_VJPS)
 
-    def grad_2d(g: Tensor) -> Tensor:
-        batch = _broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
-        return reshape(g, (*batch, a2.shape[-2], b2.shape[-1]))
 
-    return record("matmul", a.data @ b.data, backend, (a, b), (
-        lambda g, out: reshape(unbroadcast(matmul(grad_2d(g), matrix_transpose(b2)), a2.shape), a.shape),
-        lambda g, out: reshape(unbroadcast(matmul(matrix_transpose(a2), grad_2d(g)), b2.shape), b.shape),
-    ))
+def _describe(x: Any) -> str:
+    return f"shape {x.shape}" if isinstance(x, Tensor) else type(x).__name__
 
 
 def _broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -314,7 +437,7 @@ def _broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def matrix_transpose(x: Tensor) -> Tensor:
+def matrix_transpose(x: Tensor, /) -> Tensor:
     """Swap the last two axes."""
     if x.ndim < 2:
         raise ValueError(f"matrix_transpose needs at least 2 dimensions, got shape {x.shape}")
@@ -322,21 +445,27 @@ def matrix_transpose(x: Tensor) -> Tensor:
 
 
 # --- shapes -------------------------------------------------------------------------------
-def reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
+_RESHAPE_VJPS = (lambda ns, g, out, x: ns.reshape(g, x.shape),)
+
+
+def reshape(x: Tensor, /, shape: Sequence[int], *, copy: bool | None = None) -> Tensor:
+    """The same elements in a new shape (one axis may be -1)."""
     shape = tuple(shape)
-    if shape == x.shape:
+    if shape == x.shape and not copy:
         return x
-    return _view(record("reshape", x.backend.xp.reshape(x.data, shape), x.backend, (x,),
-                        (lambda g, out: reshape(g, x.shape),), saved=()), x)
+    data = x.backend.xp.reshape(x.data, shape)
+    out = record("reshape", data, x.backend, (x,), _RESHAPE_VJPS, saved=())
+    return clone(out) if copy else _view(out, x)
 
 
-def permute_dims(x: Tensor, axes: Sequence[int]) -> Tensor:
-    axes = tuple(a % x.ndim for a in axes)
+def permute_dims(x: Tensor, /, axes: Sequence[int]) -> Tensor:
+    """The axes of `x` in the order `axes`."""
+    axes = tuple(a % builtin_max(x.ndim, 1) for a in axes)
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: {axes} is not a permutation of the {x.ndim} axes")
     inverse = tuple(sorted(range(x.ndim), key=axes.__getitem__))
     return _view(record("permute_dims", x.backend.xp.permute_dims(x.data, axes), x.backend, (x,),
-                        (lambda g, out: permute_dims(g, inverse),), saved=()), x)
+                        (lambda ns, g, out, x: ns.permute_dims(g, inverse),), saved=()), x)
 
 
 def swapaxes(x: Tensor, axis1: int, axis2: int) -> Tensor:
@@ -345,12 +474,20 @@ def swapaxes(x: Tensor, axis1: int, axis2: int) -> Tensor:
     return permute_dims(x, axes)
 
 
-def expand_dims(x: Tensor, axis: int = 0) -> Tensor:
-    axis = axis % (x.ndim + 1)
-    return reshape(x, (*x.shape[:axis], 1, *x.shape[axis:]))
+def expand_dims(x: Tensor, /, axis: int | Sequence[int] = 0) -> Tensor:
+    """New axes of size 1 at `axis` (an int or a tuple of positions in the result)."""
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    ndim = x.ndim + len(axes)
+    if not all(-ndim <= a < ndim for a in axes):
+        raise IndexError(f"expand_dims: axis {axis} is out of range for a result of {ndim} dimensions")
+    positions = sorted(a % ndim for a in axes)
+    if len(set(positions)) != len(positions):
+        raise ValueError(f"expand_dims: repeated axis in {axis}")
+    sizes = iter(x.shape)
+    return reshape(x, tuple(1 if i in positions else next(sizes) for i in range(ndim)))
 
 
-def squeeze(x: Tensor, axis: Axis = None) -> Tensor:
+def squeeze(x: Tensor, /, axis: Axis = None) -> Tensor:
     """Drop axes of size 1 (all of them when `axis` is None, as PyTorch does)."""
     if axis is None:
         axes = {i for i, n in enumerate(x.shape) if n == 1}
@@ -368,61 +505,88 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(x, (*x.shape[:start], math.prod(x.shape[start : end + 1]), *x.shape[end + 1 :]))
 
 
-def broadcast_to(x: Tensor, shape: Sequence[int]) -> Tensor:
+_BROADCAST_VJPS = (lambda ns, g, out, x: sum_to(ns, g, x.shape),)
+
+
+def broadcast_to(x: Tensor, /, shape: Sequence[int]) -> Tensor:
     shape = tuple(shape)
     if shape == x.shape:
         return x
     return _view(record("broadcast_to", x.backend.xp.broadcast_to(x.data, shape), x.backend, (x,),
-                        (lambda g, out: unbroadcast(g, x.shape),), saved=()), x)
+                        _BROADCAST_VJPS, saved=()), x)
 
 
-def concat(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
-    tensors = list(tensors)
+def concat(arrays: Sequence[Tensor], /, *, axis: int | None = 0) -> Tensor:
+    """The tensors joined along `axis` (flattened first when `axis` is None)."""
+    tensors = list(arrays)
+    if axis is None:
+        tensors, axis = [reshape(t, (-1,)) for t in tensors], 0
     backend = common_backend("concat", *tensors)
+    target = result_type(*tensors)
+    tensors = [_cast(t, target) for t in tensors]
     axis = axis % tensors[0].ndim
     bounds = [0]
     for t in tensors:
         bounds.append(bounds[-1] + t.shape[axis])
 
-    def piece(i: int) -> Any:
-        key = (slice(None),) * axis + (slice(bounds[i], bounds[i + 1]),)
-        return lambda g, out: g[key]
+    def piece(i: int) -> Vjp:
+        key = (slice(None),) * axis + (slice(bounds[i], bounds[i + 1]), Ellipsis)
+        return lambda ns, g, out, *inputs: ns._basic_index(g, key)
 
     data = backend.xp.concat([t.data for t in tensors], axis=axis)
     return record("concat", data, backend, tensors, [piece(i) for i in range(len(tensors))], saved=())
 
 
-def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
-    tensors = list(tensors)
+def stack(arrays: Sequence[Tensor], /, *, axis: int = 0) -> Tensor:
+    tensors = list(arrays)
     axis = axis % (tensors[0].ndim + 1)
-    return concat([expand_dims(t, axis) for t in tensors], axis=axis)
+    return concat([expand_dims(t, axis=axis) for t in tensors], axis=axis)
 
 
-def astype(x: Tensor, dtype: Any) -> Tensor:
+_ASTYPE_VJPS = (lambda ns, g, out, x: ns.astype(g, x.dtype, copy=False),)
+
+
+def astype(x: Tensor, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Tensor:
+    """`x` converted to `dtype` (a new tensor unless ``copy=False`` and nothing changes); the
+    gradient is converted back to `x`'s dtype."""
+    x = _tensor("astype", x)
+    if device is not None:
+        x = x.to_device(device)
+    cast = _cast(x, dtype)
+    return clone(cast) if cast is x and copy else cast
+
+
+def _cast(x: Tensor, dtype: Any) -> Tensor:
+    """`x` in `dtype`: `x` itself when it already is (the engine's cast, which never copies)."""
     target = x.backend.dtype(as_dtype(dtype).name)
     if x.data.dtype == target:
         return x
-    return record("astype", x.backend.xp.astype(x.data, target), x.backend, (x,),
-                  (lambda g, out: astype(g, x.dtype),), saved=())
+    return record("astype", x.backend.xp.astype(x.data, target), x.backend, (x,), _ASTYPE_VJPS, saved=())
+
+
+_CLONE_VJPS = (lambda ns, g, out, x: g,)
 
 
 def clone(x: Tensor) -> Tensor:
     """A copy that owns its memory; the gradient passes through unchanged."""
-    return record("clone", x.backend.xp.asarray(x.data, copy=True), x.backend, (x,), (lambda g, out: g,), saved=())
+    return record("clone", x.backend.xp.asarray(x.data, copy=True), x.backend, (x,), _CLONE_VJPS, saved=())
 
 
 def to_backend(x: Tensor, backend: backends.Backend) -> Tensor:
     """The same values on another backend (or device), through the host; differentiable."""
     if backend is x.backend:
         return x
+    source = x.backend
     data = backend.asarray(x.numpy(), backend.dtype(x.dtype.name))
-    return record("to", data, backend, (x,), (lambda g, out: to_backend(g, x.backend),), saved=())
+    return record("to", data, backend, (x,), (lambda ns, g, out, x: ns._to_backend(g, backend, source),), saved=())
+
+
+def _to_backend(values: Tensor, source: backends.Backend, target: backends.Backend) -> Tensor:
+    """The namespace kernel behind `to_backend`'s VJP (the raw twin is in `RawNamespace`)."""
+    return to_backend(values, target)
 
 
 # --- reductions -----------------------------------------------------------------------------
-builtin_max = max  # the builtin, before `max` below takes its name
-
-
 def _axes(axis: Axis, ndim: int) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
@@ -437,45 +601,62 @@ def _kept_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...
     return tuple(1 if i in axes else n for i, n in enumerate(shape))
 
 
-def _expand_back(g: Tensor, shape: tuple[int, ...], axes: tuple[int, ...]) -> Tensor:
+def expand_back(ns: Any, g: Any, shape: tuple[int, ...], axes: tuple[int, ...]) -> Any:
     """A reduction's output gradient spread back over the reduced axes."""
-    return broadcast_to(reshape(g, _kept_shape(shape, axes)), shape)
+    return ns.broadcast_to(ns.reshape(g, _kept_shape(shape, axes)), shape)
 
 
-def sum(x: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def sum(x: Tensor, /, axis: Axis = None, *, dtype: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+    """The sum over `axis` (all axes when None)."""
+    x = _tensor("sum", x)
     axes = _axes(axis, x.ndim)
-    return record("sum", x.backend.xp.sum(x.data, axis=axes, keepdims=keepdims), x.backend, (x,),
-                  (lambda g, out: _expand_back(g, x.shape, axes),), saved=())
+    target = None if dtype is None else x.backend.dtype(as_dtype(dtype).name)
+    data = x.backend.xp.sum(x.data, axis=axes, keepdims=keepdims, dtype=target)
+    vjp = _sum_vjp(axes) if target is None or target == x.data.dtype else _cast_back(_sum_vjp(axes))
+    return record("sum", data, x.backend, (x,), (vjp,), saved=())
 
 
-def mean(x: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
+def _sum_vjp(axes: tuple[int, ...]) -> Vjp:
+    return lambda ns, g, out, x: expand_back(ns, g, x.shape, axes)
+
+
+def _cast_back(vjp: Vjp) -> Vjp:
+    """`vjp` with its result cast to its input's dtype (for ops computed in another dtype)."""
+    return lambda ns, g, out, x: ns.astype(vjp(ns, g, out, x), x.dtype, copy=False)
+
+
+def mean(x: Tensor, /, axis: Axis = None, *, keepdims: bool = False) -> Tensor:
     axes = _axes(axis, x.ndim)
-    return sum(x, axes, keepdims) / math.prod(x.shape[a] for a in axes)
+    return sum(x, axis=axes, keepdims=keepdims) / builtin_max(math.prod(x.shape[a] for a in axes), 0)
 
 
 def _extreme(op: str, x: Tensor, axis: Axis, keepdims: bool) -> Tensor:
-    """max/min; the gradient is shared evenly among tied extremes."""
-    xp, axes = x.backend.xp, _axes(axis, x.ndim)
+    """max/min; the gradient is shared evenly among tied extremes (among the NaNs, when the
+    extreme is NaN, as PyTorch does)."""
+    x = _tensor(op, x)
+    axes = _axes(axis, x.ndim)
     if x.numel() == 0:
         raise ValueError(f"{op} of an empty tensor")
-    data = getattr(xp, op)(x.data, axis=axes, keepdims=keepdims)
+    data = getattr(x.backend.xp, op)(x.data, axis=axes, keepdims=keepdims)
 
-    def vjp(g: Tensor, out: Tensor) -> Tensor:
-        hits = xp.astype(x.data == xp.reshape(out.data, _kept_shape(x.shape, axes)), x.data.dtype)
-        return _expand_back(g, x.shape, axes) * Tensor._wrap(hits / xp.sum(hits, axis=axes, keepdims=True), x.backend)
+    def vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
+        hits = ns.astype((x == ns.reshape(out, _kept_shape(x.shape, axes))) | ns.isnan(x), x.dtype)
+        return expand_back(ns, g, x.shape, axes) * (hits / ns.sum(hits, axis=axes, keepdims=True))
 
     return record(op, data, x.backend, (x,), (vjp,), saves_output=True)
 
 
-def max(x: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def max(x: Tensor, /, axis: Axis = None, *, keepdims: bool = False) -> Tensor:  # noqa: A001
+    """The largest element over `axis`."""
     return _extreme("max", x, axis, keepdims)
 
 
-def min(x: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def min(x: Tensor, /, axis: Axis = None, *, keepdims: bool = False) -> Tensor:  # noqa: A001
+    """The smallest element over `axis`."""
     return _extreme("min", x, axis, keepdims)
 
 
-def logsumexp(x: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
+def logsumexp(x: Tensor, /, axis: Axis = None, *, keepdims: bool = False) -> Tensor:
     """log(sum(exp(x))) computed without overflow, for logits of any size."""
     xp, axes = x.backend.xp, _axes(axis, x.ndim)
     shift = xp.max(x.data, axis=axes, keepdims=True)
@@ -483,50 +664,57 @@ def logsumexp(x: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
     kept = xp.log(xp.sum(xp.exp(x.data - shift), axis=axes, keepdims=True)) + shift
     data = kept if keepdims else xp.reshape(kept, tuple(n for i, n in enumerate(x.shape) if i not in axes))
     return record("logsumexp", data, x.backend, (x,), (
-        lambda g, out: _expand_back(g, x.shape, axes) * exp(x - _expand_back(out, x.shape, axes)),
+        lambda ns, g, out, x: expand_back(ns, g, x.shape, axes) * ns.exp(x - expand_back(ns, out, x.shape, axes)),
     ), saves_output=True)
 
 
-def var(x: Tensor, axis: Axis = None, correction: float = 0.0, keepdims: bool = False) -> Tensor:
+def var(x: Tensor, /, axis: Axis = None, *, correction: float = 0.0, keepdims: bool = False) -> Tensor:
     """Variance; `correction=1` gives the unbiased estimate (the standard's default is 0)."""
     axes = _axes(axis, x.ndim)
-    centred = x - mean(x, axes, keepdims=True)
+    centred = x - mean(x, axis=axes, keepdims=True)
     count = math.prod(x.shape[a] for a in axes)
-    return sum(centred * centred, axes, keepdims) / builtin_max(count - correction, 0)
+    return sum(centred * centred, axis=axes, keepdims=keepdims) / builtin_max(count - correction, 0)
 
 
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
-    return exp(log_softmax(x, axis))
+    return exp(log_softmax(x, axis=axis))
 
 
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
-    return x - logsumexp(x, axis, keepdims=True)
+    return x - logsumexp(x, axis=axis, keepdims=True)
 
 
 # --- indexing -------------------------------------------------------------------------------
 def _basic_index(x: Tensor, key: tuple) -> Tensor:
+    """``x[key]`` for a basic key (ints, slices, None, one Ellipsis): a view of `x`."""
     return _view(record("getitem", x.backend.getitem(x.data, key), x.backend, (x,),
-                        (lambda g, out: _scatter(g, x.shape, key),), saved=()), x)
+                        (lambda ns, g, out, x: ns._scatter(g, x.shape, key),), saved=()), x)
 
 
-def _scatter(g: Tensor, shape: tuple[int, ...], key: tuple) -> Tensor:
-    """The adjoint of basic indexing: zeros of `shape` with `g` written at `key`."""
-    return record("scatter", g.backend.scatter(shape, key, g.data), g.backend, (g,),
-                  (lambda gg, out: _basic_index(gg, key),), saved=())
+def _scatter(values: Tensor, shape: tuple[int, ...], key: tuple) -> Tensor:
+    """The adjoint of basic indexing: zeros of `shape` with `values` written at `key`."""
+    return record("scatter", values.backend.scatter(tuple(shape), key, values.data), values.backend, (values,),
+                  (lambda ns, g, out, v: ns._basic_index(g, key),), saved=())
 
 
-def take(x: Tensor, indices: Any, axis: int = 0) -> Tensor:
+def take(x: Tensor, indices: Any, /, axis: int | None = None) -> Tensor:
     """Elements of `x` at the 1-D integer `indices` along `axis` (a gather); its gradient is
     an accumulating scatter-add, right with repeated indices."""
-    axis = axis % x.ndim
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError(f"take: axis is required for a tensor of {x.ndim} dimensions")
+        axis = 0
+    axis = axis % builtin_max(x.ndim, 1)
     index = _index_array(indices, x.backend)
+    _check_bounds(x.backend, index, x.shape[axis])
     return record("take", x.backend.xp.take(x.data, index, axis=axis), x.backend, (x,),
-                  (lambda g, out: _index_add(g, x.shape, axis, index),), saved=())
+                  (lambda ns, g, out, x: ns._index_add(g, x.shape, axis, index),), saved=())
 
 
-def _index_add(g: Tensor, shape: tuple[int, ...], axis: int, index: Any) -> Tensor:
-    return record("index_add", g.backend.index_add(shape, axis, index, g.data), g.backend, (g,),
-                  (lambda gg, out: take(gg, index, axis),), saved=())
+def _index_add(values: Tensor, shape: tuple[int, ...], axis: int, index: Any) -> Tensor:
+    """Zeros of `shape` with `values` added at `index` along `axis` (the adjoint of `take`)."""
+    return record("index_add", values.backend.index_add(tuple(shape), axis, index, values.data), values.backend,
+                  (values,), (lambda ns, g, out, v: ns.take(g, index, axis=axis),), saved=())
 
 
 def _index_array(indices: Any, backend: backends.Backend) -> Any:
@@ -537,16 +725,42 @@ def _index_array(indices: Any, backend: backends.Backend) -> Any:
     return to_array(indices, backend, "int64")
 
 
+def _check_bounds(backend: backends.Backend, index: Any, n: int) -> None:
+    """Out-of-range indices raise, on every backend (jax would clamp them silently); inside a
+    compiled trace the values are unknown and cannot be checked."""
+    xp = backend.xp
+    checkable = index.shape and math.prod(index.shape) and not backend.is_traced(index)
+    if checkable and (int(xp.max(index)) >= n or int(xp.min(index)) < -n):
+        raise IndexError(f"index out of range for an axis of size {n}")
+
+
 def _is_array_key(k: Any) -> bool:
     return not isinstance(k, (int, slice, type(None), type(Ellipsis)))
 
 
+def _normalize_basic(x: Tensor, key: tuple) -> tuple:
+    """Check integer keys against the shape (every backend raises, none clamps)."""
+    explicit = builtin_sum(k is not None and k is not Ellipsis for k in key)
+    if explicit > x.ndim:
+        raise IndexError(f"too many indices ({explicit}) for a tensor of {x.ndim} dimensions")
+    axis = 0
+    for k in key:
+        if k is Ellipsis:
+            axis += x.ndim - explicit
+        elif k is not None:
+            if isinstance(k, int) and not -x.shape[axis] <= k < x.shape[axis]:
+                raise IndexError(f"index {k} is out of range for axis {axis} of size {x.shape[axis]}")
+            axis += 1
+    return key if any(k is Ellipsis for k in key) else (*key, Ellipsis)
+
+
 def getitem(x: Tensor, key: Any) -> Tensor:
-    """``x[key]`` for basic keys (ints, slices, None, ...) and for integer arrays on adjacent
-    axes, the other axes taken whole or sliced (``x[idx]``, ``x[:, idx]``, ``x[rows, cols]``)."""
-    key = key if isinstance(key, tuple) else (key,)
+    """``x[key]`` with the standard's indexing: ints, slices, None and Ellipsis (a view),
+    integer arrays on adjacent axes (a gather), and a boolean mask (its True positions)."""
+    key = tuple(_index_key(k) for k in (key if isinstance(key, tuple) else (key,)))
     if not any(_is_array_key(k) for k in key):
-        return _basic_index(x, key if any(k is Ellipsis for k in key) else (*key, Ellipsis))
+        return _basic_index(x, _normalize_basic(x, key))
+    key = _expand_masks(x, key)
     if any(isinstance(k, (int, type(None))) for k in key):
         raise IndexError("an index mixing integer arrays with ints or None is not supported; index in two steps")
     if any(k is Ellipsis for k in key):
@@ -557,22 +771,47 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     if positions != list(range(positions[0], positions[-1] + 1)):
         raise IndexError("integer array indices must be on adjacent axes")
     sliced = getitem(x, tuple(slice(None) if _is_array_key(k) else k for k in key))
-    first, arrays = positions[0], [_index_array(key[i], x.backend) for i in positions]
-    for a in arrays:
-        if a.dtype == x.backend.xp.bool:
-            raise IndexError("boolean mask indexing is not supported; use where(mask, x, 0) instead")
-    return _gather(sliced, first, arrays)
+    return _gather(sliced, positions[0], [_index_array(key[i], x.backend) for i in positions])
+
+
+def _index_key(k: Any) -> Any:
+    """One element of an index: numpy's integer scalars as ints; a bare bool is refused."""
+    if isinstance(k, bool):
+        raise IndexError("a bare True/False index is not supported; index with a boolean tensor instead")
+    if isinstance(k, numbers.Integral) and not isinstance(k, int):
+        return int(k)
+    return k
+
+
+def _is_bool(k: Any) -> bool:
+    if isinstance(k, bool):
+        return True
+    dtype = getattr(k, "dtype", None)
+    return dtype is not None and (dtype == "bool" if isinstance(dtype, DType) else str(dtype).endswith("bool"))
+
+
+def _expand_masks(x: Tensor, key: tuple) -> tuple:
+    """Each boolean mask in `key` replaced by the integer arrays of its True positions."""
+    out: list[Any] = []
+    for k in key:
+        if _is_array_key(k) and _is_bool(k):
+            mask = k.data if isinstance(k, Tensor) else to_array(k, x.backend, "bool")
+            if mask.ndim == 0:
+                raise IndexError("a 0-d boolean index is not supported; use where(mask, x, 0) instead")
+            out.extend(x.backend.xp.nonzero(mask))
+        else:
+            out.append(k)
+    return tuple(out)
 
 
 def _gather(x: Tensor, first: int, arrays: list) -> Tensor:
     """Index axes first..first+len(arrays) of `x` by the broadcast integer `arrays`: the axes
     are merged into one and the arrays into one flat index, so one `take` does it."""
     xp, sizes = x.backend.xp, x.shape[first : first + len(arrays)]
+    arrays = list(xp.broadcast_arrays(*arrays)) if len(arrays) > 1 else arrays
     flat, stride = 0, 1
     for a, n in zip(reversed(arrays), reversed(sizes)):
-        checkable = a.shape and not x.backend.is_traced(a)  # a trace has no values to check
-        if checkable and (int(xp.max(a)) >= n or int(xp.min(a)) < -n):
-            raise IndexError(f"index out of range for an axis of size {n}")
+        _check_bounds(x.backend, a, n)
         flat = flat + xp.where(a < 0, a + n, a) * stride
         stride *= n
     index_shape = tuple(flat.shape)
@@ -582,16 +821,26 @@ def _gather(x: Tensor, first: int, arrays: list) -> Tensor:
 
 
 def index_put(x: Tensor, key: Any, value: Any) -> Tensor:
-    """`x` with `value` written at the basic index `key`, out of place (``x[key] = value``
-    on a Tensor uses it); the gradient goes to `x` outside `key` and to `value` inside."""
+    """`x` with `value` written at `key` (a basic index or one boolean mask), out of place
+    (``x[key] = value`` on a Tensor uses it); the gradient goes to `x` outside `key` and to
+    `value` inside."""
     key = key if isinstance(key, tuple) else (key,)
-    if any(_is_array_key(k) for k in key):
-        raise IndexError("assignment through integer-array indices is not supported; use where(mask, value, x)")
-    key = key if any(k is Ellipsis for k in key) else (*key, Ellipsis)
-    xp, backend = x.backend.xp, x.backend
-    region = tuple(x.data[key].shape)
+    backend = x.backend
     if not isinstance(value, Tensor):
         value = Tensor._wrap(to_array(value, backend, x.dtype), backend)
+    value = _cast(value, x.dtype)
+    if len(key) == 1 and _is_array_key(key[0]) and _is_bool(key[0]):
+        mask = key[0] if isinstance(key[0], Tensor) else Tensor._wrap(to_array(key[0], backend, "bool"), backend)
+        if value.ndim == 0:
+            full_mask = reshape(mask, (*mask.shape, *(1,) * (x.ndim - mask.ndim)))
+            return where(broadcast_to(full_mask, x.shape), value, x)
+        positions = backend.xp.nonzero(mask.data)
+        return index_put(x, tuple(Tensor._wrap(p, backend) for p in positions), value)
+    if any(_is_array_key(k) for k in key):
+        raise IndexError("assignment through integer-array indices is not supported; use where(mask, value, x)")
+    key = _normalize_basic(x, key)
+    xp = backend.xp
+    region = tuple(backend.getitem(x.data, key).shape)
     inside = backend.scatter(x.shape, key, xp.ones(region, dtype=xp.bool, device=backend.device))
-    written = _scatter(broadcast_to(astype(value, x.dtype), region), x.shape, key)
+    written = _scatter(broadcast_to(value, region), x.shape, key)
     return where(Tensor._wrap(inside, backend), written, x)

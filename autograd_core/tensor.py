@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import backends
@@ -11,7 +11,11 @@ from autograd_core import anomaly, grad_mode
 from autograd_core.dtypes import DType, as_dtype
 
 NOTHING_SAVED: tuple = ((), False)
-Vjp = Callable[["Tensor", "Tensor"], "Tensor"]  # (grad of the output, the output) -> grad of an input
+SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+# vjp(ns, grad, out, *inputs) -> the gradient of one input. `ns` is the namespace the rule
+# computes with: the backend's own (and raw arrays for grad, out and inputs) in a first-order
+# backward, `autograd_core` (and Tensors) when the gradient must itself be recorded.
+Vjp = Callable[..., Any]
 
 
 class Tensor:
@@ -25,13 +29,14 @@ class Tensor:
     """
 
     # _parents/_vjps: the inputs that need a gradient and how to send it to each (a leaf has
-    # none; a graph freed by backward has _vjps None). _saved: the tensors the VJPs read, with
+    # none; a graph freed by backward has _vjps None). _inputs: every input of the op, in
+    # order, as the VJPs take them (Python scalars included). _saved: the tensors the VJPs read, with
     # their versions at forward time, and whether they read the output. _version counts
     # in-place changes; _base is the tensor whose memory a view shares (its changes count
     # too). _hooks: gradient hooks (and the retain_grad marker). _trace: where the op was
     # created, under detect_anomaly().
-    __slots__ = ("data", "backend", "grad", "requires_grad", "_parents", "_vjps", "_op", "_saved", "_version",
-                 "_base", "_hooks", "_trace", "__weakref__")
+    __slots__ = ("data", "backend", "grad", "requires_grad", "_parents", "_vjps", "_inputs", "_op", "_saved",
+                 "_version", "_base", "_hooks", "_trace", "__weakref__")
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
         from autograd_core.creation import to_array
@@ -43,7 +48,7 @@ class Tensor:
 
     def _reset(self, data: Any, backend: backends.Backend) -> None:
         self.data, self.backend, self.grad, self.requires_grad = data, backend, None, False
-        self._parents, self._vjps, self._op, self._saved = (), (), "", NOTHING_SAVED
+        self._parents, self._vjps, self._inputs, self._op, self._saved = (), (), (), "", NOTHING_SAVED
         self._version, self._base, self._hooks, self._trace = 0, None, None, None
 
     @classmethod
@@ -51,7 +56,7 @@ class Tensor:
         """A new leaf around an existing backend array (no copy, no checks)."""
         t = object.__new__(cls)
         t.data, t.backend, t.grad, t.requires_grad = data, backend, None, False  # _reset, inlined: the hot path
-        t._parents, t._vjps, t._op, t._saved = (), (), "", NOTHING_SAVED
+        t._parents, t._vjps, t._inputs, t._op, t._saved = (), (), (), "", NOTHING_SAVED
         t._version, t._base, t._hooks, t._trace = 0, None, None, None
         return t
 
@@ -85,8 +90,43 @@ class Tensor:
     def numel(self) -> int:
         return math.prod(self.shape)
 
-    def size(self, dim: int | None = None) -> tuple[int, ...] | int:
-        return self.shape if dim is None else self.shape[dim]
+    @property
+    def size(self) -> Size:
+        """The number of elements (the standard's attribute); calling it, ``t.size()`` or
+        ``t.size(dim)``, gives the shape as PyTorch's method does."""
+        return Size(math.prod(self.shape), self.shape)
+
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
+        """`autograd_core`, whichever backend holds the values."""
+        import autograd_core
+
+        if api_version is not None and api_version not in SUPPORTED_API_VERSIONS:
+            raise ValueError(f"api_version {api_version!r} is not supported; use one of {SUPPORTED_API_VERSIONS}")
+        return autograd_core
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Tensor:
+        """The same values on `device` of this tensor's backend (differentiable)."""
+        from autograd_core import ops
+
+        if device == self.backend.device:
+            return self
+        return ops.to_backend(self, backends.get(self.backend.name, device))
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.data.__dlpack_device__()
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
+        """A numpy copy of the values, so ``np.asarray(t)`` is a real array."""
+        host = self.numpy()
+        return host if dtype is None else host.astype(dtype, copy=False)
+
+    def __iter__(self) -> Iterator[Tensor]:
+        if not self.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
 
     def __len__(self) -> int:
         if not self.shape:
@@ -118,13 +158,26 @@ class Tensor:
         return self.numpy().tolist()
 
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._scalar("float"))
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._scalar("int"))
 
     def __bool__(self) -> bool:
-        return bool(self.item())
+        return bool(self._scalar("bool"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex"))
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.dtype.is_complex or self.dtype == "bool":
+            raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
+        return int(self._scalar("int"))
+
+    def _scalar(self, to: str) -> Any:
+        if self.numel() != 1:
+            raise TypeError(f"{to}() needs a tensor with one element, this one has shape {self.shape}")
+        return self.item()
 
     def detach(self) -> Tensor:
         """The same values, cut from the graph (shares the array)."""
@@ -195,27 +248,16 @@ class Tensor:
             )
         old = Tensor._wrap(self.data, self.backend)
         old.requires_grad, old._parents, old._vjps, old._op = self.requires_grad, self._parents, self._vjps, self._op
-        old._saved, old._trace = self._saved, self._trace
+        old._inputs, old._saved, old._trace = self._inputs, self._saved, self._trace
         new = op(old)
         if new.shape != self.shape:
             raise RuntimeError(f"an in-place operation cannot change the shape {self.shape} to {new.shape}")
         self.data = self.backend.xp.astype(new.data, self.data.dtype, copy=False)
         self._parents, self._vjps, self._op, self._saved = new._parents, new._vjps, new._op, new._saved
+        self._inputs = new._inputs
         self.requires_grad = self.requires_grad or new.requires_grad
         self._version += 1
         return self
-
-    def __iadd__(self, other: Any) -> Tensor:
-        return self._update(lambda old: old + other)
-
-    def __isub__(self, other: Any) -> Tensor:
-        return self._update(lambda old: old - other)
-
-    def __imul__(self, other: Any) -> Tensor:
-        return self._update(lambda old: old * other)
-
-    def __itruediv__(self, other: Any) -> Tensor:
-        return self._update(lambda old: old / other)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         from autograd_core import ops
@@ -229,7 +271,7 @@ class Tensor:
 
         if not isinstance(source, Tensor):
             source = Tensor._wrap(to_array(source, self.backend, self.dtype), self.backend)
-        return self._update(lambda old: ops.clone(ops.broadcast_to(ops.astype(source, old.dtype), old.shape)))
+        return self._update(lambda old: ops.clone(ops.broadcast_to(ops._cast(source, old.dtype), old.shape)))
 
     def zero_(self) -> Tensor:
         return self.copy_(0)
@@ -241,6 +283,21 @@ class Tensor:
         return id(self)
 
     __array_priority__ = 1000  # numpy defers `ndarray + Tensor` to Tensor.__radd__
+
+
+class Size(int):
+    """``t.size``: an int (the element count, as the standard has it) that can also be
+    called as PyTorch's ``t.size()`` / ``t.size(dim)``."""
+
+    _shape: tuple[int, ...]
+
+    def __new__(cls, count: int, shape: tuple[int, ...]) -> Size:
+        self = super().__new__(cls, count)
+        self._shape = shape
+        return self
+
+    def __call__(self, dim: int | None = None) -> tuple[int, ...] | int:
+        return self._shape if dim is None else self._shape[dim]
 
 
 class RemovableHandle:
@@ -261,8 +318,8 @@ def RETAIN_GRAD(grad: Tensor) -> None:  # noqa: N802 - a marker, compared by ide
 def record(op: str, data: Any, backend: backends.Backend, inputs: Sequence[Any], vjps: Sequence[Vjp],
            saved: Sequence[Any] | None = None, saves_output: bool = False) -> Tensor:
     """The only place the graph grows: wrap `data` and, when recording, remember how to
-    send a gradient back to each input that needs one (`vjps[i]` maps the output's
-    gradient to `inputs[i]`'s). Inputs that are not tensors (Python scalars) are skipped.
+    send a gradient back to each input that needs one (``vjps[i](ns, grad, out, *inputs)``
+    is `inputs[i]`'s gradient). Inputs that are not tensors (Python scalars) get none.
 
     `saved` names the tensors whose values the VJPs read (default: all inputs) and
     `saves_output` whether they read the output; their versions are checked at backward.
@@ -277,6 +334,7 @@ def record(op: str, data: Any, backend: backends.Backend, inputs: Sequence[Any],
             fns.append(f)
     if parents:
         out.requires_grad, out._parents, out._vjps, out._op = True, tuple(parents), tuple(fns), op
+        out._inputs = tuple(inputs)
         kept = inputs if saved is None else saved
         out._saved = ([(t, t.version) for t in kept if isinstance(t, Tensor)], saves_output)
         if anomaly._enabled:
@@ -290,51 +348,56 @@ def _dim(axis: Any, dim: Any) -> Any:
 
 
 def install_methods() -> None:
-    """PyTorch-style operators and methods, each a thin alias of a function in `ops`."""
+    """The standard's operators and PyTorch-style methods, each a thin alias of a function of
+    the `autograd_core` namespace (looked up there, so every op module is covered)."""
+    import autograd_core as ag
     from autograd_core import ops
 
     def reflected(f: Callable) -> Callable:
         return lambda self, other: f(other, self)
 
+    def in_place(f: Callable) -> Callable:
+        return lambda self, other: self._update(lambda old: f(old, other))
+
     methods: dict[str, Callable] = {
-        "__add__": ops.add, "__radd__": reflected(ops.add),
-        "__sub__": ops.subtract, "__rsub__": reflected(ops.subtract),
-        "__mul__": ops.multiply, "__rmul__": reflected(ops.multiply),
-        "__truediv__": ops.divide, "__rtruediv__": reflected(ops.divide),
-        "__pow__": ops.pow, "__rpow__": reflected(ops.pow),
-        "__matmul__": ops.matmul, "__rmatmul__": reflected(ops.matmul),
-        "__neg__": ops.negative, "__abs__": ops.abs, "__getitem__": ops.getitem,
-        "__lt__": ops.less, "__le__": ops.less_equal, "__gt__": ops.greater, "__ge__": ops.greater_equal,
-        "__eq__": ops.equal, "__ne__": ops.not_equal,
-        "__and__": ops.logical_and, "__or__": ops.logical_or, "__invert__": ops.logical_not,
-        "exp": ops.exp, "log": ops.log, "log1p": ops.log1p, "sqrt": ops.sqrt, "tanh": ops.tanh, "sigmoid": ops.sigmoid,
-        "relu": ops.relu, "abs": ops.abs, "erf": ops.erf, "sin": ops.sin, "cos": ops.cos,
-        "maximum": ops.maximum, "minimum": ops.minimum, "matmul": ops.matmul, "clone": ops.clone,
-        "take": ops.take, "flatten": ops.flatten, "swapaxes": ops.swapaxes, "transpose": ops.swapaxes,
-        "astype": ops.astype, "broadcast_to": ops.broadcast_to,
+        "__neg__": ag.negative, "__pos__": ag.positive, "__abs__": ag.abs, "__invert__": ag.bitwise_invert,
+        "__getitem__": ops.getitem,
+        "__lt__": ag.less, "__le__": ag.less_equal, "__gt__": ag.greater, "__ge__": ag.greater_equal,
+        "__eq__": ag.equal, "__ne__": ag.not_equal,
+        "exp": ag.exp, "log": ag.log, "log1p": ag.log1p, "sqrt": ag.sqrt, "tanh": ag.tanh, "sigmoid": ag.sigmoid,
+        "relu": ag.relu, "abs": ag.abs, "erf": ag.erf, "sin": ag.sin, "cos": ag.cos,
+        "maximum": ag.maximum, "minimum": ag.minimum, "matmul": ag.matmul, "clone": ops.clone,
+        "take": ag.take, "flatten": ops.flatten, "swapaxes": ops.swapaxes, "transpose": ops.swapaxes,
+        "astype": ag.astype, "broadcast_to": ag.broadcast_to,
         "expand": lambda self, *shape: ops.broadcast_to(self, _sizes(shape)),
         "softmax": lambda self, dim=-1: ops.softmax(self, dim),
         "log_softmax": lambda self, dim=-1: ops.log_softmax(self, dim),
-        "clip": ops.clip, "clamp": ops.clip,
-        "pow": ops.pow, "unsqueeze": ops.expand_dims,
+        "clip": ag.clip, "clamp": ag.clip,
+        "pow": ag.pow, "unsqueeze": lambda self, dim: ops.expand_dims(self, axis=dim),
         "squeeze": lambda self, dim=None: ops.squeeze(self, dim),
         "permute": lambda self, *axes: ops.permute_dims(self, _sizes(axes)),
         "reshape": lambda self, *shape: ops.reshape(self, _sizes(shape)),
         "view": lambda self, *shape: ops.reshape(self, _sizes(shape)),
         "T": property(lambda self: ops.permute_dims(self, tuple(reversed(range(self.ndim))))),
         "mT": property(ops.matrix_transpose),
-        "float": lambda self: ops.astype(self, "float32"),
-        "double": lambda self: ops.astype(self, "float64"),
-        "long": lambda self: ops.astype(self, "int64"),
+        "float": lambda self: ops._cast(self, "float32"),
+        "double": lambda self: ops._cast(self, "float64"),
+        "long": lambda self: ops._cast(self, "int64"),
         "to": _to,
     }
+    binary = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide", "floordiv": "floor_divide",
+              "mod": "remainder", "pow": "pow", "matmul": "matmul", "and": "bitwise_and", "or": "bitwise_or",
+              "xor": "bitwise_xor", "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift"}
+    for dunder, name in binary.items():
+        f = getattr(ag, name)
+        methods[f"__{dunder}__"], methods[f"__r{dunder}__"], methods[f"__i{dunder}__"] = f, reflected(f), in_place(f)
     for name in ("sum", "mean", "max", "min", "logsumexp"):
         reduce = getattr(ops, name)
         methods[name] = lambda self, axis=None, keepdims=False, dim=None, keepdim=False, _f=reduce: _f(
-            self, _dim(axis, dim), keepdims or keepdim
+            self, axis=_dim(axis, dim), keepdims=keepdims or keepdim
         )
     methods["var"] = lambda self, axis=None, correction=1, keepdims=False, dim=None, keepdim=False: ops.var(
-        self, _dim(axis, dim), correction, keepdims or keepdim
+        self, axis=_dim(axis, dim), correction=correction, keepdims=keepdims or keepdim
     )
     for name, method in methods.items():
         setattr(Tensor, name, method)

@@ -16,7 +16,8 @@ import numpy as np
 # float64 and moved to the backend, so one seed gives the same weights on every backend.
 _host_rng = np.random.default_rng(0)
 
-DTYPE_NAMES = ("float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8", "bool")
+DTYPE_NAMES = ("float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8", "uint16", "uint32",
+               "uint64", "complex64", "complex128", "bool")
 
 
 def manual_seed(seed: int) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import autograd_core as ag
 from autograd_core.creation import to_array
-from autograd_core.ops import common_backend
+from autograd_core.ops import common_backend, sum_to
 from autograd_core.tensor import Tensor, record
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -33,17 +33,22 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if bias is not None:
         data = data + bias.data
 
-    def grad_weight(g: Tensor, out: Tensor) -> Tensor:
-        rows_g, rows_x = ag.reshape(g, (-1, out_features)), ag.reshape(x, (-1, in_features))
-        if rows_g.shape[0] == 1:  # one row: an outer product, which matmul computes 4x slower
-            return ag.matrix_transpose(rows_g) * rows_x
-        return ag.matmul(ag.matrix_transpose(rows_g), rows_x)
+    return record("linear", data, backend, (x, weight, bias), _LINEAR_VJPS, saved=(x, weight))
 
-    return record("linear", data, backend, (x, weight, bias), (
-        lambda g, out: ag.matmul(g, weight),
-        grad_weight,
-        lambda g, out: ag.unbroadcast(g, bias.shape),
-    ), saved=(x, weight))
+
+def _linear_grad_weight(ns: Any, g: Any, out: Any, x: Any, weight: Any, bias: Any) -> Any:
+    out_features, in_features = weight.shape
+    rows_g, rows_x = ns.reshape(g, (-1, out_features)), ns.reshape(x, (-1, in_features))
+    if rows_g.shape[0] == 1:  # one row: an outer product, which matmul computes 4x slower
+        return ns.matrix_transpose(rows_g) * rows_x
+    return ns.matmul(ns.matrix_transpose(rows_g), rows_x)
+
+
+_LINEAR_VJPS = (
+    lambda ns, g, out, x, weight, bias: ns.matmul(g, weight),
+    _linear_grad_weight,
+    lambda ns, g, out, x, weight, bias: sum_to(ns, g, bias.shape),
+)
 
 
 def relu(x: Tensor) -> Tensor:
@@ -126,12 +131,17 @@ def cross_entropy(input: Tensor, target: Any, reduction: str = "mean", ignore_in
     one_hot = Tensor._wrap(
         xp.astype(xp.arange(classes, device=backend.device)[None, :] == safe[:, None], input.data.dtype), backend
     )
-    # d(row loss)/d(logits) = softmax - one_hot, written with tensor ops on the input so that
-    # it can be differentiated again.
-    losses = record("cross_entropy", rows, backend, (input,), (
-        lambda g, out: ag.expand_dims(g * keep, 1) * (ag.softmax(input, 1) - one_hot),
-    ))
+    losses = record("cross_entropy", rows, backend, (input, keep, one_hot), _CROSS_ENTROPY_VJPS, saved=(input,))
     return _reduce_rows(losses, valid, reduction)
+
+
+def _cross_entropy_grad(ns: Any, g: Any, out: Any, logits: Any, keep: Any, one_hot: Any) -> Any:
+    """d(row loss)/d(logits) = softmax(logits) - one_hot, for the rows not ignored."""
+    e = ns.exp(logits - ns.max(logits, axis=1, keepdims=True))
+    return ns.expand_dims(g * keep, axis=1) * (e / ns.sum(e, axis=1, keepdims=True) - one_hot)
+
+
+_CROSS_ENTROPY_VJPS = (_cross_entropy_grad, None, None)
 
 
 def nll_loss(input: Tensor, target: Any, reduction: str = "mean", ignore_index: int = -100) -> Tensor:  # noqa: A002

@@ -192,7 +192,7 @@ def test_a_vjp_of_the_wrong_shape_is_caught(backend):
     from autograd_core.tensor import record
 
     x = leaf([1.0, 2.0])
-    bad = record("bad", x.data * 2, x.backend, (x,), (lambda g, out: ag.sum(g),))
+    bad = record("bad", x.data * 2, x.backend, (x,), (lambda ns, g, out, x: ns.sum(g),))
     with pytest.raises(RuntimeError, match="VJP of bad"):
         bad.sum().backward()
 

@@ -1,0 +1,59 @@
+"""The namespace a first-order backward computes with: the backend's own array-API namespace,
+plus the engine's kernels under the names `autograd_core` gives their differentiable twins.
+
+A VJP is written once against a namespace argument `ns`. In a first-order backward `ns` is a
+`RawNamespace` and the VJP runs on raw backend arrays; with ``create_graph=True`` it is
+`autograd_core` and the VJP runs on Tensors. Both answer the standard's functions, and both
+answer the underscored kernels below (the standard has no scatter or index-add).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import backends
+
+
+class RawNamespace:
+    """``backend.xp`` for everything the standard names, plus the backend's kernels.
+
+    >>> import backends
+    >>> ns = raw_namespace(backends.get("numpy"))
+    >>> ns._scatter(ns.ones((2,)), (4,), (slice(1, 3),)).tolist()
+    [0.0, 1.0, 1.0, 0.0]
+    """
+
+    def __init__(self, backend: backends.Backend) -> None:
+        self.backend = backend
+        self.xp = backend.xp
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self.xp, name)
+        setattr(self, name, value)  # found once, then a plain attribute
+        return value
+
+    def _basic_index(self, x: Any, key: tuple) -> Any:
+        return self.backend.getitem(x, key)
+
+    def _scatter(self, values: Any, shape: tuple[int, ...], key: tuple) -> Any:
+        return self.backend.scatter(tuple(shape), key, values)
+
+    def _index_add(self, values: Any, shape: tuple[int, ...], axis: int, index: Any) -> Any:
+        return self.backend.index_add(tuple(shape), axis, index, values)
+
+    def _to_backend(self, values: Any, source: backends.Backend, target: backends.Backend) -> Any:
+        return target.asarray(source.to_numpy(values), target.dtype(source.dtype_name(values.dtype)))
+
+    def _erf(self, x: Any) -> Any:
+        return self.backend.erf(x)
+
+
+def raw_namespace(backend: backends.Backend) -> RawNamespace:
+    """The (cached) raw namespace of `backend`."""
+    ns = _cache.get(id(backend))
+    if ns is None or ns.backend is not backend:
+        ns = _cache[id(backend)] = RawNamespace(backend)
+    return ns
+
+
+_cache: dict[int, RawNamespace] = {}
