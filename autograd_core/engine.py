@@ -8,8 +8,8 @@ from typing import Any
 
 import backends
 from autograd_core import anomaly, grad_mode
-from autograd_core.namespace import RawNamespace, raw_namespace
-from autograd_core.tensor import NOTHING_SAVED, RETAIN_GRAD, Tensor
+from autograd_core.namespace import raw_namespace
+from autograd_core.tensor import EPOCH, NOTHING_SAVED, RETAIN_GRAD, Tensor, changes_since
 
 
 def topological_order(roots: Tensor | Sequence[Tensor]) -> list[Tensor]:
@@ -19,15 +19,21 @@ def topological_order(roots: Tensor | Sequence[Tensor]) -> list[Tensor]:
     """
     order: list[Tensor] = []
     visited: set[int] = set()
-    stack: list[tuple[Tensor, bool]] = [(r, False) for r in ([roots] if isinstance(roots, Tensor) else roots)]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            order.append(node)
-        elif id(node) not in visited:
-            visited.add(id(node))
-            stack.append((node, True))
-            stack.extend((p, False) for p in node._parents if id(p) not in visited)
+    for root in [roots] if isinstance(roots, Tensor) else roots:
+        if id(root) in visited:
+            continue
+        visited.add(id(root))
+        stack = [(root, iter(root._parents))]
+        while stack:
+            node, parents = stack[-1]
+            for parent in parents:
+                if id(parent) not in visited:
+                    visited.add(id(parent))
+                    stack.append((parent, iter(parent._parents)))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
     return order
 
 
@@ -54,12 +60,15 @@ def _seed(root: Tensor, gradient: object) -> Tensor:
 
 
 def _check_versions(node: Tensor) -> None:
-    tensors, saves_output = node._saved
-    for t, version in tensors:
-        if t._version + (0 if t._base is None else t._base._version) != version:  # t.version, inlined
-            _version_error(node, t, version)
-    if saves_output and node.version != 0:
-        _version_error(node, node, 0)
+    """Refuse to run `node`'s VJPs if a tensor they read changed in place after the forward."""
+    saved, saves_output, epoch = node._saved
+    if epoch == EPOCH[0]:  # nothing anywhere changed in place since the forward
+        return
+    for t in node._inputs if saved is None else saved:
+        if isinstance(t, Tensor) and (changed := changes_since(t, epoch)):
+            _version_error(node, t, t.version - changed)
+    if saves_output and (changed := changes_since(node, epoch)):
+        _version_error(node, node, node.version - changed)
 
 
 def _version_error(node: Tensor, t: Tensor, version: int) -> None:
@@ -82,114 +91,99 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
     """
     import autograd_core
 
-    sweep = _TensorSweep(autograd_core) if create_graph else _RawSweep()
+    raw = not create_graph
     grads: dict[int, Any] = {}
     for root, seed in zip(roots, seeds):
-        seed = sweep.unwrap(seed)
+        seed = seed.data if raw else seed
         grads[id(root)] = seed if id(root) not in grads else grads[id(root)] + seed
     wanted = None if capture is None else {id(t) for t in capture}
     captured: dict[int, Tensor] = {}
-    with grad_mode.enable_grad() if create_graph else grad_mode.no_grad():
+    namespaces: dict[int, Any] = {}
+    with grad_mode.no_grad() if raw else grad_mode.enable_grad():
         for node in reversed(topological_order(roots)):
             grad = grads.pop(id(node), None)
             if grad is None:
                 continue
             if node._hooks:
-                grad = _run_hooks(node, grad, sweep, store=wanted is None)
+                grad = _run_hooks(node, grad, raw, store=wanted is None)
             if wanted is not None and id(node) in wanted:
-                captured[id(node)] = sweep.wrap(grad, node.backend)
-            if node._vjps is None:
-                raise RuntimeError(
-                    f"backward through the graph a second time (at {node._op or 'an op'}): its saved tensors "
-                    "were released by the first backward; pass retain_graph=True to the first call if you need "
-                    "to go through it again"
-                )
-            if not node._vjps:  # a leaf
-                if wanted is None:
-                    sweep.accumulate(node, grad)
+                captured[id(node)] = Tensor._wrap(grad, node.backend) if raw else grad
+            vjps = node._vjps
+            if not vjps:
+                if vjps is None:
+                    raise RuntimeError(
+                        f"backward through the graph a second time (at {node._op or 'an op'}): its saved "
+                        "tensors were released by the first backward; pass retain_graph=True to the first "
+                        "call if you need to go through it again"
+                    )
+                if wanted is None:  # a leaf
+                    _accumulate(node, grad, raw)
                 continue
             if node._saved is not NOTHING_SAVED:
                 _check_versions(node)
-            ns, out, inputs = sweep.call_arguments(node)
-            for i, (parent, vjp) in enumerate(zip(node._parents, node._vjps)):
+            if raw:
+                ns = namespaces.get(id(node.backend))
+                if ns is None:
+                    ns = namespaces[id(node.backend)] = raw_namespace(node.backend)
+                out = node.data
+                inputs = node._raw or [x.data if isinstance(x, Tensor) else x for x in node._inputs]
+            else:
+                ns, out, inputs = autograd_core, node, node._inputs
+            for parent, vjp in zip(node._parents, vjps):
                 contribution = vjp(ns, grad, out, *inputs)
                 if contribution.shape != parent.data.shape:
-                    raise RuntimeError(
-                        f"the VJP of {node._op} gave a gradient of shape {tuple(contribution.shape)} "
-                        f"for an input of shape {parent.shape}"
-                    )
+                    contribution = _reduce_to_input(ns, contribution, parent, node)
                 if anomaly._enabled:
-                    anomaly.check_finite(sweep.unwrap(contribution), node.backend, node._op, i, node._trace)
-                previous = grads.get(id(parent))
-                grads[id(parent)] = contribution if previous is None else previous + contribution
+                    anomaly.check_finite(contribution.data if not raw else contribution, node.backend, node._op,
+                                         node._parents.index(parent), node._trace)
+                key = id(parent)
+                previous = grads.get(key)
+                grads[key] = contribution if previous is None else previous + contribution
             if not retain_graph:  # release the saved tensors
-                node._parents, node._vjps, node._inputs, node._saved = (), None, (), NOTHING_SAVED
+                node._parents, node._vjps, node._inputs, node._raw, node._saved = (), None, (), None, NOTHING_SAVED
     return captured
 
 
-class _RawSweep:
-    """First-order backward: gradients are the backends' raw arrays."""
-
-    def __init__(self) -> None:
-        self._namespaces: dict[int, RawNamespace] = {}
-
-    @staticmethod
-    def unwrap(grad: Any) -> Any:
-        return grad.data if isinstance(grad, Tensor) else grad
-
-    @staticmethod
-    def wrap(grad: Any, backend: backends.Backend) -> Tensor:
-        return Tensor._wrap(grad, backend)
-
-    def call_arguments(self, node: Tensor) -> tuple[Any, Any, tuple]:
-        backend = node.backend
-        ns = self._namespaces.get(id(backend))
-        if ns is None:
-            ns = self._namespaces[id(backend)] = raw_namespace(backend)
-        return ns, node.data, tuple(x.data if isinstance(x, Tensor) else x for x in node._inputs)
-
-    @staticmethod
-    def accumulate(leaf: Tensor, grad: Any) -> None:
-        """Add `grad` into ``leaf.grad``, in the leaf's dtype; the first one is copied, so that
-        a leaf's gradient never aliases another's (ownership rule)."""
-        backend, data = leaf.backend, leaf.data
-        if grad.dtype != data.dtype:
-            grad = backend.xp.astype(grad, data.dtype)
-        if leaf.grad is None:
-            leaf.grad = Tensor._wrap(backend.xp.asarray(grad, copy=True) if backend.mutable else grad, backend)
-        else:
-            leaf.grad = Tensor._wrap(leaf.grad.data + grad, backend)
+def _reduce_to_input(ns: Any, grad: Any, parent: Tensor, node: Tensor) -> Any:
+    """A gradient of a broadcast input, summed back to the input's shape (as PyTorch's engine
+    does, so elementwise VJPs need not); any other mismatch is a wrong VJP."""
+    shape, got = tuple(parent.data.shape), tuple(grad.shape)
+    lead = len(got) - len(shape)
+    if lead < 0 or any(n != 1 and n != m for n, m in zip(shape, got[lead:])):
+        raise RuntimeError(f"the VJP of {node._op} gave a gradient of shape {got} for an input of shape {shape}")
+    stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and got[lead + i] != 1)
+    return ns.reshape(ns.sum(grad, axis=tuple(range(lead)) + stretched), shape)
 
 
-class _TensorSweep:
-    """Higher-order backward: gradients are Tensors and every VJP step is recorded."""
+def _accumulate(leaf: Tensor, grad: Any, raw: bool) -> None:
+    """Add `grad` into ``leaf.grad``, cast to the leaf's dtype. The first gradient is copied,
+    so that a leaf's gradient never aliases another's (the ownership rule)."""
+    if not raw:
+        from autograd_core.ops import _cast, clone
 
-    def __init__(self, namespace: Any) -> None:
-        self._namespace = namespace
-
-    @staticmethod
-    def unwrap(grad: Any) -> Any:
-        return grad
-
-    @staticmethod
-    def wrap(grad: Tensor, backend: backends.Backend) -> Tensor:
-        return grad
-
-    def call_arguments(self, node: Tensor) -> tuple[Any, Any, tuple]:
-        return self._namespace, node, node._inputs
-
-    @staticmethod
-    def accumulate(leaf: Tensor, grad: Tensor) -> None:
-        from autograd_core.ops import astype, clone
-
-        grad = astype(grad, leaf.dtype)
+        grad = _cast(grad, leaf.dtype)
         leaf.grad = clone(grad) if leaf.grad is None else leaf.grad + grad
+        return
+    backend, data = leaf.backend, leaf.data
+    if grad.dtype != data.dtype:
+        grad = _cast_gradient(backend, grad, data.dtype)
+    if leaf.grad is None:
+        leaf.grad = Tensor._wrap(backend.xp.asarray(grad, copy=True) if backend.mutable else grad, backend)
+    else:
+        leaf.grad = Tensor._wrap(leaf.grad.data + grad, backend)
 
 
-def _run_hooks(node: Tensor, grad: Any, sweep: _RawSweep | _TensorSweep, store: bool) -> Any:
+def _cast_gradient(backend: backends.Backend, grad: Any, dtype: Any) -> Any:
+    if "complex" in backend.dtype_name(grad.dtype) and "complex" not in backend.dtype_name(dtype):
+        raise TypeError("backward through complex values is not supported: a complex gradient reached a real "
+                        "tensor; take .real/.imag or abs() of complex results before the loss")
+    return backend.xp.astype(grad, dtype)
+
+
+def _run_hooks(node: Tensor, grad: Any, raw: bool, store: bool) -> Any:
     """Call `node`'s hooks on its gradient in order; a hook's return value replaces it."""
     for hook in node._hooks:
-        as_tensor = sweep.wrap(grad, node.backend)
+        as_tensor = Tensor._wrap(grad, node.backend) if raw else grad
         if hook is RETAIN_GRAD:
             if store:
                 node.grad = as_tensor.detach() if node.grad is None else node.grad + as_tensor.detach()
@@ -198,7 +192,7 @@ def _run_hooks(node: Tensor, grad: Any, sweep: _RawSweep | _TensorSweep, store: 
                 got = replaced.shape if isinstance(replaced, Tensor) else type(replaced).__name__
                 raise RuntimeError(f"a hook on a tensor of shape {node.shape} returned {got}; "
                                    "a hook must return None or a tensor of the gradient's shape")
-            grad = sweep.unwrap(replaced)
+            grad = replaced.data if raw else replaced
     return grad
 
 

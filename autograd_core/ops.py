@@ -21,7 +21,6 @@ from typing import Any
 
 import autograd_core as ag
 import backends
-from autograd_core import grad_mode
 from autograd_core.creation import to_array
 from autograd_core.dtypes import DType, as_dtype, result_type
 from autograd_core.namespace import raw_namespace
@@ -130,30 +129,26 @@ def _view(out: Tensor, x: Tensor) -> Tensor:
 
 
 # --- the two op factories: elementwise binary and unary --------------------------------------
-def _broadcasting(*vjps: Vjp) -> tuple[Vjp, ...]:
-    """Binary VJPs, each followed by the sum back to its own input's broadcast shape."""
-    def summed(i: int, vjp: Vjp) -> Vjp:
-        return lambda ns, g, out, *inputs: sum_to(ns, vjp(ns, g, out, *inputs), inputs[i].shape)
-
-    return tuple(summed(i, v) for i, v in enumerate(vjps))
-
-
 def binary_op(name: str, forward: Callable[[Any, Any], Any], vjp_a: Vjp | None, vjp_b: Vjp | None,
               saves_inputs: bool = True, saves_output: bool = False, doc: str = "") -> Callable[[Any, Any], Tensor]:
     """An elementwise, broadcasting primitive of two operands (tensors or Python scalars).
 
     `forward(a, b)` computes on raw arrays or scalars; `vjp_a`/`vjp_b` are the rules for each
-    operand before broadcasting is undone (None: not differentiable, a zero gradient).
+    operand (None: not differentiable, a zero gradient), of the output's shape: the engine
+    sums a gradient back over the axes its input was broadcast along.
     """
-    vjps = _broadcasting(vjp_a or _zero_vjp, vjp_b or _zero_vjp)
+    vjps = (vjp_a or _zero_vjp, vjp_b or _zero_vjp)
     saved = None if saves_inputs else ()
 
     def op(a: Any, b: Any) -> Tensor:
-        a, b, backend = _operands(name, a, b)
-        data = forward(a.data if isinstance(a, Tensor) else a, b.data if isinstance(b, Tensor) else b)
-        if not grad_mode._enabled:  # the hot path of every recorded backward: no record
-            return Tensor._wrap(data, backend)
-        return record(name, data, backend, (a, b), vjps, saved=saved, saves_output=saves_output)
+        if (isinstance(a, Tensor) and isinstance(b, Tensor) and a.backend is b.backend
+                and a.data.dtype == b.data.dtype):  # the common case, without the promotion logic
+            raw = (a.data, b.data)
+        else:
+            a, b, backend = _operands(name, a, b)
+            raw = (a.data if isinstance(a, Tensor) else a, b.data if isinstance(b, Tensor) else b)
+        return record(name, forward(*raw), a.backend if isinstance(a, Tensor) else b.backend, (a, b), vjps, saved,
+                      saves_output, raw)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc or f"Elementwise ``{name}`` of two tensors (or a tensor and a Python scalar), broadcast."
@@ -171,7 +166,7 @@ def unary_op(name: str, forward: Callable[[Any, Any], Any], vjp: Vjp | None, sav
     def op(x: Tensor) -> Tensor:
         x = _tensor(name, x)
         data = forward(raw_namespace(x.backend), x.data)
-        return record(name, data, x.backend, (x,), vjps, saved=saved, saves_output=saves_output)
+        return record(name, data, x.backend, (x,), vjps, saved, saves_output, (x.data,))
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc or f"Elementwise ``{name}``."
@@ -270,7 +265,7 @@ def _select_op(name: str, pick_a: Callable[[Any, Any], Any]) -> Callable[[Any, A
     def grad_b(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
         return ns.where(a == b, g * 0.5, ns.where(pick_a(a, b), 0.0, g))
 
-    vjps = _broadcasting(grad_a, grad_b)
+    vjps = (grad_a, grad_b)
 
     def op(a: Any, b: Any) -> Tensor:
         a, b, backend = _operands(name, a, b)
@@ -287,15 +282,7 @@ maximum = _select_op("maximum", operator.gt)
 minimum = _select_op("minimum", operator.lt)
 
 
-def _where_grad(chosen: bool) -> Vjp:
-    def vjp(ns: Any, g: Any, out: Any, c: Any, a: Any, b: Any) -> Any:
-        picked = ns.where(c, g, 0.0) if chosen else ns.where(c, 0.0, g)
-        return sum_to(ns, picked, (a if chosen else b).shape)
-
-    return vjp
-
-
-_WHERE_VJPS = (None, _where_grad(True), _where_grad(False))
+_WHERE_VJPS = (None, lambda ns, g, out, c, a, b: ns.where(c, g, 0.0), lambda ns, g, out, c, a, b: ns.where(c, 0.0, g))
 
 
 def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
@@ -326,8 +313,8 @@ def _clip_grad_x(ns: Any, g: Any, out: Any, x: Any, lo: Any, hi: Any) -> Any:
 
 _CLIP_VJPS = (
     _clip_grad_x,
-    lambda ns, g, out, x, lo, hi: sum_to(ns, ns.where(x < lo, g, 0.0), lo.shape),
-    lambda ns, g, out, x, lo, hi: sum_to(ns, ns.where(x > hi, g, 0.0), hi.shape),
+    lambda ns, g, out, x, lo, hi: ns.where(x < lo, g, 0.0),
+    lambda ns, g, out, x, lo, hi: ns.where(x > hi, g, 0.0),
 )
 
 

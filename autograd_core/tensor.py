@@ -10,7 +10,8 @@ import backends
 from autograd_core import anomaly, grad_mode
 from autograd_core.dtypes import DType, as_dtype
 
-NOTHING_SAVED: tuple = ((), False)
+NOTHING_SAVED: tuple = ((), False, 0)
+_CHANGES_KEPT = 64  # in-place changes remembered per tensor, to name the version a forward saw
 SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 # vjp(ns, grad, out, *inputs) -> the gradient of one input. `ns` is the namespace the rule
 # computes with: the backend's own (and raw arrays for grad, out and inputs) in a first-order
@@ -30,13 +31,16 @@ class Tensor:
 
     # _parents/_vjps: the inputs that need a gradient and how to send it to each (a leaf has
     # none; a graph freed by backward has _vjps None). _inputs: every input of the op, in
-    # order, as the VJPs take them (Python scalars included). _saved: the tensors the VJPs read, with
+    # order, as the VJPs take them (Python scalars included); _raw: the same as backend arrays,
+    # when the op had them at hand (else None). _saved: which tensors the VJPs read (None: the
+    # inputs), whether they read the output, and the in-place epoch at the forward;
+    # _changes: the epochs of this tensor's in-place changes. The rest of _saved: the tensors the VJPs read, with
     # their versions at forward time, and whether they read the output. _version counts
     # in-place changes; _base is the tensor whose memory a view shares (its changes count
     # too). _hooks: gradient hooks (and the retain_grad marker). _trace: where the op was
     # created, under detect_anomaly().
-    __slots__ = ("data", "backend", "grad", "requires_grad", "_parents", "_vjps", "_inputs", "_op", "_saved",
-                 "_version", "_base", "_hooks", "_trace", "__weakref__")
+    __slots__ = ("data", "backend", "grad", "requires_grad", "_parents", "_vjps", "_inputs", "_raw", "_op",
+                 "_saved", "_version", "_changes", "_base", "_hooks", "_trace", "__weakref__")
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
         from autograd_core.creation import to_array
@@ -48,16 +52,16 @@ class Tensor:
 
     def _reset(self, data: Any, backend: backends.Backend) -> None:
         self.data, self.backend, self.grad, self.requires_grad = data, backend, None, False
-        self._parents, self._vjps, self._inputs, self._op, self._saved = (), (), (), "", NOTHING_SAVED
-        self._version, self._base, self._hooks, self._trace = 0, None, None, None
+        self._parents, self._vjps, self._inputs, self._raw, self._op, self._saved = (), (), (), None, "", NOTHING_SAVED
+        self._version, self._changes, self._base, self._hooks, self._trace = 0, None, None, None, None
 
     @classmethod
     def _wrap(cls, data: Any, backend: backends.Backend) -> Tensor:
         """A new leaf around an existing backend array (no copy, no checks)."""
         t = object.__new__(cls)
         t.data, t.backend, t.grad, t.requires_grad = data, backend, None, False  # _reset, inlined: the hot path
-        t._parents, t._vjps, t._inputs, t._op, t._saved = (), (), (), "", NOTHING_SAVED
-        t._version, t._base, t._hooks, t._trace = 0, None, None, None
+        t._parents, t._vjps, t._inputs, t._raw, t._op, t._saved = (), (), (), None, "", NOTHING_SAVED
+        t._version, t._changes, t._base, t._hooks, t._trace = 0, None, None, None, None
         return t
 
     # --- what it is ---------------------------------------------------------------------
@@ -248,15 +252,15 @@ class Tensor:
             )
         old = Tensor._wrap(self.data, self.backend)
         old.requires_grad, old._parents, old._vjps, old._op = self.requires_grad, self._parents, self._vjps, self._op
-        old._inputs, old._saved, old._trace = self._inputs, self._saved, self._trace
+        old._inputs, old._raw, old._saved, old._trace = self._inputs, self._raw, self._saved, self._trace
         new = op(old)
         if new.shape != self.shape:
             raise RuntimeError(f"an in-place operation cannot change the shape {self.shape} to {new.shape}")
         self.data = self.backend.xp.astype(new.data, self.data.dtype, copy=False)
         self._parents, self._vjps, self._op, self._saved = new._parents, new._vjps, new._op, new._saved
-        self._inputs = new._inputs
+        self._inputs, self._raw = new._inputs, new._raw
         self.requires_grad = self.requires_grad or new.requires_grad
-        self._version += 1
+        bump_version(self)
         return self
 
     def __setitem__(self, key: Any, value: Any) -> None:
@@ -315,14 +319,31 @@ def RETAIN_GRAD(grad: Tensor) -> None:  # noqa: N802 - a marker, compared by ide
     """The hook retain_grad() registers; the engine stores the gradient when it meets it."""
 
 
+EPOCH = [0]  # how many in-place changes the process has made (versions are checked only after one)
+
+
+def bump_version(t: Tensor) -> None:
+    """Count an in-place change of `t`: graphs that saved it before refuse to use it."""
+    EPOCH[0] += 1
+    t._version += 1
+    t._changes = [*(t._changes or ())[-_CHANGES_KEPT + 1 :], EPOCH[0]]
+
+
+def changes_since(t: Tensor, epoch: int) -> int:
+    """How many in-place changes `t` (or the tensor it is a view of) had after `epoch`."""
+    count = sum(e > epoch for e in t._changes or ())
+    return count if t._base is None else count + changes_since(t._base, epoch)
+
+
 def record(op: str, data: Any, backend: backends.Backend, inputs: Sequence[Any], vjps: Sequence[Vjp],
-           saved: Sequence[Any] | None = None, saves_output: bool = False) -> Tensor:
+           saved: Sequence[Any] | None = None, saves_output: bool = False, raw_inputs: tuple | None = None) -> Tensor:
     """The only place the graph grows: wrap `data` and, when recording, remember how to
     send a gradient back to each input that needs one (``vjps[i](ns, grad, out, *inputs)``
     is `inputs[i]`'s gradient). Inputs that are not tensors (Python scalars) get none.
 
     `saved` names the tensors whose values the VJPs read (default: all inputs) and
     `saves_output` whether they read the output; their versions are checked at backward.
+    `raw_inputs`, the inputs' backend arrays, spares the backward from unwrapping them.
     """
     out = Tensor._wrap(data, backend)
     if not grad_mode._enabled:
@@ -332,13 +353,14 @@ def record(op: str, data: Any, backend: backends.Backend, inputs: Sequence[Any],
         if isinstance(t, Tensor) and t.requires_grad:
             parents.append(t)
             fns.append(f)
-    if parents:
-        out.requires_grad, out._parents, out._vjps, out._op = True, tuple(parents), tuple(fns), op
-        out._inputs = tuple(inputs)
-        kept = inputs if saved is None else saved
-        out._saved = ([(t, t.version) for t in kept if isinstance(t, Tensor)], saves_output)
-        if anomaly._enabled:
-            out._trace = anomaly.creation_site()
+    if not parents:
+        return out
+    out.requires_grad, out._parents, out._vjps, out._op = True, parents, fns, op
+    out._inputs, out._raw = inputs, raw_inputs
+    if saved is None or saved or saves_output:
+        out._saved = (saved, saves_output, EPOCH[0])
+    if anomaly._enabled:
+        out._trace = anomaly.creation_site()
     return out
 
 

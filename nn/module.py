@@ -8,7 +8,7 @@ from typing import Any
 
 import autograd_core as ag
 from autograd_core.creation import to_array
-from autograd_core.tensor import RemovableHandle
+from autograd_core.tensor import RemovableHandle, bump_version
 
 
 class Parameter(ag.Tensor):
@@ -156,7 +156,7 @@ class Module:
                     f"the model has shape {p.shape}"
                 )
             p.data = data
-            p._version += 1
+            bump_version(p)
 
     def to(self, target: Any = None, *, dtype: Any = None, device: Any = None) -> Module:
         """Move every parameter (in place, keeping its identity) to another backend, device
@@ -167,7 +167,7 @@ class Module:
                 if p.grad is not None:
                     p.grad = p.grad.to(target, dtype=dtype, device=device)
                 p.data, p.backend = moved.data, moved.backend
-                p._version += 1
+                bump_version(p)
         return self
 
     def double(self) -> Module:

@@ -8,7 +8,7 @@ from typing import Any
 
 import autograd_core as ag
 from autograd_core.creation import to_array
-from autograd_core.tensor import Tensor
+from autograd_core.tensor import Tensor, bump_version
 
 
 class Optimizer:
@@ -50,7 +50,7 @@ class Optimizer:
                     if p.grad.backend is not p.backend:
                         raise RuntimeError(f"a gradient on {p.grad.backend} for a parameter on {p.backend}")
                     self.update(p, group, self._state_on_backend_of(p))
-                    p._version += 1  # a graph that saved p before the step must not reuse it
+                    bump_version(p)  # a graph that saved p before the step must not reuse it
 
     def _state_on_backend_of(self, p: Tensor) -> dict[str, Any]:
         """The state of `p`, moved to p's backend if the model was moved (``model.to(...)``)

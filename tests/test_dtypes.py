@@ -69,11 +69,6 @@ def test_the_standard_dtypes_are_the_thirteen_of_the_standard():
     assert list(D.STANDARD_DTYPES) == STANDARD
 
 
-def test_complex_tensors_cannot_require_grad_yet():
-    # is_floating_point means real floating, so requires_grad_ keeps refusing complex dtypes
-    assert not D.complex64.is_floating_point and not D.int64.is_floating_point
-
-
 # --- isdtype -------------------------------------------------------------------------------------------
 
 
