@@ -3,6 +3,7 @@ release of each node's saved tensors once it has been used."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,8 +63,6 @@ def _seed(root: Tensor, gradient: object) -> Tensor:
 def _check_versions(node: Tensor) -> None:
     """Refuse to run `node`'s VJPs if a tensor they read changed in place after the forward."""
     saved, saves_output, epoch = node._saved
-    if epoch == EPOCH[0]:  # nothing anywhere changed in place since the forward
-        return
     for t in node._inputs if saved is None else saved:
         if isinstance(t, Tensor) and (changed := changes_since(t, epoch)):
             _version_error(node, t, t.version - changed)
@@ -98,10 +97,11 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
         grads[id(root)] = seed if id(root) not in grads else grads[id(root)] + seed
     wanted = None if capture is None else {id(t) for t in capture}
     captured: dict[int, Tensor] = {}
-    namespaces: dict[int, Any] = {}
+    pop, get, check_finite = grads.pop, grads.get, anomaly._enabled
+    ns = backend = None
     with grad_mode.no_grad() if raw else grad_mode.enable_grad():
         for node in reversed(topological_order(roots)):
-            grad = grads.pop(id(node), None)
+            grad = pop(id(node), None)
             if grad is None:
                 continue
             if node._hooks:
@@ -119,12 +119,12 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
                 if wanted is None:  # a leaf
                     _accumulate(node, grad, raw)
                 continue
-            if node._saved is not NOTHING_SAVED:
+            if node._saved is not NOTHING_SAVED and node._saved[2] != EPOCH[0]:
                 _check_versions(node)
             if raw:
-                ns = namespaces.get(id(node.backend))
-                if ns is None:
-                    ns = namespaces[id(node.backend)] = raw_namespace(node.backend)
+                if node.backend is not backend:
+                    backend = node.backend
+                    ns = raw_namespace(backend)
                 out = node.data
                 inputs = node._raw or [x.data if isinstance(x, Tensor) else x for x in node._inputs]
             else:
@@ -133,11 +133,11 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
                 contribution = vjp(ns, grad, out, *inputs)
                 if contribution.shape != parent.data.shape:
                     contribution = _reduce_to_input(ns, contribution, parent, node)
-                if anomaly._enabled:
+                if check_finite:
                     anomaly.check_finite(contribution.data if not raw else contribution, node.backend, node._op,
                                          node._parents.index(parent), node._trace)
                 key = id(parent)
-                previous = grads.get(key)
+                previous = get(key)
                 grads[key] = contribution if previous is None else previous + contribution
             if not retain_graph:  # release the saved tensors
                 node._parents, node._vjps, node._inputs, node._raw, node._saved = (), None, (), None, NOTHING_SAVED
@@ -155,9 +155,18 @@ def _reduce_to_input(ns: Any, grad: Any, parent: Tensor, node: Tensor) -> Any:
     return ns.reshape(ns.sum(grad, axis=tuple(range(lead)) + stretched), shape)
 
 
+# References to a gradient array that only the sweep holds, as `sys.getrefcount` counts them
+# inside `_accumulate`: the sweep's local, this function's argument, getrefcount's argument.
+_SWEEP_ONLY_REFERENCES = 3
+
+
 def _accumulate(leaf: Tensor, grad: Any, raw: bool) -> None:
-    """Add `grad` into ``leaf.grad``, cast to the leaf's dtype. The first gradient is copied,
-    so that a leaf's gradient never aliases another's (the ownership rule)."""
+    """Add `grad` into ``leaf.grad``, cast to the leaf's dtype.
+
+    Ownership rule: a leaf's gradient never aliases another array. The first gradient is
+    copied unless nothing else can reach its memory: no other reference to the array and no
+    view relation (PyTorch's AccumulateGrad steals such a gradient the same way).
+    """
     if not raw:
         from autograd_core.ops import _cast, clone
 
@@ -168,7 +177,8 @@ def _accumulate(leaf: Tensor, grad: Any, raw: bool) -> None:
     if grad.dtype != data.dtype:
         grad = _cast_gradient(backend, grad, data.dtype)
     if leaf.grad is None:
-        leaf.grad = Tensor._wrap(backend.xp.asarray(grad, copy=True) if backend.mutable else grad, backend)
+        shared = sys.getrefcount(grad) > _SWEEP_ONLY_REFERENCES or not backend.owns_memory(grad)
+        leaf.grad = Tensor._wrap(backend.xp.asarray(grad, copy=True) if backend.mutable and shared else grad, backend)
     else:
         leaf.grad = Tensor._wrap(leaf.grad.data + grad, backend)
 
