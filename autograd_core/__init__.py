@@ -13,21 +13,7 @@ import math
 from autograd_core import linalg
 from autograd_core.anomaly import detect_anomaly, is_anomaly_enabled
 from autograd_core.compile import CompileFallbackWarning, compile
-from autograd_core.creation import (
-    arange,
-    asarray,
-    full,
-    full_like,
-    manual_seed,
-    ones,
-    ones_like,
-    rand,
-    randn,
-    tensor,
-    uniform,
-    zeros,
-    zeros_like,
-)
+from autograd_core.creation import *  # noqa: F403
 from autograd_core.dtypes import (
     DType,
     as_dtype,

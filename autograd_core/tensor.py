@@ -116,8 +116,11 @@ class Tensor:
             return self
         return ops.to_backend(self, backends.get(self.backend.name, device))
 
-    def __dlpack__(self, **kwargs: Any) -> Any:
-        return self.data.__dlpack__(**kwargs)
+    def __dlpack__(self, /, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+                   dl_device: Any = None, copy: bool | None = None) -> Any:
+        """The backend array's DLPack capsule (the options it is given are passed on)."""
+        given = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
+        return self.data.__dlpack__(**{k: v for k, v in given.items() if v is not None})
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return self.data.__dlpack_device__()
