@@ -1,3 +1,248 @@
-"""(being written)"""
+"""The standard's statistical and utility functions that `ops` lacks: prod, std,
+cumulative_sum, cumulative_prod and diff (differentiable), any and all (outside the graph).
 
-__all__: list[str] = []
+Every gradient here is a polynomial in the inputs, never a division by them, so it is
+right where elements are zero, to every order (``create_graph=True``):
+
+- prod: each element's gradient is the product of the others, the exclusive prefix product
+  times the exclusive suffix product (PyTorch's ``prod_safe_zeros_backward``);
+- cumulative_sum: a reversed cumulative sum;
+- cumulative_prod: ``grad_i = prod_{k<i} x_k * R_i`` with ``R_i = g_i + x_{i+1} R_{i+1}``, a
+  linear recurrence solved by doubling in log2(n) steps (PyTorch's cumprod_backward gives the
+  same values; it divides by the input when no element is zero and falls back to O(n^2)
+  under create_graph).
+
+Reversals along an axis are the standard's `flip` (differentiable in `autograd_core`, from
+`manipulation`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from autograd_core.dtypes import as_dtype
+from autograd_core.ops import (
+    Axis,
+    _axes,
+    _basic_index,
+    _cast,
+    _tensor,
+    concat,
+    expand_back,
+    not_equal,
+    reshape,
+    subtract,
+    unary_op,
+    var,
+)
+from autograd_core.tensor import Tensor, record
+
+__all__ = ["all", "any", "cumulative_prod", "cumulative_sum", "diff", "prod", "std"]
+
+
+# --- helpers: dtypes and moves along one axis ------------------------------------------------
+def _accumulated(x: Tensor, dtype: Any) -> Tensor:
+    """`x` cast to `dtype`, or by the standard's rule when None: integers (and bools, as in
+    PyTorch) narrower than the default integer accumulate in int64 (uint64 when unsigned)."""
+    if dtype is None:
+        kind = x.dtype.kind
+        dtype = "uint64" if kind == "unsigned integer" else "int64" if kind in ("bool", "signed integer") else x.dtype
+    return _cast(x, as_dtype(dtype))
+
+
+def _along(axis: int, index: slice) -> tuple:
+    """The basic index that applies `index` along `axis` and takes everything elsewhere."""
+    return (slice(None),) * axis + (index, Ellipsis)
+
+
+def _shifted(ns: Any, a: Any, step: int, axis: int) -> Any:
+    """``a[i + step]`` along `axis`, zero past the end."""
+    n = a.shape[axis]
+    step = min(step, n)  # array_api_strict refuses a slice that starts past the end
+    return ns._scatter(ns._basic_index(a, _along(axis, slice(step, None))), a.shape, _along(axis, slice(0, n - step)))
+
+
+def _exclusive_prod(ns: Any, a: Any, axis: int) -> Any:
+    """``prod(a[:i])`` along `axis` at each i (1 at the first position)."""
+    inclusive = ns.cumulative_prod(a, axis=axis, include_initial=True)
+    return ns._basic_index(inclusive, _along(axis, slice(None, -1)))
+
+
+# --- prod and std -----------------------------------------------------------------------------
+def prod(x: Tensor, /, *, axis: Axis = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
+    """The product over `axis` (all axes when None); ints narrower than int64 give int64.
+
+    The gradient of each element is the product of the others in its group, right where
+    elements are zero (one zero: the others' product at it; two: zero everywhere).
+
+    >>> import autograd_core as ag
+    >>> x = ag.tensor([[2.0, 0.0, 3.0], [1.0, 4.0, 5.0]], requires_grad=True)
+    >>> ag.prod(x, axis=1).sum().backward()
+    >>> x.grad.tolist()
+    [[0.0, 6.0, 0.0], [20.0, 5.0, 4.0]]
+    """
+    x = _accumulated(_tensor("prod", x), dtype)
+    axes = _axes(axis, x.ndim)
+    data = x.backend.xp.prod(x.data, axis=axes, keepdims=keepdims, dtype=x.data.dtype)
+    return record("prod", data, x.backend, (x,), (_prod_vjp(x, axes),))
+
+
+def _prod_vjp(x: Tensor, axes: tuple[int, ...]) -> Callable[..., Any]:
+    """The reduced axes are moved last and merged into one, where each element's cofactor
+    (the product of the others) is its exclusive prefix product times its exclusive suffix
+    product; then the axes go back."""
+    kept = tuple(i for i in range(x.ndim) if i not in axes)
+    order, last = kept + axes, len(kept)
+    moved = tuple(x.shape[i] for i in order)
+    merged = (*moved[:last], math.prod(moved[last:]))
+    inverse = tuple(sorted(range(x.ndim), key=order.__getitem__))
+
+    def vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
+        groups = ns.reshape(ns.permute_dims(x, order), merged)
+        before = _exclusive_prod(ns, groups, last)
+        after = ns.flip(_exclusive_prod(ns, ns.flip(groups, axis=last), last), axis=last)
+        cofactor = ns.permute_dims(ns.reshape(before * after, moved), inverse)
+        return expand_back(ns, g, x.shape, axes) * cofactor
+
+    return vjp
+
+
+def _root_vjp(ns: Any, g: Any, out: Any, v: Any) -> Any:
+    """sqrt's gradient g / (2 sqrt(v)), and 0 where sqrt(v) is 0 (PyTorch's std_backward)."""
+    zero = out == 0
+    return ns.where(zero, 0.0, g / (2 * ns.where(zero, 1.0, out)))
+
+
+_std_root = unary_op("std", lambda ns, d: ns.sqrt(d), _root_vjp, "output")
+
+
+def std(x: Tensor, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> Tensor:
+    """The standard deviation, ``sqrt(var(x, ...))``; where it is zero (all the elements
+    equal) the gradient is zero, as PyTorch gives, not nan.
+
+    >>> import autograd_core as ag
+    >>> x = ag.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    >>> s = ag.std(x, correction=1)
+    >>> round(s.item(), 4)
+    1.291
+    """
+    return _std_root(var(x, axis=axis, correction=correction, keepdims=keepdims))
+
+
+# --- cumulative sums and products ---------------------------------------------------------------
+def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype: Any = None,
+                   include_initial: bool = False) -> Tensor:
+    """Running sums along `axis` (optional for a 1-D `x`); `include_initial` puts a 0 first.
+    The gradient is the reversed running sum of the output's gradient.
+
+    >>> import autograd_core as ag
+    >>> ag.cumulative_sum(ag.tensor([1.0, 2.0, 3.0]), include_initial=True).tolist()
+    [0.0, 1.0, 3.0, 6.0]
+    """
+    return _cumulative("cumulative_sum", x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x: Tensor, /, *, axis: int | None = None, dtype: Any = None,
+                    include_initial: bool = False) -> Tensor:
+    """Running products along `axis` (optional for a 1-D `x`); `include_initial` puts a 1
+    first. The gradient is right where elements are zero, to every order.
+
+    >>> import autograd_core as ag
+    >>> x = ag.tensor([2.0, 0.0, 3.0], requires_grad=True)
+    >>> ag.cumulative_prod(x).sum().backward()
+    >>> x.grad.tolist()
+    [1.0, 8.0, 0.0]
+    """
+    return _cumulative("cumulative_prod", x, axis, dtype, include_initial)
+
+
+def _cumsum_vjp(x: Tensor, axis: int) -> Callable[..., Any]:
+    """The reversed running sum: d/dx_i of sum_j g_j sum_{k<=j} x_k is sum_{j>=i} g_j."""
+    return lambda ns, g, out, x: ns.flip(ns.cumulative_sum(ns.flip(g, axis=axis), axis=axis), axis=axis)
+
+
+def _cumprod_vjp(x: Tensor, axis: int) -> Callable[..., Any]:
+    """d/dx_i of sum_j g_j prod_{k<=j} x_k = prod_{k<i} x_k * R_i, where
+    R_i = sum_{j>=i} g_j prod_{i<k<=j} x_k, that is R_i = g_i + x_{i+1} R_{i+1}."""
+    return lambda ns, g, out, x: _exclusive_prod(ns, x, axis) * _reverse_recurrence(
+        ns, _shifted(ns, x, 1, axis), g, axis)
+
+
+def _reverse_recurrence(ns: Any, a: Any, b: Any, axis: int) -> Any:
+    """R with R_i = b_i + a_i R_{i+1} along `axis` (R = 0 past the end), by doubling: after
+    the step of size s, R_i = b_i + a_i R_{i+2s}, so log2(n) steps reach the end."""
+    step = 1
+    while step < b.shape[axis]:
+        b = b + a * _shifted(ns, b, step, axis)
+        a = a * _shifted(ns, a, step, axis)
+        step *= 2
+    return b
+
+
+# name: (the identity the initial slab holds, the VJP's factory, whether it reads the input)
+_CUMULATIVE = {
+    "cumulative_sum": (0, _cumsum_vjp, ()),
+    "cumulative_prod": (1, _cumprod_vjp, None),
+}
+
+
+def _cumulative(name: str, x: Tensor, axis: int | None, dtype: Any, include_initial: bool) -> Tensor:
+    x = _accumulated(_tensor(name, x), dtype)
+    if axis is None and x.ndim > 1:
+        raise ValueError(f"{name}: axis is required for a tensor of {x.ndim} dimensions")
+    axes = _axes(0 if axis is None else axis, x.ndim)
+    if x.ndim == 0:  # as PyTorch: one element, and a 0-d result (unless include_initial)
+        out = _cumulative(name, reshape(x, (1,)), 0, None, include_initial)
+        return out if include_initial else reshape(out, ())
+    identity, vjp, saved = _CUMULATIVE[name]
+    xp, (axis,) = x.backend.xp, axes
+    data = getattr(xp, name)(x.data, axis=axis, dtype=x.data.dtype)  # the dtype: torch widens ints otherwise
+    out = record(name, data, x.backend, (x,), (vjp(x, axis),), saved=saved)
+    if not include_initial:
+        return out
+    shape = tuple(1 if i == axis else n for i, n in enumerate(x.shape))
+    initial = Tensor._wrap(xp.full(shape, identity, dtype=x.data.dtype, device=x.backend.device), x.backend)
+    return concat([initial, out], axis=axis)
+
+
+# --- any, all and diff ---------------------------------------------------------------------------
+def _logical_reduction(name: str, verb: str) -> Callable[..., Tensor]:
+    def op(x: Tensor, /, *, axis: Axis = None, keepdims: bool = False) -> Tensor:
+        x = _tensor(name, x)
+        data = getattr(x.backend.xp, name)(x.data, axis=_axes(axis, x.ndim), keepdims=keepdims)
+        return Tensor._wrap(data, x.backend)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"Whether {verb} element over `axis` (all axes when None) is nonzero (NaN counts): a "
+                  "boolean tensor, outside the graph.")
+    return op
+
+
+any = _logical_reduction("any", "any")  # noqa: A001
+all = _logical_reduction("all", "every")  # noqa: A001
+
+
+def diff(x: Tensor, /, *, axis: int = -1, n: int = 1, prepend: Tensor | None = None,
+         append: Tensor | None = None) -> Tensor:
+    """The `n`-th forward difference along `axis`, ``out[i] = x[i+1] - x[i]`` applied `n`
+    times, after joining `prepend` and `append` to `x` (dtypes promoted); boolean `x`
+    differs by ``!=``, as in PyTorch. Differentiable in `x`, `prepend` and `append`.
+
+    >>> import autograd_core as ag
+    >>> ag.diff(ag.tensor([1.0, 4.0, 9.0, 16.0]), n=2).tolist()
+    [2.0, 2.0]
+    """
+    x = _tensor("diff", x)
+    if x.ndim == 0:
+        raise ValueError("diff needs a tensor of at least 1 dimension")
+    if n < 0:
+        raise ValueError(f"diff: n must be non-negative, got {n}")
+    (axis,) = _axes(axis, x.ndim)
+    parts = [_tensor("diff", p) for p in (prepend, x, append) if p is not None]
+    x = concat(parts, axis=axis) if len(parts) > 1 else x
+    step = not_equal if x.dtype == "bool" else subtract
+    for _ in range(min(n, x.shape[axis])):  # past the length, the axis is already empty
+        x = step(_basic_index(x, _along(axis, slice(1, None))), _basic_index(x, _along(axis, slice(None, -1))))
+    return x

@@ -421,9 +421,18 @@ def install_methods() -> None:
         methods[name] = lambda self, axis=None, keepdims=False, dim=None, keepdim=False, _f=reduce: _f(
             self, axis=_dim(axis, dim), keepdims=keepdims or keepdim
         )
-    methods["var"] = lambda self, axis=None, correction=1, keepdims=False, dim=None, keepdim=False: ops.var(
-        self, axis=_dim(axis, dim), correction=correction, keepdims=keepdims or keepdim
-    )
+    for name in ("var", "std"):  # PyTorch's default is the unbiased estimate
+        spread = getattr(ag, name)
+        methods[name] = lambda self, axis=None, correction=1, keepdims=False, dim=None, keepdim=False, _f=spread: _f(
+            self, axis=_dim(axis, dim), correction=correction, keepdims=keepdims or keepdim
+        )
+    for name in ("prod", "any", "all"):
+        reduce = getattr(ag, name)
+        methods[name] = lambda self, axis=None, keepdims=False, dim=None, keepdim=False, _f=reduce: _f(
+            self, axis=_dim(axis, dim), keepdims=keepdims or keepdim
+        )
+    for name, function in (("cumsum", ag.cumulative_sum), ("cumprod", ag.cumulative_prod)):
+        methods[name] = lambda self, dim, _f=function: _f(self, axis=dim)
     for name, method in methods.items():
         setattr(Tensor, name, method)
     Tensor.__hash__ = lambda self: id(self)  # __eq__ is elementwise, identity still hashes

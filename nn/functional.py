@@ -86,18 +86,24 @@ def _check_reduction(reduction: str) -> None:
 
 
 def _class_targets(logits: Tensor, target: Any, ignore_index: int, caller: str) -> tuple[Any, Any]:
-    """The targets as an int array, checked against the logits; and the mask of rows not ignored."""
+    """The targets as an int array checked against the logits, with ignored rows set to class
+    0; and the mask of rows not ignored (None when no row is ignored)."""
     if logits.ndim != 2:
         raise ValueError(f"{caller}: expected input of shape (batch, classes), got {logits.shape}")
-    xp = logits.backend.xp
+    xp, classes = logits.backend.xp, logits.shape[1]
     t = target.data if isinstance(target, Tensor) else to_array(target, logits.backend, "int64")
     if tuple(t.shape) != logits.shape[:1]:
         raise ValueError(f"{caller}: target has shape {tuple(t.shape)}, expected ({logits.shape[0]},) class indices")
+    if logits.backend.is_traced(t):  # a trace has no values to check or branch on
+        valid = t != ignore_index
+        return xp.where(valid, t, 0), valid
+    can_ignore = 0 <= ignore_index < classes
+    if not t.shape[0] or not can_ignore and int(xp.min(t)) >= 0 and int(xp.max(t)) < classes:
+        return t, None  # the common case: every target is a class, none is ignored
     valid = t != ignore_index
-    safe = xp.where(valid, t, xp.zeros_like(t))
-    checkable = t.shape[0] and not logits.backend.is_traced(safe)  # a trace has no values to check
-    if checkable and (int(xp.max(safe)) >= logits.shape[1] or int(xp.min(safe)) < 0):
-        raise IndexError(f"{caller}: target values must be in [0, {logits.shape[1]}) or equal ignore_index")
+    safe = xp.where(valid, t, 0)
+    if int(xp.min(safe)) < 0 or int(xp.max(safe)) >= classes:
+        raise IndexError(f"{caller}: target values must be in [0, {classes}) or equal ignore_index")
     return safe, valid
 
 
@@ -107,6 +113,8 @@ def _reduce_rows(losses: Tensor, valid: Any, reduction: str) -> Tensor:
     total = ag.sum(losses)
     if reduction == "sum":
         return total
+    if valid is None:
+        return total / losses.shape[0]
     count = losses.backend.xp.sum(losses.backend.xp.astype(valid, losses.data.dtype))
     return total / Tensor._wrap(count, losses.backend)
 
@@ -120,25 +128,25 @@ def cross_entropy(input: Tensor, target: Any, reduction: str = "mean", ignore_in
     """
     _check_reduction(reduction)
     safe, valid = _class_targets(input, target, ignore_index, "cross_entropy")
-    xp, backend = input.backend.xp, input.backend
-    n, classes = input.shape
-    shift = xp.max(input.data, axis=1, keepdims=True)
-    lse = xp.log(xp.sum(xp.exp(input.data - shift), axis=1)) + shift[:, 0]
-    rows_start = xp.arange(n, dtype=safe.dtype, device=backend.device) * classes
-    picked = xp.take(xp.reshape(input.data, (-1,)), rows_start + safe)
-    rows = xp.where(valid, lse - picked, xp.zeros_like(lse))
-    keep = Tensor._wrap(xp.astype(valid, input.data.dtype), backend)
-    one_hot = Tensor._wrap(
-        xp.astype(xp.arange(classes, device=backend.device)[None, :] == safe[:, None], input.data.dtype), backend
-    )
-    losses = record("cross_entropy", rows, backend, (input, keep, one_hot), _CROSS_ENTROPY_VJPS, saved=(input,))
+    xp, backend, x = input.backend.xp, input.backend, input.data
+    shift = xp.max(x, axis=1, keepdims=True)
+    lse = xp.log(xp.sum(xp.exp(x - shift), axis=1, keepdims=True)) + shift
+    rows = xp.reshape(lse - xp.take_along_axis(x, safe[:, None], axis=1), (-1,))
+    if valid is not None:
+        rows = xp.where(valid, rows, 0.0)
+    hit = xp.arange(input.shape[1], dtype=safe.dtype, device=backend.device)[None, :] == safe[:, None]
+    constants = [None if a is None else Tensor._wrap(a, backend) for a in (hit, valid)]
+    losses = record("cross_entropy", rows, backend, (input, *constants), _CROSS_ENTROPY_VJPS, saved=(input,))
     return _reduce_rows(losses, valid, reduction)
 
 
-def _cross_entropy_grad(ns: Any, g: Any, out: Any, logits: Any, keep: Any, one_hot: Any) -> Any:
-    """d(row loss)/d(logits) = softmax(logits) - one_hot, for the rows not ignored."""
+def _cross_entropy_grad(ns: Any, g: Any, out: Any, logits: Any, hit: Any, valid: Any) -> Any:
+    """d(row loss)/d(logits) = softmax(logits) - one_hot(target), for the rows not ignored."""
     e = ns.exp(logits - ns.max(logits, axis=1, keepdims=True))
-    return ns.expand_dims(g * keep, axis=1) * (e / ns.sum(e, axis=1, keepdims=True) - one_hot)
+    p = e / ns.sum(e, axis=1, keepdims=True)
+    if valid is not None:
+        g = ns.where(valid, g, 0.0)
+    return ns.where(hit, p - 1, p) * ns.expand_dims(g, axis=1)
 
 
 _CROSS_ENTROPY_VJPS = (_cross_entropy_grad, None, None)
@@ -149,6 +157,8 @@ def nll_loss(input: Tensor, target: Any, reduction: str = "mean", ignore_index: 
     _check_reduction(reduction)
     safe, valid = _class_targets(input, target, ignore_index, "nll_loss")
     picked = input[_arange_like(input), Tensor._wrap(safe, input.backend)]
+    if valid is None:
+        return _reduce_rows(-picked, valid, reduction)
     keep = Tensor._wrap(input.backend.xp.astype(valid, input.data.dtype), input.backend)
     return _reduce_rows(-picked * keep, valid, reduction)
 
