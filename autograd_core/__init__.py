@@ -119,7 +119,7 @@ from autograd_core.ops import (
 )
 from autograd_core.searching import *  # noqa: F403
 from autograd_core.statistics import *  # noqa: F403
-from autograd_core.tensor import Tensor, install_methods
+from autograd_core.tensor import Device, Tensor, install_methods
 
 __array_api_version__ = "2024.12"
 e, inf, nan, pi, newaxis = math.e, math.inf, math.nan, math.pi, None

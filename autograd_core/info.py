@@ -23,8 +23,9 @@ class Info:
     def default_device(self) -> Any:
         """The device arrays are created on: the current backend's."""
         import backends
+        from autograd_core.tensor import Device
 
-        return backends.current().device
+        return Device(backends.current())
 
     def devices(self) -> list[Any]:
         """The devices arrays can be created on (the current backend's device)."""

@@ -1,3 +1,212 @@
-"""(being written)"""
+"""The standard's manipulation functions beyond those in `ops` (reshape, permute_dims,
+expand_dims, squeeze, broadcast_to, concat, stack), and `take_along_axis`; all differentiable.
 
-__all__: list[str] = []
+Two are primitives with their own VJP: `flip` (undone by the same flip) and `roll` (undone by
+rolling back). The others are compositions of differentiable ops, so their gradients follow:
+`repeat` and `tile` sum the copies, `unstack` is indexing, `take_along_axis` is one `take` of
+the flattened tensor, whose gradient is a scatter-add (right with repeated indices).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+from autograd_core.ops import (
+    _broadcast_shapes,
+    _check_bounds,
+    _index_array,
+    _tensor,
+    broadcast_to,
+    expand_dims,
+    getitem,
+    permute_dims,
+    reshape,
+    take,
+)
+from autograd_core.tensor import Tensor, record
+
+__all__ = ["broadcast_arrays", "flip", "moveaxis", "repeat", "roll", "take_along_axis", "tile", "unstack"]
+
+Axes = int | Sequence[int]
+
+
+def _axis(axis: int, ndim: int) -> int:
+    """`axis` counted from 0; out of [-ndim, ndim) is an IndexError, as in PyTorch."""
+    if not -ndim <= axis < ndim:
+        raise IndexError(f"axis {axis} is out of range for a tensor of {ndim} dimensions")
+    return axis % ndim
+
+
+def _positions(axis: Axes | None, ndim: int) -> tuple[int, ...]:
+    """An int or a tuple of axes counted from 0, in the given order (None: every axis)."""
+    if axis is None:
+        return tuple(range(ndim))
+    return tuple(_axis(a, ndim) for a in ((axis,) if isinstance(axis, int) else axis))
+
+
+def broadcast_arrays(*arrays: Tensor) -> list[Tensor]:
+    """The tensors broadcast to their common shape (views; the gradients are summed back).
+
+    >>> import autograd_core as ag
+    >>> [t.shape for t in ag.broadcast_arrays(ag.ones((3, 1)), ag.ones((4,)))]
+    [(3, 4), (3, 4)]
+    """
+    tensors = [_tensor("broadcast_arrays", a) for a in arrays]
+    shape = _broadcast_shapes(*(t.shape for t in tensors))
+    return [broadcast_to(t, shape) for t in tensors]
+
+
+def flip(x: Tensor, /, *, axis: Axes | None = None) -> Tensor:
+    """The elements reversed along `axis` (an int, a tuple, or None for every axis); the
+    gradient is flipped back.
+
+    >>> import autograd_core as ag
+    >>> ag.flip(ag.asarray([[1, 2], [3, 4]]), axis=-1).tolist()
+    [[2, 1], [4, 3]]
+    """
+    x = _tensor("flip", x)
+    axes = _positions(axis, x.ndim)
+    return record("flip", x.backend.xp.flip(x.data, axis=axes), x.backend, (x,),
+                  (lambda ns, g, out, x: ns.flip(g, axis=axes),), saved=())
+
+
+def roll(x: Tensor, /, shift: int | Sequence[int], *, axis: Axes | None = None) -> Tensor:
+    """The elements shifted by `shift` places along `axis`, wrapping around (the flattened
+    tensor when `axis` is None); an int `shift` applies to every axis of a tuple `axis`. The
+    gradient is rolled back.
+
+    >>> import autograd_core as ag
+    >>> ag.roll(ag.asarray([1, 2, 3, 4]), 1).tolist()
+    [4, 1, 2, 3]
+    """
+    x = _tensor("roll", x)
+    if axis is None:
+        if not isinstance(shift, int):
+            raise ValueError("roll: a tuple shift needs a tuple axis of the same length")
+        axes, shifts, back = None, shift, -shift
+    else:
+        axes = _positions(axis, x.ndim)
+        shifts = (shift,) * len(axes) if isinstance(shift, int) else tuple(shift)
+        if len(shifts) != len(axes):
+            raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes")
+        back = tuple(-s for s in shifts)
+    return record("roll", x.backend.xp.roll(x.data, shifts, axis=axes), x.backend, (x,),
+                  (lambda ns, g, out, x: ns.roll(g, back, axis=axes),), saved=())
+
+
+def moveaxis(x: Tensor, source: Axes, destination: Axes, /) -> Tensor:
+    """The axes `source` moved to the positions `destination`, the others kept in order (a view).
+
+    >>> import autograd_core as ag
+    >>> ag.moveaxis(ag.zeros((2, 3, 4)), 0, -1).shape
+    (3, 4, 2)
+    """
+    x = _tensor("moveaxis", x)
+    sources, destinations = _positions(source, x.ndim), _positions(destination, x.ndim)
+    if len(sources) != len(destinations):
+        raise ValueError(f"moveaxis: {len(sources)} source axes for {len(destinations)} destinations")
+    if len(set(sources)) != len(sources) or len(set(destinations)) != len(destinations):
+        raise ValueError(f"moveaxis: repeated axis in {source} or {destination}")
+    order = [a for a in range(x.ndim) if a not in sources]
+    for d, s in sorted(zip(destinations, sources)):
+        order.insert(d, s)
+    return permute_dims(x, order)
+
+
+def repeat(x: Tensor, repeats: int | Tensor, /, *, axis: int | None = None) -> Tensor:
+    """Each element repeated `repeats` times along `axis` (the flattened tensor when None);
+    `repeats` is an int or a 1-D integer array of one count per element (or a single one).
+    The gradient of each element is the sum over its copies.
+
+    >>> import autograd_core as ag
+    >>> ag.repeat(ag.asarray([1, 2, 3]), ag.asarray([2, 0, 1])).tolist()
+    [1, 1, 3]
+    """
+    x = _tensor("repeat", x)
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    axis = _axis(axis, x.ndim)
+    before, n, after = x.shape[:axis], x.shape[axis], x.shape[axis + 1 :]
+    if isinstance(repeats, numbers.Integral):  # every element the same number of times: a broadcast
+        _check_counts(int(repeats))
+        spread = broadcast_to(expand_dims(x, axis=axis + 1), (*before, n, int(repeats), *after))
+        return reshape(spread, (*before, n * int(repeats), *after))
+    xp, int64 = x.backend.xp, x.backend.dtype("int64")
+    counts = _index_array(repeats, x.backend)
+    if counts.ndim != 1 or counts.shape[0] not in (1, n):
+        raise ValueError(f"repeat: repeats of shape {tuple(counts.shape)} for an axis of size {n}")
+    _check_counts(int(xp.min(counts)) if n else 0)  # every backend refuses alike
+    positions = xp.arange(n, dtype=int64, device=x.backend.device)
+    return take(x, xp.repeat(positions, xp.astype(counts, int64)), axis=axis)
+
+
+def _check_counts(smallest: int) -> None:
+    if smallest < 0:
+        raise ValueError(f"repeat: repeats must be non-negative, got {smallest}")
+
+
+def tile(x: Tensor, repetitions: Sequence[int], /) -> Tensor:
+    """`x` repeated `repetitions[i]` times along axis i (ones prepended to whichever of the
+    shape and `repetitions` is shorter); the gradient sums the tiles.
+
+    >>> import autograd_core as ag
+    >>> ag.tile(ag.asarray([1, 2]), (2, 2)).tolist()
+    [[1, 2, 1, 2], [1, 2, 1, 2]]
+    """
+    x = _tensor("tile", x)
+    ndim = max(x.ndim, len(repetitions))
+    reps = (1,) * (ndim - len(repetitions)) + tuple(repetitions)
+    shape = (1,) * (ndim - x.ndim) + x.shape
+    # (1, n0, 1, n1, ...) -> (r0, n0, r1, n1, ...) -> (r0 * n0, r1 * n1, ...)
+    interleaved = reshape(x, tuple(v for n in shape for v in (1, n)))
+    spread = broadcast_to(interleaved, tuple(v for r, n in zip(reps, shape) for v in (r, n)))
+    return reshape(spread, tuple(r * n for r, n in zip(reps, shape)))
+
+
+def unstack(x: Tensor, /, *, axis: int = 0) -> tuple[Tensor, ...]:
+    """The slices of `x` along `axis`, as views (PyTorch's `unbind`).
+
+    >>> import autograd_core as ag
+    >>> [t.tolist() for t in ag.unstack(ag.asarray([[1, 2], [3, 4]]), axis=1)]
+    [[1, 3], [2, 4]]
+    """
+    x = _tensor("unstack", x)
+    axis = _axis(axis, x.ndim)
+    return tuple(getitem(x, (*(slice(None),) * axis, i)) for i in range(x.shape[axis]))
+
+
+def take_along_axis(x: Tensor, indices: Any, /, *, axis: int = -1) -> Tensor:
+    """The elements of `x` at `indices` along `axis` (PyTorch's `take_along_dim`): `indices`
+    has the rank of `x` and broadcasts with it on the other axes; negative indices count from
+    the end and out-of-range ones raise on every backend. The gradient is a scatter-add.
+
+    >>> import autograd_core as ag
+    >>> x = ag.asarray([[10, 30, 20], [60, 40, 50]])
+    >>> ag.take_along_axis(x, ag.asarray([[0, 2], [-1, -1]]), axis=1).tolist()
+    [[10, 20], [50, 50]]
+    """
+    x = _tensor("take_along_axis", x)
+    backend, xp = x.backend, x.backend.xp
+    index = _index_array(indices, backend)
+    if index.ndim != x.ndim:
+        raise ValueError(f"take_along_axis: indices of {index.ndim} dimensions for a tensor of {x.ndim}")
+    axis = _axis(axis, x.ndim)
+    n = x.shape[axis]
+    _check_bounds(backend, index, n)
+    int64 = backend.dtype("int64")
+    index = xp.astype(index, int64)
+    others = _broadcast_shapes(*(s[:axis] + (1,) + s[axis + 1 :] for s in (x.shape, tuple(index.shape))))
+    shape = others[:axis] + (index.shape[axis],) + others[axis + 1 :]
+    # Each output element's position in the flattened `x`: its coordinates along the other
+    # axes (0 where `x` is broadcast) and its index along `axis`, times x's strides.
+    strides = [math.prod(x.shape[d + 1 :]) for d in range(x.ndim)]
+    flat = xp.where(index < 0, index + n, index) * strides[axis]
+    for d, size in enumerate(x.shape):
+        if d != axis and size > 1:
+            coordinate = xp.arange(size, dtype=int64, device=backend.device) * strides[d]
+            flat = flat + xp.reshape(coordinate, tuple(size if i == d else 1 for i in range(x.ndim)))
+    flat = xp.reshape(xp.broadcast_to(flat, shape), (-1,))
+    return reshape(take(reshape(x, (-1,)), flat, axis=0), shape)

@@ -545,10 +545,14 @@ def astype(x: Tensor, dtype: Any, /, *, copy: bool = True, device: Any = None) -
 
 def _cast(x: Tensor, dtype: Any) -> Tensor:
     """`x` in `dtype`: `x` itself when it already is (the engine's cast, which never copies)."""
-    target = x.backend.dtype(as_dtype(dtype).name)
+    dtype = as_dtype(dtype)
+    target = x.backend.dtype(dtype.name)
     if x.data.dtype == target:
         return x
-    return record("astype", x.backend.xp.astype(x.data, target), x.backend, (x,), _ASTYPE_VJPS, saved=())
+    data = x.backend.xp.astype(x.data, target)
+    if not (dtype.is_floating_point or dtype.is_complex):  # integers and bools carry no gradient
+        return Tensor._wrap(data, x.backend)
+    return record("astype", data, x.backend, (x,), _ASTYPE_VJPS, saved=())
 
 
 _CLONE_VJPS = (lambda ns, g, out, x: g,)

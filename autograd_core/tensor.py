@@ -78,8 +78,10 @@ class Tensor:
         return as_dtype(self.backend.dtype_name(self.data.dtype))
 
     @property
-    def device(self) -> Any:
-        return self.backend.device
+    def device(self) -> Device:
+        """Where the values live: this backend on its device (``device=x.device`` makes new
+        tensors there, whatever the current backend is)."""
+        return Device(self.backend)
 
     @property
     def version(self) -> int:
@@ -112,9 +114,10 @@ class Tensor:
         """The same values on `device` of this tensor's backend (differentiable)."""
         from autograd_core import ops
 
-        if device == self.backend.device:
+        if device == self.device or device == self.backend.device:
             return self
-        return ops.to_backend(self, backends.get(self.backend.name, device))
+        target = device.backend if isinstance(device, Device) else backends.get(self.backend.name, device)
+        return ops.to_backend(self, target)
 
     def __dlpack__(self, /, *, stream: Any = None, max_version: tuple[int, int] | None = None,
                    dl_device: Any = None, copy: bool | None = None) -> Any:
@@ -290,6 +293,30 @@ class Tensor:
         return id(self)
 
     __array_priority__ = 1000  # numpy defers `ndarray + Tensor` to Tensor.__radd__
+
+
+class Device:
+    """A backend and its library's device, as the standard's ``x.device`` and ``device=``.
+
+    >>> import autograd_core as ag
+    >>> x = ag.ones(2)
+    >>> ag.zeros(3, device=x.device).device == x.device
+    True
+    """
+
+    __slots__ = ("backend",)
+
+    def __init__(self, backend: backends.Backend) -> None:
+        self.backend = backend
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Device) and other.backend is self.backend
+
+    def __hash__(self) -> int:
+        return hash((self.backend.name, str(self.backend.device)))
+
+    def __repr__(self) -> str:
+        return f"Device({self.backend.name!r}, {str(self.backend.device)!r})"
 
 
 class Size(int):
