@@ -17,8 +17,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from autograd_core.ops import _operands, _predicate_op, _tensor, _zero_vjp, unary_op
-from autograd_core.tensor import Tensor, Vjp, record
+from autograd_core.ops import _predicate_op, _tensor, binary_op, unary_op
+from autograd_core.tensor import Tensor, Vjp
 
 __all__ = [
     "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "conj", "copysign", "cosh", "exp2", "expm1",
@@ -36,24 +36,8 @@ def _unary(name: str, vjp: Vjp | None, saves: str = "input", doc: str = "") -> A
 
 def _binary(name: str, vjp_a: Vjp | None, vjp_b: Vjp | None, saves_inputs: bool = True, saves_output: bool = False,
             doc: str = "") -> Any:
-    """An elementwise, broadcasting function of two operands (tensors or Python scalars),
-    promoted by `_operands`, whose forward is the library's function of the same name.
-
-    (`ops.binary_op` hands its forward raw operands only, and a named function needs the
-    library's namespace; the rules, like its, are of the output's shape and the engine sums
-    them back over broadcast axes.)
-    """
-    vjps = (vjp_a or _zero_vjp, vjp_b or _zero_vjp)
-    saved = None if saves_inputs else ()
-
-    def op(x1: Any, x2: Any, /) -> Tensor:
-        a, b, backend = _operands(name, x1, x2)
-        data = getattr(backend.xp, name)(*(t.data if isinstance(t, Tensor) else t for t in (a, b)))
-        return record(name, data, backend, (a, b), vjps, saved=saved, saves_output=saves_output)
-
-    op.__name__ = op.__qualname__ = name
-    op.__doc__ = doc
-    return op
+    """`binary_op` whose forward is the library's function of the same name."""
+    return binary_op(name, name, vjp_a, vjp_b, saves_inputs, saves_output, doc)
 
 
 # --- trigonometric and hyperbolic -------------------------------------------------------------

@@ -1,3 +1,541 @@
-"""(being written)"""
+"""The array API's linear algebra extension (``autograd_core.linalg``), differentiable.
 
-__all__: list[str] = []
+Each primitive runs the backend's own ``xp.linalg`` on raw arrays and declares its VJPs once
+against a namespace, as in `autograd_core.ops` (in a VJP, ``ns.linalg`` is the library's
+linalg namespace or this module). The rules are PyTorch's (derivatives.yaml) and assume what
+they need to exist: invertible matrices for inv/solve/det/slogdet, distinct eigenvalues for
+eigh and distinct nonzero singular values for svd (repeated ones give inf/nan gradients, as
+in PyTorch), full rank for qr. Complex conjugation is out of scope: the rules are for real
+dtypes.
+
+A decomposition with several outputs (eigh, qr, svd) is one primitive whose output packs
+them side by side; each public output is a differentiable slice of it, so the VJP sees every
+output's gradient at once (zeros for the outputs not used) and all the outputs.
+
+>>> import autograd_core as ag
+>>> a = ag.tensor([[2.0, 0.0], [0.0, 4.0]], requires_grad=True)
+>>> d = ag.linalg.det(a)
+>>> d.backward()
+>>> d.item(), a.grad.tolist()
+(8.0, [[4.0, 0.0], [0.0, 2.0]])
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+from autograd_core import grad_mode, ops
+from autograd_core.dtypes import finfo
+from autograd_core.ops import _axes, _operands, _tensor, _view, expand_back, matmul, matrix_transpose, sum_to
+from autograd_core.tensor import Tensor, Vjp, record
+
+__all__ = [
+    "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm", "matrix_power",
+    "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot",
+    "trace", "vecdot", "vector_norm",
+]
+
+Axis = int | tuple[int, ...] | None
+
+
+class EighResult(NamedTuple):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class QRResult(NamedTuple):
+    Q: Tensor  # noqa: N815 - the standard's field names
+    R: Tensor  # noqa: N815
+
+
+class SlogdetResult(NamedTuple):
+    sign: Tensor
+    logabsdet: Tensor
+
+
+class SVDResult(NamedTuple):
+    U: Tensor  # noqa: N815
+    S: Tensor  # noqa: N815
+    Vh: Tensor  # noqa: N815
+
+
+# --- helpers --------------------------------------------------------------------------------
+def _matrices(name: str, x: Any, square: bool = False) -> Tensor:
+    x = _tensor(name, x)
+    if x.ndim < 2 or (square and x.shape[-1] != x.shape[-2]):
+        kind = "square matrices (..., n, n)" if square else "matrices (..., m, n)"
+        raise ValueError(f"{name} needs {kind}, got shape {x.shape}")
+    return x
+
+
+def _pair(name: str, x1: Any, x2: Any) -> tuple[Tensor, Tensor, Any]:
+    a, b, backend = _operands(name, x1, x2)
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        raise TypeError(f"{name} needs two tensors")
+    return a, b, backend
+
+
+def _constant(x: Tensor, make: Callable[[Any, Any, Any], Any]) -> Tensor:
+    """A constant a VJP reads, passed as an extra input: ``make(xp, dtype, device)`` in `x`'s
+    dtype on `x`'s backend, outside the graph."""
+    return Tensor._wrap(make(x.backend.xp, x.data.dtype, x.backend.device), x.backend)
+
+
+def _eye(x: Tensor, n: int) -> Tensor:
+    return _constant(x, lambda xp, dtype, device: xp.eye(n, dtype=dtype, device=device))
+
+
+def _triangle(x: Tensor, n: int, upper: bool) -> Tensor:
+    """Ones on and below (or above) the diagonal, zeros elsewhere: a triangular mask."""
+    def make(xp: Any, dtype: Any, device: Any) -> Any:
+        ones = xp.ones((n, n), dtype=dtype, device=device)
+        return xp.triu(ones) if upper else xp.tril(ones)
+
+    return _constant(x, make)
+
+
+def _safe_divide(ns: Any, a: Any, b: Any) -> Any:
+    """a / b, and 0 where b == 0 (with no inf or nan in either branch, so that the gradient
+    of the result is clean too)."""
+    zero = b == 0
+    return ns.where(zero, 0.0, a / ns.where(zero, 1.0, b))
+
+
+def _decomposition(name: str, x: Tensor, parts: Sequence[Any], vjp: Vjp, constants: Sequence[Tensor] = (),
+                   saved: Sequence[Tensor] = ()) -> list[Tensor]:
+    """Several outputs of one function of the matrices `x` as one primitive.
+
+    The `parts` (raw arrays whose leading axes are `x`'s batch axes) are packed side by side
+    along one last axis; the outputs are differentiable slices of the packed result.
+    ``vjp(ns, grads, outs, x, *constants)`` gets the lists of every output's gradient and
+    value, unpacked, and returns `x`'s gradient. Parts of different dtypes (real eigenvalues
+    beside the complex eigenvectors of a complex input) are returned outside the graph.
+    """
+    if len({p.dtype for p in parts}) > 1:  # complex input: real eigen/singular values beside complex vectors
+        if x.requires_grad and grad_mode.is_grad_enabled():
+            raise NotImplementedError(f"{name}: gradients through complex inputs are not supported")
+        return [Tensor._wrap(p, x.backend) for p in parts]
+    xp, batch = x.backend.xp, x.shape[:-2]
+    shapes = [tuple(p.shape)[len(batch) :] for p in parts]
+    bounds = list(itertools.accumulate((math.prod(s) for s in shapes), initial=0))
+    data = xp.concat([xp.reshape(p, (*batch, hi - lo)) for p, lo, hi in zip(parts, bounds, bounds[1:])], axis=-1)
+
+    def unpack(ns: Any, packed: Any) -> list[Any]:
+        return [ns.reshape(ns._basic_index(packed, (Ellipsis, slice(lo, hi))), (*batch, *shape))
+                for lo, hi, shape in zip(bounds, bounds[1:], shapes)]
+
+    def packed_vjp(ns: Any, g: Any, out: Any, x: Any, *constants: Any) -> Any:
+        return vjp(ns, unpack(ns, g), unpack(ns, out), x, *constants)
+
+    node = record(name, data, x.backend, (x, *constants), (packed_vjp, *(None for _ in constants)), saved=saved,
+                  saves_output=True)
+    return unpack(ops, node)
+
+
+# --- inverses, determinants and solves ----------------------------------------------------
+def inv(x: Tensor, /) -> Tensor:
+    """The inverse of each square matrix; its gradient is ``-inv(x)^T g inv(x)^T``.
+
+    >>> import autograd_core as ag
+    >>> ag.linalg.inv(ag.tensor([[2.0, 0.0], [0.0, 4.0]])).tolist()
+    [[0.5, 0.0], [0.0, 0.25]]
+    """
+    x = _matrices("inv", x, square=True)
+    return record("inv", x.backend.xp.linalg.inv(x.data), x.backend, (x,), (_inv_vjp,), saved=(), saves_output=True)
+
+
+def _inv_vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
+    return -(out.mT @ g @ out.mT)
+
+
+def det(x: Tensor, /) -> Tensor:
+    """The determinant of each square matrix; its gradient is ``g * det(x) * inv(x)^T`` (an
+    invertible `x` is assumed)."""
+    x = _matrices("det", x, square=True)
+    return record("det", x.backend.xp.linalg.det(x.data), x.backend, (x,), (_det_vjp,), saves_output=True)
+
+
+def _det_vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
+    return (g * out)[..., None, None] * ns.linalg.inv(x).mT
+
+
+def slogdet(x: Tensor, /) -> SlogdetResult:
+    """``(sign, logabsdet)`` of the determinant of each square matrix. The sign is piecewise
+    constant and outside the graph; logabsdet's gradient is ``g * inv(x)^T``."""
+    x = _matrices("slogdet", x, square=True)
+    sign, logabsdet = x.backend.xp.linalg.slogdet(x.data)
+    return SlogdetResult(Tensor._wrap(sign, x.backend),
+                         record("slogdet", logabsdet, x.backend, (x,), (_slogdet_vjp,)))
+
+
+def _slogdet_vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
+    return g[..., None, None] * ns.linalg.inv(x).mT
+
+
+def solve(x1: Tensor, x2: Tensor, /) -> Tensor:
+    """The solution X of ``x1 @ X = x2``, batched and broadcast. A 1-D `x2` of shape (M,) is
+    one right-hand side for every matrix, as the standard has it.
+
+    >>> import autograd_core as ag
+    >>> ag.linalg.solve(ag.tensor([[2.0, 0.0], [0.0, 4.0]]), ag.tensor([1.0, 1.0])).tolist()
+    [0.5, 0.25]
+    """
+    a, b, backend = _pair("solve", x1, x2)
+    _matrices("solve", a, square=True)
+    if b.ndim == 1:
+        return solve(a, b[:, None])[..., 0]
+    data = backend.xp.linalg.solve(a.data, b.data)
+    return record("solve", data, backend, (a, b), _SOLVE_VJPS, saved=(a,), saves_output=True)
+
+
+_SOLVE_VJPS = (
+    lambda ns, g, out, a, b: sum_to(ns, -(ns.linalg.solve(a.mT, g) @ out.mT), a.shape),
+    lambda ns, g, out, a, b: sum_to(ns, ns.linalg.solve(a.mT, g), b.shape),
+)
+
+
+def pinv(x: Tensor, /, *, rtol: float | Tensor | None = None) -> Tensor:
+    """The Moore-Penrose pseudo-inverse, from the SVD: singular values at most ``rtol``
+    times the largest count as zero (default ``rtol``: ``max(M, N) * eps``). Differentiable
+    through `svd`, so where the singular values are distinct and nonzero."""
+    x = _matrices("pinv", x)
+    u, s, vh = svd(x, full_matrices=False)
+    if rtol is None:
+        rtol = max(x.shape[-2:]) * finfo(x.dtype).eps
+    elif isinstance(rtol, Tensor):
+        rtol = rtol.data[..., None]
+    xp, values = x.backend.xp, s.data
+    largest = xp.max(values, axis=-1, keepdims=True) if values.shape[-1] else values
+    kept = Tensor._wrap(values > rtol * largest, x.backend)
+    inverse = ops.where(kept, 1.0 / ops.where(kept, s, 1.0), 0.0)
+    return (vh.mT * inverse[..., None, :]) @ u.mT
+
+
+def matrix_power(x: Tensor, n: int, /) -> Tensor:
+    """`x` multiplied by itself `n` times (by repeated squaring; through `inv` for n < 0);
+    n == 0 gives identities, constant as in PyTorch."""
+    x = _matrices("matrix_power", x, square=True)
+    if n == 0:
+        identity = _eye(x, x.shape[-1]).data
+        return Tensor._wrap(x.backend.xp.zeros_like(x.data) + identity, x.backend)
+    if n < 0:
+        x, n = inv(x), -n
+    result = None
+    while n:
+        if n & 1:
+            result = x if result is None else result @ x
+        n >>= 1
+        if n:
+            x = x @ x
+    return result
+
+
+def matrix_rank(x: Tensor, /, *, rtol: float | Tensor | None = None) -> Tensor:
+    """The number of singular values above ``rtol`` times the largest (an integer tensor,
+    outside the graph)."""
+    x = _matrices("matrix_rank", x)
+    rtol = rtol.data if isinstance(rtol, Tensor) else rtol
+    return Tensor._wrap(x.backend.xp.linalg.matrix_rank(x.data, rtol=rtol), x.backend)
+
+
+# --- decompositions ---------------------------------------------------------------------------
+def cholesky(x: Tensor, /, *, upper: bool = False) -> Tensor:
+    """The Cholesky factor L (``x = L L^T``) of each symmetric positive-definite matrix, or
+    ``U = L^T`` with ``upper=True``. Only the lower triangle of `x` is read, and the gradient
+    is symmetric (PyTorch's rule), so check it through a symmetric function of the input.
+    """
+    x = _matrices("cholesky", x, square=True)
+    n = x.shape[-1]
+    lower = record("cholesky", x.backend.xp.linalg.cholesky(x.data), x.backend,
+                   (x, _eye(x, n), _triangle(x, n, upper=False)), (_cholesky_vjp, None, None), saved=(),
+                   saves_output=True)
+    return matrix_transpose(lower) if upper else lower
+
+
+def _cholesky_vjp(ns: Any, g: Any, out: Any, x: Any, eye: Any, lower: Any) -> Any:
+    """PyTorch's cholesky_backward: ``L^-T Phi L^-1`` with Phi the symmetric matrix whose
+    lower triangle is ``tril(L^T g)`` with its diagonal halved."""
+    p = (out.mT @ g) * lower
+    phi = 0.5 * (p + (p - p * eye).mT)
+    return ns.linalg.solve(out.mT, ns.linalg.solve(out.mT, phi).mT).mT
+
+
+def eigh(x: Tensor, /) -> EighResult:
+    """``(eigenvalues, eigenvectors)`` of each symmetric matrix, eigenvalues ascending.
+
+    The gradient is ``V (diag(g_values) + F * V^T g_vectors) V^T`` with F_ij = 1/(l_j - l_i)
+    (skew part, PyTorch's rule): repeated eigenvalues make it inf/nan, as in PyTorch. The
+    eigenvectors' signs are arbitrary, so a loss should not depend on them.
+    """
+    x = _matrices("eigh", x, square=True)
+    values, vectors = x.backend.xp.linalg.eigh(x.data)
+    return EighResult(*_decomposition("eigh", x, (values, vectors), _eigh_vjp, (_eye(x, x.shape[-1]),)))
+
+
+def _eigh_vjp(ns: Any, grads: list, outs: list, x: Any, eye: Any) -> Any:
+    (g_values, g_vectors), (values, vectors) = grads, outs
+    vtg = vectors.mT @ g_vectors
+    gaps = values[..., None, :] - values[..., :, None] + eye  # 1 on the diagonal, where the skew part is 0
+    inner = 0.5 * (vtg - vtg.mT) / gaps + eye * g_values[..., None, :]
+    return vectors @ inner @ vectors.mT
+
+
+def eigvalsh(x: Tensor, /) -> Tensor:
+    """The eigenvalues of each symmetric matrix, ascending; the gradient ``V diag(g) V^T``
+    recomputes the eigenvectors V (so it stays finite for repeated eigenvalues)."""
+    x = _matrices("eigvalsh", x, square=True)
+    return record("eigvalsh", x.backend.xp.linalg.eigvalsh(x.data), x.backend, (x,), (_eigvalsh_vjp,))
+
+
+def _eigvalsh_vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
+    vectors = ns.linalg.eigh(x)[1]
+    return (vectors * g[..., None, :]) @ vectors.mT
+
+
+def qr(x: Tensor, /, *, mode: str = "reduced") -> QRResult:
+    """``(Q, R)`` with ``x = Q R``, Q with orthonormal columns and R upper triangular.
+
+    Differentiable for full-rank inputs in mode "reduced", and "complete" when M <= N
+    (the same decomposition); a tall matrix's complete Q is not unique, so its backward
+    raises (as PyTorch's). Wide matrices (M < N) differentiate as ``[A1 | A2]`` with
+    ``A1 = Q R1`` and ``R2 = Q^T A2``.
+    """
+    x = _matrices("qr", x)
+    if mode not in ("reduced", "complete"):
+        raise ValueError(f"qr: mode must be 'reduced' or 'complete', not {mode!r}")
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    q, r = x.backend.xp.linalg.qr(x.data, mode=mode)
+    constants = (_eye(x, k), _triangle(x, k, upper=True))
+    return QRResult(*_decomposition("qr", x, (q, r), _qr_vjp(m, n, mode), constants, saved=(x,) if m < n else ()))
+
+
+def _qr_vjp(m: int, n: int, mode: str) -> Vjp:
+    def vjp(ns: Any, grads: list, outs: list, x: Any, eye: Any, upper: Any) -> Any:
+        (g_q, g_r), (q, r) = grads, outs
+        if m > n and mode == "complete":
+            raise NotImplementedError("qr: the gradient of mode='complete' is not defined for tall matrices "
+                                      "(M > N: the last M - N columns of Q are not unique); use mode='reduced'")
+        if m >= n:
+            return _qr_tall_vjp(ns, g_q, g_r, q, r, eye, upper)
+        g_r2 = g_r[..., m:]
+        g_a1 = _qr_tall_vjp(ns, g_q + x[..., m:] @ g_r2.mT, g_r[..., :m], q, r[..., :m], eye, upper)
+        return ns.concat([g_a1, q @ g_r2], axis=-1)
+
+    return vjp
+
+
+def _qr_tall_vjp(ns: Any, g_q: Any, g_r: Any, q: Any, r: Any, eye: Any, upper: Any) -> Any:
+    """PyTorch's linalg_qr_backward for M >= N: ``(g_Q + Q copyltu(M)) R^-T`` with
+    ``M = g_R R^T - Q^T g_Q`` (its upper triangle mirrored into a symmetric matrix)."""
+    upper_part = (g_r @ r.mT - q.mT @ g_q) * upper
+    symmetric = upper_part + upper_part.mT - upper_part * eye
+    return ns.linalg.solve(r, (q @ symmetric + g_q).mT).mT
+
+
+def svd(x: Tensor, /, *, full_matrices: bool = True) -> SVDResult:
+    """``(U, S, Vh)`` with ``x = U diag(S) Vh``, singular values descending.
+
+    The gradient is PyTorch's svd_backward, for distinct nonzero singular values (repeated
+    ones give inf/nan). With ``full_matrices=True`` only the first min(M, N) columns of U
+    and rows of Vh are differentiated (the others are not unique), as in PyTorch. Signs of
+    singular vectors are arbitrary, so a loss should not depend on them.
+    """
+    x = _matrices("svd", x)
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    u, s, vh = x.backend.xp.linalg.svd(x.data, full_matrices=full_matrices)
+    return SVDResult(*_decomposition("svd", x, (u, s, vh), _svd_vjp(m, n, k, full_matrices), (_eye(x, k),)))
+
+
+def _svd_vjp(m: int, n: int, k: int, full_matrices: bool) -> Vjp:
+    def vjp(ns: Any, grads: list, outs: list, x: Any, eye: Any) -> Any:
+        (g_u, g_s, g_vh), (u, s, vh) = grads, outs
+        if full_matrices:
+            g_u, u, g_vh, vh = g_u[..., :k], u[..., :k], g_vh[..., :k, :], vh[..., :k, :]
+        utg, vtg = u.mT @ g_u, vh @ g_vh.mT
+        squares = s * s
+        gaps = squares[..., None, :] - squares[..., :, None] + eye  # 1 on the diagonal, where the skew parts are 0
+        inner = ((utg - utg.mT) * s[..., None, :] + s[..., :, None] * (vtg - vtg.mT)) / gaps
+        inner = inner + eye * g_s[..., None, :]
+        if m > n:
+            scaled = g_u / s[..., None, :]
+            return (u @ inner + scaled - u @ (u.mT @ scaled)) @ vh
+        if m < n:
+            scaled = g_vh / s[..., :, None]
+            return u @ (inner @ vh + scaled - (scaled @ vh.mT) @ vh)
+        return u @ inner @ vh
+
+    return vjp
+
+
+def svdvals(x: Tensor, /) -> Tensor:
+    """The singular values, descending; the gradient ``U diag(g) Vh`` recomputes the
+    singular vectors (so it stays finite for repeated singular values)."""
+    x = _matrices("svdvals", x)
+    return record("svdvals", x.backend.xp.linalg.svdvals(x.data), x.backend, (x,), (_svdvals_vjp,))
+
+
+def _svdvals_vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
+    u, _, vh = ns.linalg.svd(x, full_matrices=False)
+    return (u * g[..., None, :]) @ vh
+
+
+# --- norms ----------------------------------------------------------------------------------
+def vector_norm(x: Tensor, /, *, axis: Axis = None, keepdims: bool = False,
+                ord: float = 2) -> Tensor:  # noqa: A002 - the standard's name
+    """The `ord`-norm over `axis` (all axes when None): 2, 1, inf, -inf, 0 (the count of
+    nonzeros, zero gradient) or any other p. Where the norm is 0 the gradient is 0, as in
+    PyTorch; ties for the largest (smallest) magnitude share the inf (-inf) norm's gradient.
+
+    >>> import autograd_core as ag
+    >>> ag.linalg.vector_norm(ag.tensor([3.0, -4.0])).item()
+    5.0
+    """
+    x = _tensor("vector_norm", x)
+    axes = _axes(axis, x.ndim)
+    data = x.backend.xp.linalg.vector_norm(x.data, axis=None if axis is None else axes, keepdims=keepdims, ord=ord)
+    return record("vector_norm", data, x.backend, (x,), (_vector_norm_vjp(ord, axes),), saves_output=True)
+
+
+def _vector_norm_vjp(p: float, axes: tuple[int, ...]) -> Vjp:
+    def vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
+        if p == 0:
+            return ns.zeros_like(x)
+        g, norm = expand_back(ns, g, x.shape, axes), expand_back(ns, out, x.shape, axes)
+        if p == 1:
+            return g * ns.sign(x)
+        if p == 2:
+            return _safe_divide(ns, g * x, norm)
+        if math.isinf(p):
+            hits = ns.astype(ns.abs(x) == norm, x.dtype)
+            return g * ns.sign(x) * hits / ns.sum(hits, axis=axes, keepdims=True)
+        ratio = _safe_divide(ns, ns.abs(x), norm)  # d|x|_p/dx = sign(x) (|x| / |x|_p)^(p-1)
+        zero = ratio == 0
+        return ns.where(zero, 0.0, g * ns.sign(x) * ns.where(zero, 1.0, ratio) ** (p - 1))
+
+    return vjp
+
+
+_MATRIX_NORMS: dict[Any, Callable[[Tensor], Tensor]] = {
+    "fro": lambda x: vector_norm(x, axis=(-2, -1)),
+    "nuc": lambda x: ops.sum(svdvals(x), axis=-1),
+    2: lambda x: ops.max(svdvals(x), axis=-1),
+    -2: lambda x: ops.min(svdvals(x), axis=-1),
+    1: lambda x: ops.max(ops.sum(ops.abs(x), axis=-2), axis=-1),
+    -1: lambda x: ops.min(ops.sum(ops.abs(x), axis=-2), axis=-1),
+    math.inf: lambda x: ops.max(ops.sum(ops.abs(x), axis=-1), axis=-1),
+    -math.inf: lambda x: ops.min(ops.sum(ops.abs(x), axis=-1), axis=-1),
+}
+
+
+def matrix_norm(x: Tensor, /, *, keepdims: bool = False,
+                ord: float | str = "fro") -> Tensor:  # noqa: A002 - the standard's name
+    """The `ord`-norm of each matrix: "fro", "nuc", 2 and -2 (the extreme singular values),
+    1 and -1 (column sums), inf and -inf (row sums). Built from differentiable pieces:
+    `vector_norm`, `svdvals`, abs, sum, max and min."""
+    x = _matrices("matrix_norm", x)
+    if ord not in _MATRIX_NORMS:
+        raise ValueError(f"matrix_norm: ord must be one of {list(_MATRIX_NORMS)}, not {ord!r}")
+    norm = _MATRIX_NORMS[ord](x)
+    return ops.reshape(norm, (*norm.shape, 1, 1)) if keepdims else norm
+
+
+# --- products, diagonals and traces -----------------------------------------------------------
+def outer(x1: Tensor, x2: Tensor, /) -> Tensor:
+    """The outer product of two vectors."""
+    a, b, backend = _pair("outer", x1, x2)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(f"outer needs two 1-D tensors, got shapes {a.shape} and {b.shape}")
+    return record("outer", backend.xp.linalg.outer(a.data, b.data), backend, (a, b), _OUTER_VJPS)
+
+
+_OUTER_VJPS = (lambda ns, g, out, a, b: g @ b, lambda ns, g, out, a, b: a @ g)
+
+
+def cross(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
+    """The cross product of 3-element vectors along `axis`, broadcast over the other axes (a
+    non-negative `axis` counts in the broadcast shape, as PyTorch's `dim`)."""
+    a, b, backend = _pair("cross", x1, x2)
+    if axis >= 0:
+        axis -= max(a.ndim, b.ndim)
+    if not -min(a.ndim, b.ndim) <= axis < 0 or a.shape[axis] != 3 or b.shape[axis] != 3:
+        raise ValueError(f"cross needs vectors of 3 elements along axis {axis}, got shapes {a.shape} and {b.shape}")
+    return record("cross", backend.xp.linalg.cross(a.data, b.data, axis=axis), backend, (a, b), (
+        lambda ns, g, out, a, b: sum_to(ns, ns.linalg.cross(b, g, axis=axis), a.shape),
+        lambda ns, g, out, a, b: sum_to(ns, ns.linalg.cross(g, a, axis=axis), b.shape),
+    ))
+
+
+def tensordot(x1: Tensor, x2: Tensor, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Tensor:
+    """The sum of products over `axes` (the last N of `x1` and first N of `x2`, or two
+    sequences of axes), as one matrix product of the permuted, flattened operands.
+
+    >>> import autograd_core as ag
+    >>> ag.linalg.tensordot(ag.ones((2, 3)), ag.ones((3, 4)), axes=1).shape
+    (2, 4)
+    """
+    a, b, _ = _pair("tensordot", x1, x2)
+    if isinstance(axes, int):
+        if axes < 0:
+            raise ValueError(f"tensordot: axes must be non-negative, not {axes}")
+        axes = (range(a.ndim - axes, a.ndim), range(axes))
+    a_axes, b_axes = _axis_list(a, axes[0]), _axis_list(b, axes[1])
+    if len(a_axes) != len(b_axes) or any(a.shape[i] != b.shape[j] for i, j in zip(a_axes, b_axes)):
+        raise ValueError(f"tensordot: axes {a_axes} and {b_axes} do not pair equal sizes of shapes {a.shape} "
+                         f"and {b.shape}")
+    a_free = [i for i in range(a.ndim) if i not in a_axes]
+    b_free = [i for i in range(b.ndim) if i not in b_axes]
+    size = math.prod(a.shape[i] for i in a_axes)
+    a2 = ops.reshape(ops.permute_dims(a, (*a_free, *a_axes)), (math.prod(a.shape[i] for i in a_free), size))
+    b2 = ops.reshape(ops.permute_dims(b, (*b_axes, *b_free)), (size, math.prod(b.shape[i] for i in b_free)))
+    return ops.reshape(matmul(a2, b2), (*(a.shape[i] for i in a_free), *(b.shape[i] for i in b_free)))
+
+
+def _axis_list(x: Tensor, axes: int | Sequence[int]) -> list[int]:
+    axes = [axes] if isinstance(axes, int) else list(axes)
+    if any(not -x.ndim <= i < x.ndim for i in axes):
+        raise ValueError(f"tensordot: axes {axes} out of range for shape {x.shape}")
+    return [i % x.ndim for i in axes]
+
+
+def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
+    """The dot product of the vectors along `axis`, broadcast over the other axes (`x1`
+    conjugated when complex), in the promoted dtype.
+
+    >>> import autograd_core as ag
+    >>> ag.linalg.vecdot(ag.tensor([1.0, 2.0]), ag.tensor([3.0, 4.0])).item()
+    11.0
+    """
+    a, b, _ = _pair("vecdot", x1, x2)
+    if axis >= 0:
+        axis -= max(a.ndim, b.ndim)
+    if not -min(a.ndim, b.ndim) <= axis < 0 or a.shape[axis] != b.shape[axis]:
+        raise ValueError(f"vecdot: shapes {a.shape} and {b.shape} differ along axis {axis}")
+    if a.dtype.is_complex:
+        import autograd_core as ag
+
+        a = ag.conj(a)
+    return ops.sum(a * b, axis=axis, dtype=a.dtype)
+
+
+def diagonal(x: Tensor, /, *, offset: int = 0) -> Tensor:
+    """The `offset` diagonal of each matrix (above the main one for offset > 0), a view; its
+    gradient is written back onto that diagonal."""
+    x = _matrices("diagonal", x)
+    rows, cols = x.shape[-2:]
+    data = x.backend.xp.linalg.diagonal(x.data, offset=offset)
+    length = data.shape[-1]
+    start = (offset if offset >= 0 else -offset * cols) if length else 0  # every (cols + 1)-th flat element
+    key = (Ellipsis, slice(start, start + (length - 1) * (cols + 1) + 1 if length else 0, cols + 1))
+    flat = (*x.shape[:-2], rows * cols)
+    return _view(record("diagonal", data, x.backend, (x,),
+                        (lambda ns, g, out, x: ns.reshape(ns._scatter(g, flat, key), x.shape),), saved=()), x)
+
+
+def trace(x: Tensor, /, *, offset: int = 0, dtype: Any = None) -> Tensor:
+    """The sum of the `offset` diagonal of each matrix (in `dtype` when given)."""
+    return ops.sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)

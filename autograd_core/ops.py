@@ -129,26 +129,28 @@ def _view(out: Tensor, x: Tensor) -> Tensor:
 
 
 # --- the two op factories: elementwise binary and unary --------------------------------------
-def binary_op(name: str, forward: Callable[[Any, Any], Any], vjp_a: Vjp | None, vjp_b: Vjp | None,
+def binary_op(name: str, forward: Callable[[Any, Any], Any] | str, vjp_a: Vjp | None, vjp_b: Vjp | None,
               saves_inputs: bool = True, saves_output: bool = False, doc: str = "") -> Callable[[Any, Any], Tensor]:
     """An elementwise, broadcasting primitive of two operands (tensors or Python scalars).
 
-    `forward(a, b)` computes on raw arrays or scalars; `vjp_a`/`vjp_b` are the rules for each
-    operand (None: not differentiable, a zero gradient), of the output's shape: the engine
-    sums a gradient back over the axes its input was broadcast along.
+    `forward(a, b)` computes on raw arrays or scalars (a string names the library's function);
+    `vjp_a`/`vjp_b` are the rules for each operand (None: not differentiable, a zero
+    gradient), of the output's shape: the engine sums a gradient back over the axes its input
+    was broadcast along.
     """
     vjps = (vjp_a or _zero_vjp, vjp_b or _zero_vjp)
     saved = None if saves_inputs else ()
+    named = isinstance(forward, str)
 
-    def op(a: Any, b: Any) -> Tensor:
-        if (isinstance(a, Tensor) and isinstance(b, Tensor) and a.backend is b.backend
-                and a.data.dtype == b.data.dtype):  # the common case, without the promotion logic
-            raw = (a.data, b.data)
+    def op(x1: Any, x2: Any, /) -> Tensor:
+        if (isinstance(x1, Tensor) and isinstance(x2, Tensor) and x1.backend is x2.backend
+                and x1.data.dtype == x2.data.dtype):  # the common case, without the promotion logic
+            a, b, backend, raw = x1, x2, x1.backend, (x1.data, x2.data)
         else:
-            a, b, backend = _operands(name, a, b)
+            a, b, backend = _operands(name, x1, x2)
             raw = (a.data if isinstance(a, Tensor) else a, b.data if isinstance(b, Tensor) else b)
-        return record(name, forward(*raw), a.backend if isinstance(a, Tensor) else b.backend, (a, b), vjps, saved,
-                      saves_output, raw)
+        data = getattr(backend.xp, forward)(*raw) if named else forward(*raw)
+        return record(name, data, backend, (a, b), vjps, saved, saves_output, raw)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc or f"Elementwise ``{name}`` of two tensors (or a tensor and a Python scalar), broadcast."
@@ -626,8 +628,8 @@ def _extreme(op: str, x: Tensor, axis: Axis, keepdims: bool) -> Tensor:
     extreme is NaN, as PyTorch does)."""
     x = _tensor(op, x)
     axes = _axes(axis, x.ndim)
-    if x.numel() == 0:
-        raise ValueError(f"{op} of an empty tensor")
+    if any(x.shape[a] == 0 for a in axes):
+        raise ValueError(f"{op} over an empty axis of a tensor of shape {x.shape}")
     data = getattr(x.backend.xp, op)(x.data, axis=axes, keepdims=keepdims)
 
     def vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:

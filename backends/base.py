@@ -82,6 +82,11 @@ class Backend:
     def synchronize(self, *arrays: Any) -> None:
         """Wait for queued work (on `arrays`, or all) to finish; asynchronous libraries override this."""
 
+    def owns_memory(self, x: Any) -> bool:
+        """Whether `x` is certainly not a view: no other array can see its memory. The engine
+        then keeps a gradient without copying it; the default (False) always copies."""
+        return False
+
     def is_native(self, x: Any) -> bool:
         """Whether `x` is an array of this backend's library."""
         return isinstance(x, self.array_type)
@@ -203,3 +208,80 @@ class Backend:
         denom = self.xp.sqrt(exp_avg_sq) / (math.sqrt(bias2) if isinstance(bias2, float) else self.xp.sqrt(bias2)) + eps
         return param - step_size * (exp_avg / denom), exp_avg, exp_avg_sq
 
+
+    # --- linear algebra kernels -------------------------------------------------------------
+    @staticmethod
+    def einsum_plan(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[list[str], str, list[tuple[str, int]]]:
+        """`einsum`'s subscripts made explicit: (each operand's labels, the output's labels,
+        identities).
+
+        ``...`` becomes letters unused elsewhere, aligned from the right as broadcasting
+        aligns; an implicit output is the ellipsis then the labels seen once, in ASCII order
+        (NumPy's rule); ellipsis axes missing from an explicit output are summed (PyTorch's
+        rule). A label repeated within one operand (a diagonal) is renamed, and the
+        identity matrix ``(label + new label, size)`` is to be added as an extra operand,
+        so no operand repeats a label.
+
+        >>> Backend.einsum_plan("ii,...i", [(3, 3), (2, 3)])
+        (['ib', 'ai'], 'a', [('ib', 3)])
+        """
+        letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+        inputs, arrow, output = subscripts.replace(" ", "").partition("->")
+        terms = inputs.split(",")
+        if len(terms) != len(shapes):
+            raise ValueError(f"einsum: {len(terms)} operand subscripts for {len(shapes)} operands")
+        for term in [*terms, output]:
+            if any(c not in letters for c in term.replace("...", "", 1)):
+                raise ValueError(f"einsum: invalid subscripts {term!r}: use letters and at most one '...'")
+        fresh = iter(c for c in letters if c not in subscripts)
+        widths = [len(shape) - len(term.replace("...", "")) for term, shape in zip(terms, shapes)]
+        for term, shape, width in zip(terms, shapes, widths):
+            if width < 0 or (width and "..." not in term):
+                raise ValueError(f"einsum: subscripts {term!r} do not match an operand of shape {shape}")
+        ellipsis = "".join(next(fresh) for _ in range(max(widths, default=0)))
+        labels = [term.replace("...", ellipsis[len(ellipsis) - w :]) for term, w in zip(terms, widths)]
+        if arrow:
+            output = output.replace("...", ellipsis)
+        else:
+            explicit = "".join(terms).replace("...", "")
+            output = ellipsis + "".join(sorted(c for c in set(explicit) if explicit.count(c) == 1))
+        if len(set(output)) != len(output) or not set(output) <= set("".join(labels)):
+            raise ValueError(f"einsum: output subscripts {output!r} repeat a label or name one no operand has")
+        identities = []
+        for k, (term, shape) in enumerate(zip(labels, shapes)):
+            renamed = ""
+            for label, size in zip(term, shape):
+                if label in renamed:
+                    identities.append((label + (label := next(fresh)), size))
+                renamed += label
+            labels[k] = renamed
+        return labels, output, identities
+
+    def einsum(self, subscripts: str, *arrays: Any) -> Any:
+        """The Einstein summation of `arrays` (NumPy's `einsum`, as planned by `einsum_plan`).
+
+        The portable default aligns every operand to one axis order (the output's labels,
+        then the summed ones), multiplies them with broadcasting one at a time and sums each
+        label as soon as no later operand has it. Libraries with an einsum override this.
+        """
+        xp = self.xp
+        labels, output, identities = self.einsum_plan(subscripts, [tuple(a.shape) for a in arrays])
+        dtype = xp.result_type(*arrays)
+        arrays = (*arrays, *(xp.eye(n, dtype=dtype, device=self.device) for _, n in identities))
+        labels += [pair for pair, _ in identities]
+        order = output + "".join(sorted(set("".join(labels)) - set(output)))
+        result, pending = None, set()
+        for k, (term, a) in enumerate(zip(labels, arrays)):
+            positions = sorted(range(len(term)), key=lambda i: order.index(term[i]))
+            a = xp.permute_dims(a, tuple(positions))
+            shape = [1] * len(order)
+            for i, n in zip(positions, a.shape):
+                shape[order.index(term[i])] = n
+            a = xp.reshape(a, tuple(shape))
+            result = a if result is None else result * a
+            pending |= set(term) - set(output)
+            finished = pending - set("".join(labels[k + 1 :]))
+            if finished:
+                result = xp.sum(result, axis=tuple(order.index(c) for c in finished), keepdims=True)
+                pending -= finished
+        return xp.reshape(result, tuple(result.shape[: len(output)]))

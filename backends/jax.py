@@ -50,6 +50,10 @@ class JaxBackend(Backend):
         # step count and learning rate are traced, so it compiles once per shape
         return self._compiled_adam(param, grad, exp_avg, exp_avg_sq, **settings)
 
+    # --- linear algebra kernels
+    def einsum(self, subscripts, *arrays):
+        return xp.einsum(subscripts, *arrays)
+
 
 def create(device: str | None = None) -> Backend:
     target = jax.devices(device)[0] if device else jax.devices()[0]

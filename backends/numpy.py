@@ -19,6 +19,9 @@ class NumpyBackend(Backend):
     def asarray(self, host, dtype=None):
         return np.array(host, dtype=dtype, copy=True)
 
+    def owns_memory(self, x):
+        return x.base is None and x.flags.writeable
+
     def index_add(self, shape, axis, index, values):
         # Sort the rows by index and sum each run of equal indices with reduceat: several
         # times faster than np.add.at, which loops element by element.
@@ -42,6 +45,10 @@ class NumpyBackend(Backend):
             return param, exp_avg, exp_avg_sq
         return adam_update_reference(param, grad, exp_avg, exp_avg_sq, step=step, lr=lr, beta1=beta1,
                                      beta2=beta2, eps=eps, weight_decay=weight_decay, decoupled=decoupled)
+
+    # --- linear algebra kernels
+    def einsum(self, subscripts, *arrays):
+        return np.einsum(subscripts, *arrays, optimize=True)
 
 
 def adam_update_reference(param, grad, exp_avg, exp_avg_sq, *, step, lr, beta1, beta2, eps, weight_decay,

@@ -26,6 +26,9 @@ class TorchBackend(Backend):
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
 
+    def owns_memory(self, x):
+        return x._base is None and not x.requires_grad
+
     def index_add(self, shape, axis, index, values):
         out = torch.zeros(shape, dtype=values.dtype, device=values.device)
         return out.index_add_(axis, index, values)
@@ -54,6 +57,10 @@ class TorchBackend(Backend):
         denom = (exp_avg_sq.sqrt() / math.sqrt(1 - beta2**step)).add_(eps)
         param.addcdiv_(exp_avg, denom, value=-lr / (1 - beta1**step))
         return param, exp_avg, exp_avg_sq
+
+    # --- linear algebra kernels
+    def einsum(self, subscripts, *arrays):
+        return torch.einsum(subscripts, *arrays)
 
 
 def _positive_steps(key, shape):

@@ -1,0 +1,73 @@
+"""`einsum`, differentiable: the gradient of each operand is itself an einsum.
+
+The subscripts are first made explicit by `Backend.einsum_plan` (``...`` as letters, an
+implicit output spelled out, a label repeated within one operand renamed and tied to its
+twin by an identity matrix passed as an extra, constant operand), so every operand has
+distinct labels. The gradient of operand i is then the einsum of the output's gradient with
+the other operands into operand i's labels, broadcast over the labels only operand i has
+and summed back over the axes it broadcast.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autograd_core.dtypes import result_type
+from autograd_core.ops import _cast, _tensor, common_backend, sum_to
+from autograd_core.tensor import Tensor, Vjp, record
+
+__all__ = ["einsum"]
+
+
+def einsum(subscripts: str, /, *operands: Tensor) -> Tensor:
+    """The Einstein summation of `operands` over `subscripts`, with NumPy's and PyTorch's
+    rules: an explicit ``->`` output or an implicit one (the labels seen once, in ASCII
+    order), ``...`` for broadcast axes, repeated labels for diagonals. Ellipsis axes left
+    out of an explicit output are summed, as in PyTorch.
+
+    >>> import autograd_core as ag
+    >>> a = ag.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> ag.einsum("ij,j->i", a, ag.tensor([1.0, 1.0])).tolist()
+    [3.0, 7.0]
+    >>> ag.einsum("ii", a).backward()
+    >>> a.grad.tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    tensors = [_tensor("einsum", t) for t in operands]
+    if not tensors:
+        raise ValueError("einsum needs at least one operand")
+    backend = common_backend("einsum", *tensors)
+    dtype = result_type(*tensors)
+    tensors = [_cast(t, dtype) for t in tensors]
+    labels, output, identities = backend.einsum_plan(subscripts, [t.shape for t in tensors])
+    xp, target = backend.xp, backend.dtype(dtype.name)
+    eyes = [Tensor._wrap(xp.eye(n, dtype=target, device=backend.device), backend) for _, n in identities]
+    terms = labels + [pair for pair, _ in identities]
+    inputs = tensors + eyes
+    data = backend.einsum(",".join(terms) + "->" + output, *(t.data for t in inputs))
+    vjps = [_einsum_vjp(i, terms, output) for i in range(len(tensors))] + [None] * len(eyes)
+    return record("einsum", data, backend, inputs, vjps)
+
+
+def _einsum_vjp(i: int, terms: list[str], output: str) -> Vjp:
+    """Operand i's gradient: the einsum of the output's gradient with every other operand."""
+    others = [j for j in range(len(terms)) if j != i]
+    elsewhere = set(output).union(*(terms[j] for j in others))
+    present = "".join(c for c in terms[i] if c in elsewhere)
+    subscripts = ",".join([output, *(terms[j] for j in others)]) + "->" + present
+
+    def vjp(ns: Any, g: Any, out: Any, *inputs: Any) -> Any:
+        x = inputs[i]
+        grad = ns._einsum(subscripts, g, *(inputs[j] for j in others))
+        if len(present) < len(terms[i]):  # labels only x has: the gradient is constant along them
+            sizes = iter(grad.shape)
+            kept = tuple(next(sizes) if c in elsewhere else 1 for c in terms[i])
+            grad = ns.broadcast_to(ns.reshape(grad, kept), tuple(max(k, n) for k, n in zip(kept, x.shape)))
+        return sum_to(ns, grad, x.shape)
+
+    return vjp
+
+
+def _einsum(subscripts: str, *arrays: Tensor) -> Tensor:
+    """The namespace kernel behind einsum's VJP (the raw twin is ``RawNamespace._einsum``)."""
+    return einsum(subscripts, *arrays)
