@@ -419,6 +419,10 @@ def install_methods() -> None:
         "exp": ag.exp, "log": ag.log, "log1p": ag.log1p, "sqrt": ag.sqrt, "tanh": ag.tanh, "sigmoid": ag.sigmoid,
         "relu": ag.relu, "abs": ag.abs, "erf": ag.erf, "sin": ag.sin, "cos": ag.cos,
         "maximum": ag.maximum, "minimum": ag.minimum, "matmul": ag.matmul, "clone": ops.clone,
+        "real": property(ag.real), "imag": property(ag.imag), "conj": ag.conj,
+        "argmax": lambda self, dim=None, keepdim=False: ag.argmax(self, axis=dim, keepdims=keepdim),
+        "argmin": lambda self, dim=None, keepdim=False: ag.argmin(self, axis=dim, keepdims=keepdim),
+        "flip": lambda self, *dims: ag.flip(self, axis=_sizes(dims) if dims else None),
         "take": ag.take, "flatten": ops.flatten, "swapaxes": ops.swapaxes, "transpose": ops.swapaxes,
         "astype": ag.astype, "broadcast_to": ag.broadcast_to,
         "expand": lambda self, *shape: ops.broadcast_to(self, _sizes(shape)),
@@ -443,6 +447,10 @@ def install_methods() -> None:
     for dunder, name in binary.items():
         f = getattr(ag, name)
         methods[f"__{dunder}__"], methods[f"__r{dunder}__"], methods[f"__i{dunder}__"] = f, reflected(f), in_place(f)
+    for name in ("floor", "ceil", "round", "trunc", "sign", "square", "reciprocal", "tan", "sinh", "cosh", "asin",
+                 "acos", "atan", "asinh", "acosh", "atanh", "expm1", "exp2", "log2", "log10", "isnan", "isinf",
+                 "isfinite"):
+        methods[name] = getattr(ag, name)
     for name in ("sum", "mean", "max", "min", "logsumexp"):
         reduce = getattr(ops, name)
         methods[name] = lambda self, axis=None, keepdims=False, dim=None, keepdim=False, _f=reduce: _f(

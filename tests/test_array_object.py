@@ -158,3 +158,16 @@ def test_a_float32_leaf_gets_a_float32_gradient_from_a_float64_use(float64_backe
     (w * x).sum().backward()
     assert w.grad.dtype == ag.float32
     assert_close(w.grad, np.array([0.1, 0.2]), "float32")
+
+
+def test_pytorch_style_methods_match_torchs(backend):
+    torch = pytest.importorskip("torch")
+    values = np.array([[1.5, -2.5, 0.25], [0.2, 3.0, -0.75]], dtype=np.float32)
+    x, t = ag.asarray(values), torch.tensor(values)
+    for name in ("floor", "ceil", "round", "trunc", "sign", "square", "reciprocal", "tan", "expm1", "exp2", "isnan"):
+        np.testing.assert_allclose(getattr(x, name)().numpy(), getattr(t, name)().numpy(), rtol=1e-6, err_msg=name)
+    np.testing.assert_array_equal(x.argmax(dim=1).numpy(), t.argmax(dim=1).numpy())
+    np.testing.assert_array_equal(x.flip(0).numpy(), t.flip(0).numpy())
+    np.testing.assert_allclose(x.cumsum(1).numpy(), t.cumsum(1).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(x.prod(dim=0).numpy(), t.prod(dim=0).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(x.std().numpy(), t.std().numpy(), rtol=1e-6)
