@@ -378,14 +378,12 @@ def record(op: str, data: Any, backend: backends.Backend, inputs: Sequence[Any],
     out = Tensor._wrap(data, backend)
     if not grad_mode._enabled:
         return out
-    parents, fns = [], []
-    for t, f in zip(inputs, vjps):
-        if isinstance(t, Tensor) and t.requires_grad:
-            parents.append(t)
-            fns.append(f)
+    parents = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
     if not parents:
         return out
-    out.requires_grad, out._parents, out._vjps, out._op = True, parents, fns, op
+    if len(parents) < len(inputs):
+        vjps = [f for t, f in zip(inputs, vjps) if isinstance(t, Tensor) and t.requires_grad]
+    out.requires_grad, out._parents, out._vjps, out._op = True, parents, vjps, op
     out._inputs, out._raw = inputs, raw_inputs
     if saved is None or saved or saves_output:
         out._saved = (saved, saves_output, EPOCH[0])
