@@ -10,7 +10,7 @@
 
 import math
 
-from autograd_core import linalg
+from autograd_core import fft, linalg
 from autograd_core.anomaly import detect_anomaly, is_anomaly_enabled
 from autograd_core.compile import CompileFallbackWarning, compile
 from autograd_core.creation import *  # noqa: F403

@@ -728,7 +728,7 @@ def _check_bounds(backend: backends.Backend, index: Any, n: int) -> None:
 
 
 def _is_array_key(k: Any) -> bool:
-    return not isinstance(k, (int, slice, type(None), type(Ellipsis)))
+    return isinstance(k, bool) or not isinstance(k, (int, slice, type(None), type(Ellipsis)))
 
 
 def _normalize_basic(x: Tensor, key: tuple) -> tuple:
@@ -753,12 +753,16 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     key = tuple(_index_key(k) for k in (key if isinstance(key, tuple) else (key,)))
     if not any(_is_array_key(k) for k in key):
         return _basic_index(x, _normalize_basic(x, key))
+    if len(key) == 1 and _is_bool(key[0]) and getattr(key[0], "ndim", 0) == 0:  # x[True]: a new axis of 1 or 0
+        expanded = _basic_index(x, (None, Ellipsis))
+        return expanded if bool(key[0]) else _basic_index(expanded, (slice(0, 0), Ellipsis))
     key = _expand_masks(x, key)
-    if any(isinstance(k, (int, type(None))) for k in key):
-        raise IndexError("an index mixing integer arrays with ints or None is not supported; index in two steps")
-    if any(k is Ellipsis for k in key):
-        i = next(i for i, k in enumerate(key) if k is Ellipsis)
-        key = key[:i] + (slice(None),) * (x.ndim - len(key) + 1) + key[i + 1 :]
+    if any(k is None for k in key):  # new axes first, as a view; then index that view
+        x = _basic_index(x, (*(None if k is None else slice(None) for k in _without_ellipsis(x, key)), Ellipsis))
+        key = tuple(slice(None) if k is None else k for k in _without_ellipsis(x, key))
+    # integers beside integer arrays are 0-d integer arrays, broadcast with the others
+    key = tuple(x.backend.xp.asarray(k, device=x.backend.device) if isinstance(k, int) else k for k in key)
+    key = _without_ellipsis(x, key)
     key = key + (slice(None),) * (x.ndim - len(key))
     positions = [i for i, k in enumerate(key) if _is_array_key(k)]
     if positions != list(range(positions[0], positions[-1] + 1)):
@@ -767,10 +771,19 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     return _gather(sliced, positions[0], [_index_array(key[i], x.backend) for i in positions])
 
 
+def _without_ellipsis(x: Tensor, key: tuple) -> tuple:
+    """`key` with its Ellipsis (if any) spelled out as full slices."""
+    for i, k in enumerate(key):
+        if k is Ellipsis:
+            explicit = builtin_sum(k is not None and k is not Ellipsis for k in key)
+            return key[:i] + (slice(None),) * (x.ndim - explicit) + key[i + 1 :]
+    return key
+
+
 def _index_key(k: Any) -> Any:
-    """One element of an index: numpy's integer scalars as ints; a bare bool is refused."""
+    """One element of an index: numpy's integer scalars as ints; a Python bool as a 0-d mask."""
     if isinstance(k, bool):
-        raise IndexError("a bare True/False index is not supported; index with a boolean tensor instead")
+        return k  # only valid alone (x[True]); getitem takes it as a 0-d boolean mask
     if isinstance(k, numbers.Integral) and not isinstance(k, int):
         return int(k)
     return k
@@ -813,6 +826,23 @@ def _gather(x: Tensor, first: int, arrays: list) -> Tensor:
     return reshape(picked, (*x.shape[:first], *index_shape, *x.shape[first + len(arrays) :]))
 
 
+def _masked_put(x: Tensor, mask: Any, value: Tensor) -> Tensor:
+    """`x` with `value` written where the boolean `mask` (over x's leading axes) is True:
+    `value` is one element per True position (or broadcasts to them, a scalar to all)."""
+    backend = x.backend
+    mask = mask if isinstance(mask, Tensor) else Tensor._wrap(to_array(mask, backend, "bool"), backend)
+    if mask.ndim == 0:
+        mask = broadcast_to(mask, x.shape[:0])
+    full_mask = broadcast_to(reshape(mask, (*mask.shape, *(1,) * (x.ndim - mask.ndim))), x.shape)
+    if value.ndim == 0:
+        return where(full_mask, value, x)
+    rows, rest = math.prod(mask.shape), x.shape[mask.ndim :]
+    positions = backend.xp.nonzero(backend.xp.reshape(mask.data, (-1,)))[0]
+    picked = broadcast_to(value, (positions.shape[0], *rest))
+    written = reshape(_index_add(picked, (rows, *rest), 0, positions), x.shape)  # positions are distinct
+    return where(full_mask, written, x)
+
+
 def index_put(x: Tensor, key: Any, value: Any) -> Tensor:
     """`x` with `value` written at `key` (a basic index or one boolean mask), out of place
     (``x[key] = value`` on a Tensor uses it); the gradient goes to `x` outside `key` and to
@@ -823,12 +853,7 @@ def index_put(x: Tensor, key: Any, value: Any) -> Tensor:
         value = Tensor._wrap(to_array(value, backend, x.dtype), backend)
     value = _cast(value, x.dtype)
     if len(key) == 1 and _is_array_key(key[0]) and _is_bool(key[0]):
-        mask = key[0] if isinstance(key[0], Tensor) else Tensor._wrap(to_array(key[0], backend, "bool"), backend)
-        if value.ndim == 0:
-            full_mask = reshape(mask, (*mask.shape, *(1,) * (x.ndim - mask.ndim)))
-            return where(broadcast_to(full_mask, x.shape), value, x)
-        positions = backend.xp.nonzero(mask.data)
-        return index_put(x, tuple(Tensor._wrap(p, backend) for p in positions), value)
+        return _masked_put(x, key[0], value)
     if any(_is_array_key(k) for k in key):
         raise IndexError("assignment through integer-array indices is not supported; use where(mask, value, x)")
     key = _normalize_basic(x, key)

@@ -171,3 +171,25 @@ def test_pytorch_style_methods_match_torchs(backend):
     np.testing.assert_allclose(x.cumsum(1).numpy(), t.cumsum(1).numpy(), rtol=1e-6)
     np.testing.assert_allclose(x.prod(dim=0).numpy(), t.prod(dim=0).numpy(), rtol=1e-6)
     np.testing.assert_allclose(x.std().numpy(), t.std().numpy(), rtol=1e-6)
+
+
+def test_integer_arrays_beside_ints_none_and_ellipsis_index_as_numpy_does(backend):
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x, i = ag.asarray(a), ag.asarray([0, 2])
+    for key, expected in [((1, i), a[1, [0, 2]]), ((i[:1], 1), a[[0], 1]), ((None, slice(None), i), a[None, :, [0, 2]]),
+                          ((slice(None), None, i), a[:, None, [0, 2]]), ((Ellipsis, i), a[..., [0, 2]]),
+                          (True, a[True]), (False, a[False])]:
+        np.testing.assert_array_equal(x[key].numpy(), expected)
+    np.testing.assert_array_equal(x[ag.asarray(False)].numpy(), a[np.asarray(False)])
+
+
+def test_boolean_mask_assignment_of_one_value_per_position_and_its_gradient(float64_backend):
+    x = ag.asarray([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=ag.float64)
+    values = ag.asarray([7.0, 8.0, 9.0], dtype=ag.float64)
+    x.requires_grad_(), values.requires_grad_()
+    y = x * 1.0
+    y[ag.asarray([True, False])] = values * 2.0
+    assert y.tolist() == [[14.0, 16.0, 18.0], [4.0, 5.0, 6.0]]
+    (y * ag.asarray([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=ag.float64)).sum().backward()
+    assert x.grad.tolist() == [[0.0, 0.0, 0.0], [4.0, 5.0, 6.0]]
+    assert values.grad.tolist() == [2.0, 4.0, 6.0]
