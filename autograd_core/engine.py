@@ -178,7 +178,7 @@ def _accumulate(leaf: Tensor, grad: Any, raw: bool) -> None:
         grad = _cast_gradient(backend, grad, data.dtype)
     if leaf.grad is None:
         shared = sys.getrefcount(grad) > _SWEEP_ONLY_REFERENCES or not backend.owns_memory(grad)
-        leaf.grad = Tensor._wrap(backend.xp.asarray(grad, copy=True) if backend.mutable and shared else grad, backend)
+        leaf.grad = Tensor._wrap(backend.xp.asarray(grad, copy=True) if shared else grad, backend)
     else:
         leaf.grad = Tensor._wrap(leaf.grad.data + grad, backend)
 
