@@ -47,6 +47,9 @@ class RawNamespace:
     def _erf(self, x: Any) -> Any:
         return self.backend.erf(x)
 
+    def _relu(self, x: Any) -> Any:
+        return self.backend.relu(x)
+
     def _einsum(self, subscripts: str, *arrays: Any) -> Any:
         return self.backend.einsum(subscripts, *arrays)
 

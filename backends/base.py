@@ -171,6 +171,18 @@ class Backend:
         out[key] = values
         return out
 
+    def relu(self, x: Any) -> Any:
+        """max(x, 0) elementwise (libraries with a dedicated kernel override this)."""
+        return self.xp.clip(x, min=0.0)
+
+    def cross_entropy_rows(self, logits: Any, target: Any) -> Any:
+        """Per-row softmax cross-entropy of `logits` (n, C) against class indices `target` (n,),
+        stable for logits of any size: log-sum-exp minus the target's logit."""
+        xp = self.xp
+        shift = xp.max(logits, axis=1, keepdims=True)
+        lse = xp.log(xp.sum(xp.exp(logits - shift), axis=1, keepdims=True)) + shift
+        return xp.reshape(lse - xp.take_along_axis(logits, xp.expand_dims(target, axis=1), axis=1), (-1,))
+
     def erf(self, x: Any) -> Any:
         """The error function, from its everywhere-convergent series of positive terms.
 

@@ -41,6 +41,12 @@ class TorchBackend(Backend):
         key, flips = _positive_steps(key, shape)
         return super().scatter(shape, key, torch.flip(values, flips) if flips else values)
 
+    def relu(self, x):
+        return torch.relu(x)
+
+    def cross_entropy_rows(self, logits, target):
+        return torch.nn.functional.cross_entropy(logits, target, reduction="none")
+
     def erf(self, x):
         return torch.special.erf(x)
 

@@ -113,14 +113,19 @@ def _reduce_rows(losses: Tensor, valid: Any, reduction: str) -> Tensor:
     total = ag.sum(losses)
     if reduction == "sum":
         return total
-    if valid is None:
-        return total / losses.shape[0]
-    count = losses.backend.xp.sum(losses.backend.xp.astype(valid, losses.data.dtype))
-    return total / Tensor._wrap(count, losses.backend)
+    return total / _count(losses.backend, valid, losses.shape[0], losses.data.dtype)
+
+
+def _count(backend: Any, valid: Any, rows: int, dtype: Any) -> Any:
+    """How many rows a mean divides by: all of them, or those not ignored (a 0-d array)."""
+    return rows if valid is None else backend.xp.sum(backend.xp.astype(valid, dtype))
 
 
 def cross_entropy(input: Tensor, target: Any, reduction: str = "mean", ignore_index: int = -100) -> Tensor:  # noqa: A002
     """Softmax cross-entropy of logits (batch, classes) against class indices (batch,).
+
+    One primitive: the rows' losses (the backend's fused kernel where it has one), the
+    reduction, and a VJP of softmax minus one-hot, stable for logits of any size.
 
     >>> import autograd_core as ag, nn.functional as F
     >>> round(F.cross_entropy(ag.tensor([[0.0, 0.0]]), ag.tensor([1])).item(), 4)
@@ -128,28 +133,34 @@ def cross_entropy(input: Tensor, target: Any, reduction: str = "mean", ignore_in
     """
     _check_reduction(reduction)
     safe, valid = _class_targets(input, target, ignore_index, "cross_entropy")
-    xp, backend, x = input.backend.xp, input.backend, input.data
-    shift = xp.max(x, axis=1, keepdims=True)
-    lse = xp.log(xp.sum(xp.exp(x - shift), axis=1, keepdims=True)) + shift
-    rows = xp.reshape(lse - xp.take_along_axis(x, safe[:, None], axis=1), (-1,))
+    backend = input.backend
+    xp = backend.xp
+    rows = backend.cross_entropy_rows(input.data, safe)
     if valid is not None:
         rows = xp.where(valid, rows, 0.0)
-    hit = xp.arange(input.shape[1], dtype=safe.dtype, device=backend.device)[None, :] == safe[:, None]
-    constants = [None if a is None else Tensor._wrap(a, backend) for a in (hit, valid)]
-    losses = record("cross_entropy", rows, backend, (input, *constants), _CROSS_ENTROPY_VJPS, saved=(input,))
-    return _reduce_rows(losses, valid, reduction)
+    scale = None
+    if reduction != "none":
+        scale = _count(backend, valid, input.shape[0], rows.dtype)
+        rows = xp.sum(rows) if reduction == "sum" else xp.sum(rows) / scale
+        scale = 1 if reduction == "sum" else scale
+    classes = xp.arange(input.shape[1], dtype=safe.dtype, device=backend.device)
+    constants = [None if a is None else Tensor._wrap(a, backend) for a in (safe, classes, valid)]
+    return record("cross_entropy", rows, backend, (input, *constants, scale), _CROSS_ENTROPY_VJPS, saved=(input,))
 
 
-def _cross_entropy_grad(ns: Any, g: Any, out: Any, logits: Any, hit: Any, valid: Any) -> Any:
-    """d(row loss)/d(logits) = softmax(logits) - one_hot(target), for the rows not ignored."""
+def _cross_entropy_grad(ns: Any, g: Any, out: Any, logits: Any, target: Any, classes: Any, valid: Any,
+                        scale: Any) -> Any:
+    """d(loss)/d(logits) = (softmax(logits) - one_hot(target)) times the rows' gradient (g per
+    row, or g / scale for every row of a reduced loss), zero for the rows ignored."""
     e = ns.exp(logits - ns.max(logits, axis=1, keepdims=True))
     p = e / ns.sum(e, axis=1, keepdims=True)
+    row_grad = ns.expand_dims(g if scale is None else ns.broadcast_to(g / scale, target.shape), axis=1)
     if valid is not None:
-        g = ns.where(valid, g, 0.0)
-    return ns.where(hit, p - 1, p) * ns.expand_dims(g, axis=1)
+        row_grad = ns.where(ns.expand_dims(valid, axis=1), row_grad, 0.0)
+    return ns.where(classes == ns.expand_dims(target, axis=1), p - 1, p) * row_grad
 
 
-_CROSS_ENTROPY_VJPS = (_cross_entropy_grad, None, None)
+_CROSS_ENTROPY_VJPS = (_cross_entropy_grad, None, None, None, None)
 
 
 def nll_loss(input: Tensor, target: Any, reduction: str = "mean", ignore_index: int = -100) -> Tensor:  # noqa: A002
