@@ -48,6 +48,7 @@ from autograd_core.manipulation import *  # noqa: F403
 from autograd_core.ops import (
     _basic_index,
     _index_add,
+    _relu_backward,
     _scatter,
     _to_backend,
     abs,

@@ -50,6 +50,9 @@ class RawNamespace:
     def _relu(self, x: Any) -> Any:
         return self.backend.relu(x)
 
+    def _relu_backward(self, grad: Any, out: Any) -> Any:
+        return self.backend.relu_backward(grad, out)
+
     def _einsum(self, subscripts: str, *arrays: Any) -> Any:
         return self.backend.einsum(subscripts, *arrays)
 

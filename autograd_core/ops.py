@@ -243,7 +243,12 @@ sqrt = unary_op("sqrt", lambda ns, d: ns.sqrt(d), lambda ns, g, out, x: g / (2 *
 tanh = unary_op("tanh", lambda ns, d: ns.tanh(d), lambda ns, g, out, x: g * (1 - out * out), "output")
 sigmoid = unary_op("sigmoid", _sigmoid, lambda ns, g, out, x: g * out * (1 - out), "output")
 # the output is positive exactly where the input is, so the mask comes from it
-relu = unary_op("relu", lambda ns, d: ns._relu(d), lambda ns, g, out, x: ns.where(out > 0, g, 0.0), "output")
+relu = unary_op("relu", lambda ns, d: ns._relu(d), lambda ns, g, out, x: ns._relu_backward(g, out), "output")
+
+
+def _relu_backward(grad: Tensor, out: Tensor) -> Tensor:
+    """relu's VJP on tensors (the raw twin is the backend's kernel): `grad` where `out` > 0."""
+    return where(out > 0, grad, 0.0)
 abs = unary_op("abs", lambda ns, d: ns.abs(d), lambda ns, g, out, x: g * ns.sign(x))  # noqa: A001
 sign = unary_op("sign", lambda ns, d: ns.sign(d), None, "none")
 erf = unary_op("erf", _erf, lambda ns, g, out, x: g * (2 / math.sqrt(math.pi)) * ns.exp(-(x * x)),

@@ -175,6 +175,10 @@ class Backend:
         """max(x, 0) elementwise (libraries with a dedicated kernel override this)."""
         return self.xp.clip(x, min=0.0)
 
+    def relu_backward(self, grad: Any, out: Any) -> Any:
+        """`grad` where relu's output `out` is positive, else 0."""
+        return self.xp.where(out > 0, grad, 0.0)
+
     def cross_entropy_rows(self, logits: Any, target: Any) -> Any:
         """Per-row softmax cross-entropy of `logits` (n, C) against class indices `target` (n,),
         stable for logits of any size: log-sum-exp minus the target's logit."""

@@ -44,6 +44,9 @@ class TorchBackend(Backend):
     def relu(self, x):
         return torch.relu(x)
 
+    def relu_backward(self, grad, out):
+        return torch.ops.aten.threshold_backward(grad, out, 0)  # several times faster than where()
+
     def cross_entropy_rows(self, logits, target):
         return torch.nn.functional.cross_entropy(logits, target, reduction="none")
 
