@@ -10,6 +10,7 @@ from typing import Any
 import backends
 from autograd_core import anomaly, grad_mode
 from autograd_core.namespace import raw_namespace
+from autograd_core.ops import sum_to
 from autograd_core.tensor import EPOCH, NOTHING_SAVED, RETAIN_GRAD, Tensor, changes_since
 
 
@@ -151,8 +152,7 @@ def _reduce_to_input(ns: Any, grad: Any, parent: Tensor, node: Tensor) -> Any:
     lead = len(got) - len(shape)
     if lead < 0 or any(n != 1 and n != m for n, m in zip(shape, got[lead:])):
         raise RuntimeError(f"the VJP of {node._op} gave a gradient of shape {got} for an input of shape {shape}")
-    stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and got[lead + i] != 1)
-    return ns.reshape(ns.sum(grad, axis=tuple(range(lead)) + stretched), shape)
+    return sum_to(ns, grad, shape)
 
 
 # References to a gradient array that only the sweep holds, as `sys.getrefcount` counts them

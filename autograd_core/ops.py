@@ -113,8 +113,11 @@ def sum_to(ns: Any, grad: Any, shape: Sequence[int]) -> Any:
         return grad
     shape = tuple(shape)
     lead = len(grad.shape) - len(shape)
-    stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and grad.shape[lead + i] != 1)
-    return ns.reshape(ns.sum(grad, axis=tuple(range(lead)) + stretched), shape)
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[lead + i] != 1)
+    if lead:
+        grad = ns.sum(grad, axis=tuple(range(lead)))
+    # keepdims rather than a reshape: the result owns its memory, so the engine need not copy it
+    return ns.sum(grad, axis=stretched, keepdims=True) if stretched else grad
 
 
 def unbroadcast(grad: Tensor, shape: Sequence[int]) -> Tensor:
