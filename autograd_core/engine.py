@@ -140,6 +140,7 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
                 key = id(parent)
                 previous = get(key)
                 grads[key] = contribution if previous is None else previous + contribution
+            contribution = previous = None  # the dict holds the only reference (see _accumulate)
             if not retain_graph:  # release the saved tensors
                 node._parents, node._vjps, node._inputs, node._raw, node._saved = (), None, (), None, NOTHING_SAVED
     return captured
