@@ -49,7 +49,10 @@ def _backend(device: Any, like: backends.Backend | None = None) -> backends.Back
     if isinstance(device, Device):
         return device.backend
     active = like or backends.current()
-    return active if device is None or device == active.device else backends.get(active.name, device)
+    if device is None or device == active.device:
+        return active
+    named = backends.get(active.name, device)  # the library's own device, or a name of it ("cpu")
+    return active if named.device == active.device else named
 
 
 def _python_default_dtype(host: Any) -> DType:
@@ -103,6 +106,8 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
             raise ValueError("asarray(copy=False): the dtype or device asked for needs a copy")
         return ag.clone(out) if copy and out is obj else out
     if isinstance(obj, (list, tuple)) and _holds_tensor(obj):
+        if copy is False:
+            raise ValueError("asarray(copy=False): a sequence of tensors must be copied into one tensor")
         return _stacked(obj, dtype, device)
     backend = _backend(device)
     if backend.is_native(obj):

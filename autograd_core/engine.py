@@ -11,7 +11,7 @@ import backends
 from autograd_core import anomaly, grad_mode
 from autograd_core.namespace import raw_namespace
 from autograd_core.ops import sum_to
-from autograd_core.tensor import EPOCH, NOTHING_SAVED, RETAIN_GRAD, Tensor, changes_since
+from autograd_core.tensor import COMPLEX_IN_GRAPH, EPOCH, NOTHING_SAVED, RETAIN_GRAD, Tensor, changes_since
 
 
 def topological_order(roots: Tensor | Sequence[Tensor]) -> list[Tensor]:
@@ -98,7 +98,7 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
         grads[id(root)] = seed if id(root) not in grads else grads[id(root)] + seed
     wanted = None if capture is None else {id(t) for t in capture}
     captured: dict[int, Tensor] = {}
-    pop, get, check_finite = grads.pop, grads.get, anomaly._enabled
+    pop, get, check_finite, check_complex = grads.pop, grads.get, anomaly._enabled, COMPLEX_IN_GRAPH[0]
     ns = backend = None
     with grad_mode.no_grad() if raw else grad_mode.enable_grad():
         for node in reversed(topological_order(roots)):
@@ -130,6 +130,8 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
                 inputs = node._raw or [x.data if isinstance(x, Tensor) else x for x in node._inputs]
             else:
                 ns, out, inputs = autograd_core, node, node._inputs
+            if check_complex and node.dtype.is_complex:
+                out, inputs = _complex_arguments(ns, node, out, inputs)
             for parent, vjp in zip(node._parents, vjps):
                 contribution = vjp(ns, grad, out, *inputs)
                 if contribution.shape != parent.data.shape:
@@ -144,6 +146,35 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
             if not retain_graph:  # release the saved tensors
                 node._parents, node._vjps, node._inputs, node._raw, node._saved = (), None, (), None, NOTHING_SAVED
     return captured
+
+
+# Complex values follow PyTorch's convention: the gradient of a real loss L with respect to z
+# is dL/dRe z + i dL/dIm z, which for a holomorphic f is grad * conj(f'(z)). A rule written
+# for real values computes grad * f'(z) from z and f(z); for an f with real coefficients
+# (conj(f(z)) = f(conj(z))) it therefore gives the complex gradient when called with the
+# conjugates of the inputs and the output. Linear ops are right either way; the other ops
+# whose rules were written for complex values keep theirs; any other op refuses.
+HOLOMORPHIC = frozenset({
+    "multiply", "divide", "pow", "matmul", "exp", "expm1", "log", "log1p", "sqrt", "square", "reciprocal", "sin",
+    "cos", "tan", "sinh", "cosh", "tanh",
+})
+COMPLEX_SAFE = frozenset({
+    "add", "subtract", "negative", "positive", "sum", "reshape", "permute_dims", "broadcast_to", "getitem",
+    "scatter", "concat", "clone", "take", "index_add", "astype", "where", "flip", "roll", "real", "imag", "conj",
+    "rfft", "rfftn", "irfft", "irfftn", "hfft", "ihfft",
+})
+
+
+def _complex_arguments(ns: Any, node: Tensor, out: Any, inputs: Any) -> tuple[Any, Any]:
+    """The output and inputs a complex node's VJP is called with (see HOLOMORPHIC)."""
+    if node._op in HOLOMORPHIC:
+        conj = [x.conjugate() if isinstance(x, complex | float | int) else ns.conj(x) for x in inputs]
+        return ns.conj(out), conj
+    if node._op not in COMPLEX_SAFE:
+        raise NotImplementedError(
+            f"backward of {node._op} through complex values is not supported; take abs(), real() or imag() of "
+            "complex results first")
+    return out, inputs
 
 
 def _reduce_to_input(ns: Any, grad: Any, parent: Tensor, node: Tensor) -> Any:

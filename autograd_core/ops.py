@@ -24,7 +24,7 @@ import backends
 from autograd_core.creation import to_array
 from autograd_core.dtypes import DType, as_dtype, result_type
 from autograd_core.namespace import raw_namespace
-from autograd_core.tensor import Tensor, Vjp, record
+from autograd_core.tensor import COMPLEX_IN_GRAPH, Tensor, Vjp, record
 
 Scalar = (int, float, bool, complex)
 Axis = int | Sequence[int] | None
@@ -540,7 +540,14 @@ def stack(arrays: Sequence[Tensor], /, *, axis: int = 0) -> Tensor:
     return concat([expand_dims(t, axis=axis) for t in tensors], axis=axis)
 
 
-_ASTYPE_VJPS = (lambda ns, g, out, x: ns.astype(g, x.dtype, copy=False),)
+def _astype_grad(ns: Any, g: Any, out: Any, x: Any) -> Any:
+    """The gradient back in `x`'s dtype; a real input of a complex cast gets the real part."""
+    if ns.isdtype(g.dtype, "complex floating") and not ns.isdtype(x.dtype, "complex floating"):
+        g = ns.real(g)
+    return ns.astype(g, x.dtype, copy=False)
+
+
+_ASTYPE_VJPS = (_astype_grad,)
 
 
 def astype(x: Tensor, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Tensor:
@@ -562,7 +569,10 @@ def _cast(x: Tensor, dtype: Any) -> Tensor:
     data = x.backend.xp.astype(x.data, target)
     if not (dtype.is_floating_point or dtype.is_complex):  # integers and bools carry no gradient
         return Tensor._wrap(data, x.backend)
-    return record("astype", data, x.backend, (x,), _ASTYPE_VJPS, saved=())
+    out = record("astype", data, x.backend, (x,), _ASTYPE_VJPS, saved=())
+    if dtype.is_complex and out.requires_grad:
+        COMPLEX_IN_GRAPH[0] = True
+    return out
 
 
 _CLONE_VJPS = (lambda ns, g, out, x: g,)

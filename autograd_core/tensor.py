@@ -349,6 +349,9 @@ def RETAIN_GRAD(grad: Tensor) -> None:  # noqa: N802 - a marker, compared by ide
     """The hook retain_grad() registers; the engine stores the gradient when it meets it."""
 
 
+# Whether a complex tensor that requires grad was ever recorded: only then does backward check
+# that each complex node's op is one whose VJP handles complex values (`engine.COMPLEX_SAFE`).
+COMPLEX_IN_GRAPH = [False]
 EPOCH = [0]  # how many in-place changes the process has made (versions are checked only after one)
 
 

@@ -10,10 +10,11 @@ import pytest
 MODULES = [
     "autograd_core", "autograd_core.anomaly", "autograd_core.compile", "autograd_core.creation",
     "autograd_core.dtypes", "autograd_core.einsum", "autograd_core.elementwise", "autograd_core.engine",
-    "autograd_core.gradcheck", "autograd_core.grad_mode", "autograd_core.info", "autograd_core.linalg",
-    "autograd_core.manipulation", "autograd_core.namespace", "autograd_core.ops", "autograd_core.searching",
-    "autograd_core.statistics", "autograd_core.tensor", "autograd_core.viz", "backends", "backends.base",
-    "nn.functional", "nn.layers", "nn.module", "nn.serialization", "optim.adam", "optim.lr_scheduler", "optim.sgd",
+    "autograd_core.fft", "autograd_core.gradcheck", "autograd_core.grad_mode", "autograd_core.info",
+    "autograd_core.linalg", "autograd_core.manipulation", "autograd_core.namespace", "autograd_core.ops",
+    "autograd_core.searching", "autograd_core.statistics", "autograd_core.tensor", "autograd_core.viz", "backends",
+    "backends.base", "nn.functional", "nn.layers", "nn.module", "nn.serialization", "optim.adam",
+    "optim.lr_scheduler", "optim.sgd",
 ]
 
 

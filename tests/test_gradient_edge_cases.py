@@ -86,3 +86,30 @@ def test_gelu_far_below_zero_is_negative_zero(backend):
     expected = torch.nn.functional.gelu(torch.tensor([-1e4, -100.0])).numpy()
     np.testing.assert_array_equal(got, expected)
     assert np.all(np.signbit(got))
+
+
+COMPLEX_CASES = [
+    ("imag of a complex product", lambda x, c: c.imag(c.astype(x, c.complex128) * (1 + 2j)),
+     lambda x, c: (x.to(c.complex128) * (1 + 2j)).imag),
+    ("abs of exp", lambda x, c: c.abs(c.exp(c.astype(x, c.complex128) * 1j + x)),
+     lambda x, c: (x.to(c.complex128) * 1j + x).exp().abs()),
+    ("real of a quotient and a power", lambda x, c: c.real((c.astype(x, c.complex128) + 1j) ** 2 / (x + 2j)),
+     lambda x, c: ((x.to(c.complex128) + 1j) ** 2 / (x + 2j)).real),
+]
+
+
+@pytest.mark.parametrize(("name", "ours", "theirs"), COMPLEX_CASES, ids=[c[0] for c in COMPLEX_CASES])
+def test_gradients_through_complex_values_match_pytorch(float64_backend, name, ours, theirs):
+    assert_same_grads(lambda x: ours(x, ag), [0.5, -1.5, 2.0], torch_fn=lambda x: theirs(x, torch))
+
+
+def test_backward_through_complex_values_refuses_an_op_without_a_complex_rule(float64_backend):
+    x = ag.tensor([1.0, 2.0], dtype="float64", requires_grad=True)
+    with pytest.raises(NotImplementedError, match="backward of prod through complex values"):
+        ag.real(ag.prod(ag.astype(x, ag.complex128) * 1j)).backward()
+
+
+def test_a_real_tensor_cast_to_complex_gets_the_real_part_back(float64_backend):
+    x = ag.tensor([1.0, 2.0], dtype="float64", requires_grad=True)
+    (ag.real(ag.astype(x, ag.complex128)) * 3.0).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0] and x.grad.dtype == ag.float64

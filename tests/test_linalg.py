@@ -365,3 +365,17 @@ def test_complex_decompositions(float64_backend):
     x = ag.astype(ag.tensor(host_x.real, requires_grad=True), ag.complex128)
     with pytest.raises(NotImplementedError, match="complex"):
         L.eigh(x)
+
+
+def test_conformance_edge_cases(backend):
+    """Found by the array API test suite: an integer vecdot stays in its dtype (a sum's
+    default accumulator would widen it), pinv of an empty matrix is empty (there is no
+    largest singular value to scale the cutoff by), and a complex64 matrix's singular values
+    are float32."""
+    u8 = ag.asarray([[200, 3], [4, 5]], dtype=ag.uint8)
+    product = L.vecdot(u8, u8)
+    assert product.dtype == ag.uint8 and product.tolist() == [(200 * 200 + 9) % 256, 41]
+    for shape, expected in (((0, 3), (3, 0)), ((2, 3, 0), (2, 0, 3)), ((0, 0), (0, 0))):
+        assert L.pinv(ag.zeros(shape)).shape == expected
+    x = ag.asarray([[1 + 1j, 2.0], [0.5, -1j]], dtype=ag.complex64)
+    assert L.svd(x).S.dtype == ag.float32 and L.svdvals(x).dtype == ag.float32
