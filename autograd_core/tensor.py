@@ -123,7 +123,14 @@ class Tensor:
                    dl_device: Any = None, copy: bool | None = None) -> Any:
         """The backend array's DLPack capsule (the options it is given are passed on)."""
         given = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
-        return self.data.__dlpack__(**{k: v for k, v in given.items() if v is not None})
+        options = {k: v for k, v in given.items() if v is not None}
+        try:
+            return self.data.__dlpack__(**options)
+        except BufferError:
+            if max_version is None:
+                raise
+            # the standard lets a producer answer with another version than the highest asked for
+            return self.data.__dlpack__(**{k: v for k, v in options.items() if k != "max_version"})
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return self.data.__dlpack_device__()
