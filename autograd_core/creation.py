@@ -134,8 +134,9 @@ def _stacked(obj: list | tuple, dtype: Any, device: Any) -> Tensor:
     device = device if device is not None else next(t for t in leaves if isinstance(t, Tensor)).device
 
     def build(o: Any) -> Tensor:
-        return ag.stack([build(i) for i in o]) if isinstance(o, (list, tuple)) else asarray(o, dtype=dtype,
-                                                                                             device=device)
+        if isinstance(o, (list, tuple)):
+            return ag.stack([build(i) for i in o])
+        return asarray(o, dtype=dtype, device=device)
 
     return build(obj)
 
@@ -149,8 +150,9 @@ def from_dlpack(x: object, /, *, device: Any = None, copy: bool | None = None) -
     [0, 1, 2]
     """
     backend = _backend(device)
-    options = {k: v for k, v in (("device", backend.device if device is not None else None), ("copy", copy))
-               if v is not None}
+    options = {} if copy is None else {"copy": copy}
+    if device is not None:
+        options["device"] = backend.device
     return Tensor._wrap(backend.xp.from_dlpack(x.data if isinstance(x, Tensor) else x, **options), backend)
 
 
@@ -169,9 +171,10 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, device: An
 
 
 # --- filled ------------------------------------------------------------------------------
-def _filled(make: Callable[[Any, Any], Any], dtype: Any, default: DType, device: Any, requires_grad: bool,
+def _filled(make: Callable[[Any, Any, Any], Any], dtype: Any, default: DType, device: Any, requires_grad: bool,
             like: Tensor | None = None) -> Tensor:
-    """``make(xp, dtype)`` on the backend `device` names, in `dtype` (else `like`'s, else `default`)."""
+    """``make(xp, dtype, device)`` on the backend `device` names (else `like`'s, else the current
+    one), in `dtype` (else `like`'s, else `default`)."""
     backend = _backend(device, like.backend if like is not None else None)
     if dtype is not None:
         target = backend.dtype(as_dtype(dtype).name)
@@ -192,13 +195,13 @@ def full(shape: Shape, fill_value: Scalar, *, dtype: Any = None, device: Any = N
                    result_type(fill_value), device, requires_grad)
 
 
-def _sized(name: str, make: Callable[..., Any]) -> Callable[..., Tensor]:
+def _sized(name: str) -> Callable[..., Tensor]:
     """zeros, ones or empty: ``f(shape)`` as the standard writes it, ``f(2, 3)`` as PyTorch does."""
     def create(shape: Shape, *sizes: int, dtype: Any = None, device: Any = None,
                requires_grad: bool = False) -> Tensor:
         dims = _shape(shape, sizes)
-        return _filled(lambda xp, dt, dev: make(xp, dims, dt, dev), dtype, _DEFAULTS["real floating"], device,
-                       requires_grad)
+        return _filled(lambda xp, dt, dev: getattr(xp, name)(dims, dtype=dt, device=dev), dtype,
+                       _DEFAULTS["real floating"], device, requires_grad)
 
     create.__name__ = create.__qualname__ = name
     create.__doc__ = (f"A tensor of {name}: ``{name}((2, 3))`` or ``{name}(2, 3)``; float32 unless `dtype` "
@@ -206,25 +209,20 @@ def _sized(name: str, make: Callable[..., Any]) -> Callable[..., Tensor]:
     return create
 
 
-zeros = _sized("zeros", lambda xp, shape, dt, dev: xp.zeros(shape, dtype=dt, device=dev))
-ones = _sized("ones", lambda xp, shape, dt, dev: xp.ones(shape, dtype=dt, device=dev))
-empty = _sized("empty", lambda xp, shape, dt, dev: xp.empty(shape, dtype=dt, device=dev))
-
-
-def _like(name: str, make: Callable[..., Any]) -> Callable[..., Tensor]:
-    """zeros_like, ones_like or empty_like: `x`'s shape, dtype, backend and device."""
+def _like(base: str) -> Callable[..., Tensor]:
+    """zeros_like, ones_like or empty_like: `base` in `x`'s shape, dtype, backend and device."""
     def create(x: Tensor, /, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
         x = asarray(x)
-        return _filled(lambda xp, dt, dev: make(xp, x.shape, dt, dev), dtype, x.dtype, device, requires_grad, like=x)
+        return _filled(lambda xp, dt, dev: getattr(xp, base)(x.shape, dtype=dt, device=dev), dtype, x.dtype,
+                       device, requires_grad, like=x)
 
-    create.__name__ = create.__qualname__ = name
-    create.__doc__ = f"``{name[:-5]}`` of `x`'s shape, in `x`'s dtype (unless `dtype`) on `x`'s backend."
+    create.__name__ = create.__qualname__ = f"{base}_like"
+    create.__doc__ = f"``{base}`` of `x`'s shape, in `x`'s dtype (unless `dtype`) on `x`'s backend."
     return create
 
 
-zeros_like = _like("zeros_like", lambda xp, shape, dt, dev: xp.zeros(shape, dtype=dt, device=dev))
-ones_like = _like("ones_like", lambda xp, shape, dt, dev: xp.ones(shape, dtype=dt, device=dev))
-empty_like = _like("empty_like", lambda xp, shape, dt, dev: xp.empty(shape, dtype=dt, device=dev))
+zeros, ones, empty = (_sized(name) for name in ("zeros", "ones", "empty"))
+zeros_like, ones_like, empty_like = (_like(name) for name in ("zeros", "ones", "empty"))
 
 
 def full_like(x: Tensor, /, fill_value: Scalar, *, dtype: Any = None, device: Any = None,

@@ -43,13 +43,18 @@ __all__ = ["all", "any", "cumulative_prod", "cumulative_sum", "diff", "prod", "s
 
 
 # --- helpers: dtypes and moves along one axis ------------------------------------------------
-def _accumulated(x: Tensor, dtype: Any) -> Tensor:
-    """`x` cast to `dtype`, or by the standard's rule when None: integers (and bools, as in
-    PyTorch) narrower than the default integer accumulate in int64 (uint64 when unsigned)."""
-    if dtype is None:
-        kind = x.dtype.kind
-        dtype = "uint64" if kind == "unsigned integer" else "int64" if kind in ("bool", "signed integer") else x.dtype
-    return _cast(x, as_dtype(dtype))
+def _accumulated(x: Tensor, dtype: Any) -> tuple[Tensor, Any]:
+    """`x` cast to the dtype it accumulates in, and the dtype of the result if another: `dtype`,
+    or by the standard's rule when None: integers (and bools, as in PyTorch) accumulate in
+    int64, and unsigned ones give uint64 (computed in int64, which every library has kernels
+    for, then cast: torch has no uint64 arithmetic)."""
+    if dtype is not None:
+        return _cast(x, as_dtype(dtype)), None
+    kind = x.dtype.kind
+    if kind == "unsigned integer" and x.dtype != "uint64":
+        return _cast(x, "int64"), "uint64"
+    return _cast(x, "uint64" if kind == "unsigned integer" else "int64" if kind in ("bool", "signed integer")
+                 else x.dtype), None
 
 
 def _along(axis: int, index: slice) -> tuple:
@@ -83,10 +88,11 @@ def prod(x: Tensor, /, *, axis: Axis = None, dtype: Any = None, keepdims: bool =
     >>> x.grad.tolist()
     [[0.0, 6.0, 0.0], [20.0, 5.0, 4.0]]
     """
-    x = _accumulated(_tensor("prod", x), dtype)
+    x, result = _accumulated(_tensor("prod", x), dtype)
     axes = _axes(axis, x.ndim)
     data = x.backend.xp.prod(x.data, axis=axes, keepdims=keepdims, dtype=x.data.dtype)
-    return record("prod", data, x.backend, (x,), (_prod_vjp(x, axes),))
+    out = record("prod", data, x.backend, (x,), (_prod_vjp(x, axes),))
+    return out if result is None else _cast(out, result)
 
 
 def _prod_vjp(x: Tensor, axes: tuple[int, ...]) -> Callable[..., Any]:
@@ -189,12 +195,17 @@ _CUMULATIVE = {
 
 
 def _cumulative(name: str, x: Tensor, axis: int | None, dtype: Any, include_initial: bool) -> Tensor:
-    x = _accumulated(_tensor(name, x), dtype)
+    x, result = _accumulated(_tensor(name, x), dtype)
+    out = _cumulative_of(name, x, axis, include_initial)
+    return out if result is None else _cast(out, result)
+
+
+def _cumulative_of(name: str, x: Tensor, axis: int | None, include_initial: bool) -> Tensor:
     if axis is None and x.ndim > 1:
         raise ValueError(f"{name}: axis is required for a tensor of {x.ndim} dimensions")
     axes = _axes(0 if axis is None else axis, x.ndim)
     if x.ndim == 0:  # as PyTorch: one element, and a 0-d result (unless include_initial)
-        out = _cumulative(name, reshape(x, (1,)), 0, None, include_initial)
+        out = _cumulative_of(name, reshape(x, (1,)), 0, include_initial)
         return out if include_initial else reshape(out, ())
     identity, vjp, saved = _CUMULATIVE[name]
     xp, (axis,) = x.backend.xp, axes
