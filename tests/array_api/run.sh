@@ -10,7 +10,8 @@
 # Known failures we decided not to fix are listed, one test id and its `# why` a line, in
 # xfails.txt (every backend) and xfails-<backend>.txt (that backend). Exits non-zero when a
 # test that is not xfailed fails. ARRAY_API_TESTS_DIR overrides where the suite is;
-# ARRAY_API_TESTS_WORKERS the pytest-xdist worker count (0: no xdist).
+# ARRAY_API_TESTS_WORKERS the pytest-xdist worker count (0: no xdist); ARRAY_API_TESTS_SEED the
+# hypothesis seed (default 0, so CI draws the same examples every run).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -60,7 +61,7 @@ set +e
 PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}" ARRAY_API_TESTS_MODULE=$module ARRAY_API_TESTS_VERSION=2024.12 \
     ARRAY_API_TESTS_SKIP_DTYPES=$skip_dtypes AUTOGRAD_BACKEND=$backend \
     python -m pytest "${selection[@]}" -p no:cacheprovider -q -rfE --max-examples="$examples" \
-    --hypothesis-disable-deadline --xfails-file="$xfails" "${xdist[@]}" "${options[@]}" 2>&1 | tee "$work/log"
+    --hypothesis-disable-deadline --hypothesis-seed="${ARRAY_API_TESTS_SEED:-0}" --xfails-file="$xfails" "${xdist[@]}" "${options[@]}" 2>&1 | tee "$work/log"
 rc=${PIPESTATUS[0]}
 set -e
 summary=$(grep -E '^=* ?[0-9]+ (passed|failed)|^[0-9]+ (passed|failed)' "$work/log" | tail -n 1 | tr -d '=')
