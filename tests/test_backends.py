@@ -156,6 +156,26 @@ def test_erf_matches_the_portable_series(backend):
     assert_close(portable, reference, rtol=1e-14, atol=1e-15)
 
 
+def test_relu_kernels_match_the_portable_defaults(backend):
+    x = np.random.default_rng(0).standard_normal((3, 5)).astype(np.float32)
+    x[0, 0] = 0.0  # relu'(0) = 0, as PyTorch
+    data, grad = backend.asarray(x), backend.asarray(np.arange(15.0, dtype=np.float32).reshape(3, 5))
+    out = backend.relu(data)
+    np.testing.assert_array_equal(backend.to_numpy(out), backend.to_numpy(Backend.relu(backend, data)))
+    np.testing.assert_array_equal(backend.to_numpy(backend.relu_backward(grad, out)),
+                                  backend.to_numpy(Backend.relu_backward(backend, grad, out)))
+    assert backend.to_numpy(backend.relu_backward(grad, out))[0, 0] == 0.0
+
+
+def test_cross_entropy_rows_matches_the_portable_default(float64_backend):
+    backend = float64_backend
+    logits = backend.asarray(np.random.default_rng(1).standard_normal((4, 6)) * 50, backend.dtype("float64"))
+    target = backend.asarray(np.array([0, 5, 2, 2]), backend.dtype("int64"))
+    fast = backend.to_numpy(backend.cross_entropy_rows(logits, target))
+    portable = backend.to_numpy(Backend.cross_entropy_rows(backend, logits, target))
+    np.testing.assert_allclose(fast, portable, rtol=1e-12)
+
+
 def test_capability_flags_are_true(backend):
     array = backend.asarray(np.zeros(2), backend.dtype("float64"))
     if backend.mutable:
