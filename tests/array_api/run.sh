@@ -3,6 +3,7 @@
 # pinned copy in shared/array-api-tests) run against autograd_core on one backend.
 #
 #   tests/array_api/run.sh [backend] [extra pytest args]
+#   tests/array_api/run.sh --find        # print where the suite is (exit 2 when there is none)
 #   tests/array_api/run.sh numpy array_api_tests/test_creation_functions.py -x   # a part of it
 #
 # backend: numpy (the default), torch, jax or array_api_strict. ARRAY_API_TESTS_MODULE=array_api_strict
@@ -19,10 +20,11 @@ backend=${1:-numpy}
 shift $(($# > 0 ? 1 : 0))
 
 suite=${ARRAY_API_TESTS_DIR:-}
-for candidate in "$repo/shared/array-api-tests" "$repo/../shared/array-api-tests"; do
+for candidate in "$repo/shared/array-api-tests" "$repo/../shared/array-api-tests" /work/shared/array-api-tests; do
     [[ -z $suite && -d $candidate/array_api_tests ]] && suite=$(cd "$candidate" && pwd)
 done
 [[ -n $suite ]] || { echo "run.sh: no array-api-tests copy (set ARRAY_API_TESTS_DIR)" >&2; exit 2; }
+[[ $backend == --find ]] && { echo "$suite"; exit 0; }  # where the suite is, for .ci/run
 
 module=${ARRAY_API_TESTS_MODULE:-autograd_core}
 # torch has uint16/32/64 as storage types only: sum, flip, floor_divide... raise NotImplementedError
