@@ -179,6 +179,16 @@ class Backend:
         """`grad` where relu's output `out` is positive, else 0."""
         return self.xp.where(out > 0, grad, 0.0)
 
+    def layer_norm(self, x: Any, normalized_shape: tuple[int, ...], weight: Any, bias: Any, eps: float) -> Any:
+        """`x` normalised over its trailing `normalized_shape` axes (biased variance), then
+        scaled by `weight` and shifted by `bias` where they are given."""
+        xp = self.xp
+        axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
+        centred = x - xp.mean(x, axis=axes, keepdims=True)
+        out = centred / xp.sqrt(xp.mean(centred * centred, axis=axes, keepdims=True) + eps)
+        out = out if weight is None else out * weight
+        return out if bias is None else out + bias
+
     def cross_entropy_rows(self, logits: Any, target: Any) -> Any:
         """Per-row softmax cross-entropy of `logits` (n, C) against class indices `target` (n,),
         stable for logits of any size: log-sum-exp minus the target's logit."""

@@ -202,16 +202,39 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
 
 def layer_norm(x: Tensor, normalized_shape: tuple[int, ...] | int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
-    """Normalise over the trailing `normalized_shape` axes with the biased variance."""
+    """Normalise over the trailing `normalized_shape` axes with the biased variance, then scale
+    by `weight` and shift by `bias`: one primitive (the backend's fused kernel where it has one)."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if x.shape[x.ndim - len(shape) :] != shape:
         raise ValueError(f"layer_norm: input shape {x.shape} does not end with normalized_shape {shape}")
-    axes = tuple(range(x.ndim - len(shape), x.ndim))
-    centred = x - ag.mean(x, axes, keepdims=True)
-    out = centred / ag.sqrt(ag.mean(centred * centred, axes, keepdims=True) + eps)
-    if weight is not None:
-        out = out * weight
-    return out if bias is None else out + bias
+    backend = common_backend("layer_norm", *(t for t in (x, weight, bias) if t is not None))
+    data = backend.layer_norm(x.data, shape, *(None if t is None else t.data for t in (weight, bias)), eps)
+    return record("layer_norm", data, backend, (x, weight, bias, len(shape), eps), _LAYER_NORM_VJPS,
+                  saved=(x, weight))
+
+
+def _normalized(ns: Any, x: Any, dims: int, eps: float) -> tuple[Any, Any, tuple[int, ...]]:
+    """x centred and scaled to unit variance over its last `dims` axes; 1/std; those axes."""
+    axes = tuple(range(x.ndim - dims, x.ndim))
+    centred = x - ns.mean(x, axis=axes, keepdims=True)
+    inverse_std = 1 / ns.sqrt(ns.mean(centred * centred, axis=axes, keepdims=True) + eps)
+    return centred * inverse_std, inverse_std, axes
+
+
+def _layer_norm_grad_x(ns: Any, g: Any, out: Any, x: Any, weight: Any, bias: Any, dims: int, eps: float) -> Any:
+    normal, inverse_std, axes = _normalized(ns, x, dims, eps)
+    g_normal = g if weight is None else g * weight
+    return inverse_std * (g_normal - ns.mean(g_normal, axis=axes, keepdims=True)
+                          - normal * ns.mean(g_normal * normal, axis=axes, keepdims=True))
+
+
+_LAYER_NORM_VJPS = (  # the engine sums the weight's and bias's gradients over the leading axes
+    _layer_norm_grad_x,
+    lambda ns, g, out, x, weight, bias, dims, eps: g * _normalized(ns, x, dims, eps)[0],
+    lambda ns, g, out, x, weight, bias, dims, eps: g,
+    None,
+    None,
+)
 
 
 def embedding(input: Any, weight: Tensor) -> Tensor:  # noqa: A002

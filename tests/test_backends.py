@@ -176,6 +176,16 @@ def test_cross_entropy_rows_matches_the_portable_default(float64_backend):
     np.testing.assert_allclose(fast, portable, rtol=1e-12)
 
 
+def test_layer_norm_matches_the_portable_default(float64_backend):
+    backend, rng = float64_backend, np.random.default_rng(2)
+    x, weight, bias = (backend.asarray(rng.standard_normal(shape) * 3 + 1, backend.dtype("float64"))
+                       for shape in ((2, 3, 4), (3, 4), (3, 4)))
+    for given in ((weight, bias), (None, None)):
+        fast = backend.to_numpy(backend.layer_norm(x, (3, 4), *given, 1e-5))
+        portable = backend.to_numpy(Backend.layer_norm(backend, x, (3, 4), *given, 1e-5))
+        np.testing.assert_allclose(fast, portable, rtol=1e-12, atol=1e-12)
+
+
 def test_capability_flags_are_true(backend):
     array = backend.asarray(np.zeros(2), backend.dtype("float64"))
     if backend.mutable:
