@@ -4,16 +4,22 @@ NaN or inf with the op and the forward line responsible."""
 from __future__ import annotations
 
 import os
+import threading
 import traceback
 from typing import Any
 
-_enabled = False
+
+class _State(threading.local):
+    enabled = False  # per thread, as grad mode is
+
+
+state = _State()
 _HERE = os.path.dirname(__file__)
 _PACKAGE_DIRS = (_HERE, os.path.join(os.path.dirname(_HERE), "nn"))
 
 
 def is_anomaly_enabled() -> bool:
-    return _enabled
+    return state.enabled
 
 
 class detect_anomaly:  # noqa: N801 - PyTorch's name
@@ -30,12 +36,10 @@ class detect_anomaly:  # noqa: N801 - PyTorch's name
     """
 
     def __enter__(self) -> None:
-        global _enabled
-        self._previous, _enabled = _enabled, True
+        self._previous, state.enabled = state.enabled, True
 
     def __exit__(self, *exc: Any) -> None:
-        global _enabled
-        _enabled = self._previous
+        state.enabled = self._previous
 
 
 def creation_site() -> str:

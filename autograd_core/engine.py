@@ -98,7 +98,7 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
         grads[id(root)] = seed if id(root) not in grads else grads[id(root)] + seed
     wanted = None if capture is None else {id(t) for t in capture}
     captured: dict[int, Tensor] = {}
-    pop, get, check_finite, check_complex = grads.pop, grads.get, anomaly._enabled, COMPLEX_IN_GRAPH[0]
+    pop, get, check_finite, check_complex = grads.pop, grads.get, anomaly.state.enabled, COMPLEX_IN_GRAPH[0]
     ns = backend = None
     with grad_mode.no_grad() if raw else grad_mode.enable_grad():
         for node in reversed(topological_order(roots)):

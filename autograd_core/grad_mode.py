@@ -3,27 +3,34 @@
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
-_enabled = True
+
+class _State(threading.local):
+    """Grad mode is per thread, as in PyTorch: `no_grad()` in one thread leaves others recording."""
+
+    enabled = True
+
+
+state = _State()
 
 
 def is_grad_enabled() -> bool:
-    """Whether new operations are being recorded."""
-    return _enabled
+    """Whether new operations are being recorded (in this thread)."""
+    return state.enabled
 
 
 def set_grad_enabled(mode: bool) -> None:
-    global _enabled
-    _enabled = mode
+    state.enabled = mode
 
 
 class _GradMode:
     mode: bool
 
     def __enter__(self) -> None:
-        self._previous = _enabled
+        self._previous = state.enabled
         set_grad_enabled(self.mode)
 
     def __exit__(self, *exc: Any) -> None:

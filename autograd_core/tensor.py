@@ -258,7 +258,7 @@ class Tensor:
         The old value and graph move to a new tensor, so a VJP that saved this tensor before
         the change sees the bumped version and refuses to run on the new values.
         """
-        if self.requires_grad and self.is_leaf and grad_mode._enabled:
+        if self.requires_grad and self.is_leaf and grad_mode.state.enabled:
             raise RuntimeError(
                 "a leaf tensor that requires grad is used in an in-place operation; "
                 "do it inside `with autograd_core.no_grad():` or use an out-of-place operation"
@@ -386,7 +386,7 @@ def record(op: str, data: Any, backend: backends.Backend, inputs: Sequence[Any],
     `raw_inputs`, the inputs' backend arrays, spares the backward from unwrapping them.
     """
     out = Tensor._wrap(data, backend)
-    if not grad_mode._enabled:
+    if not grad_mode.state.enabled:
         return out
     parents = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
     if not parents:
@@ -397,7 +397,7 @@ def record(op: str, data: Any, backend: backends.Backend, inputs: Sequence[Any],
     out._inputs, out._raw = inputs, raw_inputs
     if saved is None or saved or saves_output:
         out._saved = (saved, saves_output, EPOCH[0])
-    if anomaly._enabled:
+    if anomaly.state.enabled:
         out._trace = anomaly.creation_site()
     return out
 

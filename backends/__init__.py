@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import threading
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from importlib.metadata import entry_points
@@ -51,6 +52,7 @@ def known() -> list[str]:
 
 
 _instances: dict[tuple[str, str | None], Backend] = {}
+_creating = threading.RLock()
 
 
 def get(name: str, device: str | None = None) -> Backend:
@@ -62,6 +64,13 @@ def get(name: str, device: str | None = None) -> Backend:
     key = (name, device)
     if key in _instances:
         return _instances[key]
+    with _creating:  # threads that first ask at the same moment get one Backend, not one each
+        if key not in _instances:
+            _instances[key] = _create(name, device)
+    return _instances[key]
+
+
+def _create(name: str, device: str | None) -> Backend:
     if name in BUILTINS:
         module_name, extra = BUILTINS[name]
         try:
@@ -75,8 +84,7 @@ def get(name: str, device: str | None = None) -> Backend:
         create = plugins[name].load()
     else:
         raise ValueError(f"unknown backend {name!r}; known backends: {', '.join(known())}")
-    _instances[key] = backend = create(device)
-    return backend
+    return create(device)
 
 
 def available() -> dict[str, str | None]:
