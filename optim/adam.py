@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from autograd_core.tensor import Tensor
-from optim.optimizer import Optimizer
+from optim.optimizer import Optimizer, hyperparameter
 
 
 class Adam(Optimizer):
@@ -17,10 +17,9 @@ class Adam(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0) -> None:
-        if lr < 0 or eps < 0 or not all(0 <= b < 1 for b in betas) or weight_decay < 0:
-            raise ValueError(f"invalid {type(self).__name__} settings: lr={lr}, betas={betas}, eps={eps}, "
-                             f"weight_decay={weight_decay}")
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay))
+        betas = tuple(hyperparameter(f"beta{i + 1}", b, high=1.0, high_included=False) for i, b in enumerate(betas))
+        super().__init__(params, dict(lr=hyperparameter("lr", lr), betas=betas, eps=hyperparameter("eps", eps),
+                                      weight_decay=hyperparameter("weight_decay", weight_decay)))
 
     def update(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         xp = p.backend.xp

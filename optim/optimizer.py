@@ -3,12 +3,30 @@
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Iterable
 from typing import Any
 
 import autograd_core as ag
 from autograd_core.creation import to_array
 from autograd_core.tensor import Tensor, bump_version
+
+
+def hyperparameter(name: str, value: Any, low: float = 0.0, high: float = math.inf,
+                   high_included: bool = True) -> float:
+    """`value` (a number or a 0-d tensor) as a float, checked to lie in [low, high] (or [low,
+    high) when not `high_included`); NaN, infinities beyond the range and other types are refused."""
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise ValueError(f"{name} must be a number or a 0-d tensor, got a tensor of shape {value.shape}")
+        value = value.item()
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    inside = low <= value <= high if high_included else low <= value < high
+    if not inside:  # also refuses NaN, which compares False
+        bracket = "]" if high_included else ")"
+        raise ValueError(f"invalid {name}: {value} (it must be in [{low}, {high}{bracket})")
+    return float(value)
 
 
 class Optimizer:
@@ -30,11 +48,13 @@ class Optimizer:
     def add_param_group(self, group: dict[str, Any]) -> None:
         group = {**self.defaults, **group, "params": list(group["params"])}
         seen = {id(p) for g in self.param_groups for p in g["params"]}
-        for p in group["params"]:
+        for i, p in enumerate(group["params"]):
             if not isinstance(p, Tensor) or not p.is_leaf:
                 raise TypeError(f"optimizers take leaf tensors, got {type(p).__name__}")
             if id(p) in seen:
-                raise ValueError("a parameter appears in more than one parameter group")
+                raise ValueError(f"parameter {i} of a group (shape {p.shape}) is already in this optimizer; "
+                                 "it would be updated twice: pass each parameter once")
+            seen.add(id(p))
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none: bool = True) -> None:

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from autograd_core.tensor import Tensor
-from optim.optimizer import Optimizer
+from optim.optimizer import Optimizer, hyperparameter
 
 
 class SGD(Optimizer):
@@ -22,10 +22,10 @@ class SGD(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
                  weight_decay: float = 0.0, nesterov: bool = False) -> None:
+        lr, momentum, dampening, weight_decay = (hyperparameter(name, value) for name, value in (
+            ("lr", lr), ("momentum", momentum), ("dampening", dampening), ("weight_decay", weight_decay)))
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum needs momentum > 0 and dampening = 0")
-        if lr < 0 or momentum < 0 or weight_decay < 0:
-            raise ValueError(f"invalid SGD settings: lr={lr}, momentum={momentum}, weight_decay={weight_decay}")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov))
 
