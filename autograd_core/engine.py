@@ -235,6 +235,8 @@ def _run_hooks(node: Tensor, grad: Any, raw: bool, store: bool) -> Any:
                 raise RuntimeError(f"a hook on a tensor of shape {node.shape} returned {got}; "
                                    "a hook must return None or a tensor of the gradient's shape")
             grad = replaced.data if raw else replaced
+            if anomaly.state.enabled:
+                anomaly.check_finite(replaced.data, node.backend, f"a hook on {node._op or 'a leaf'}", 0, node._trace)
     return grad
 
 

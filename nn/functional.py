@@ -29,6 +29,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if x.shape[-1:] != (in_features,):
         raise ValueError(f"linear: input shape {x.shape} does not end with in_features={in_features}")
     backend = common_backend("linear", *(t for t in (x, weight, bias) if t is not None))
+    _same_dtype("linear", x, weight)
     data = x.data @ weight.data.mT
     if bias is not None:
         data = data + bias.data
@@ -91,6 +92,9 @@ def _class_targets(logits: Tensor, target: Any, ignore_index: int, caller: str) 
     if logits.ndim != 2:
         raise ValueError(f"{caller}: expected input of shape (batch, classes), got {logits.shape}")
     xp, classes = logits.backend.xp, logits.shape[1]
+    if isinstance(target, Tensor) and not target.dtype.kind.endswith("integer"):
+        raise TypeError(f"{caller}: class indices must be integers, got {target.dtype.name} targets "
+                        "(convert with target.astype(autograd_core.int64))")
     t = target.data if isinstance(target, Tensor) else to_array(target, logits.backend, "int64")
     if tuple(t.shape) != logits.shape[:1]:
         raise ValueError(f"{caller}: target has shape {tuple(t.shape)}, expected ({logits.shape[0]},) class indices")
@@ -208,9 +212,17 @@ def layer_norm(x: Tensor, normalized_shape: tuple[int, ...] | int, weight: Tenso
     if x.shape[x.ndim - len(shape) :] != shape:
         raise ValueError(f"layer_norm: input shape {x.shape} does not end with normalized_shape {shape}")
     backend = common_backend("layer_norm", *(t for t in (x, weight, bias) if t is not None))
+    _same_dtype("layer_norm", x, weight)
     data = backend.layer_norm(x.data, shape, *(None if t is None else t.data for t in (weight, bias)), eps)
     return record("layer_norm", data, backend, (x, weight, bias, len(shape), eps), _LAYER_NORM_VJPS,
                   saved=(x, weight))
+
+
+def _same_dtype(layer: str, x: Tensor, weight: Tensor | None) -> None:
+    """A layer refuses an input of another float dtype than its weights (as PyTorch does)."""
+    if weight is not None and x.dtype != weight.dtype:
+        raise TypeError(f"{layer}: the input is {x.dtype.name} but the weights are {weight.dtype.name}; convert "
+                        f"one: x.astype(...) or model.to(dtype=...) (model.double() for float64)")
 
 
 def _normalized(ns: Any, x: Any, dims: int, eps: float) -> tuple[Any, Any, tuple[int, ...]]:
@@ -238,8 +250,16 @@ _LAYER_NORM_VJPS = (  # the engine sums the weight's and bias's gradients over t
 
 
 def embedding(input: Any, weight: Tensor) -> Tensor:  # noqa: A002
-    """Rows of `weight` at the integer `input` (any shape); the gradient scatter-adds."""
-    return weight[input]
+    """Rows of `weight` at the integer `input` (any shape); the gradient scatter-adds. Indices
+    must lie in [0, num_embeddings): a negative one is an error, as in PyTorch."""
+    index = input if isinstance(input, Tensor) else ag.asarray(input, device=weight.device)
+    if not index.dtype.kind.endswith("integer"):
+        raise TypeError(f"embedding: indices must be integers, got {index.dtype.name}")
+    xp = weight.backend.xp
+    if math.prod(index.shape) and not weight.backend.is_traced(index.data) and int(xp.min(index.data)) < 0:
+        raise IndexError(f"embedding: index {int(xp.min(index.data))} is negative; indices must lie in "
+                         f"[0, {weight.shape[0]})")
+    return weight[index]
 
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:

@@ -103,7 +103,7 @@ class Optimizer:
         self.state = {}
         for i, saved in state_dict["state"].items():
             p = params[int(i)]
-            self.state[p] = {k: to_array(v, p.backend, p.dtype) if isinstance(v, Tensor) else v
+            self.state[p] = {k: _state_array(v, p, int(i), k) if isinstance(v, Tensor) else v
                              for k, v in saved.items()}
 
     def __repr__(self) -> str:
@@ -112,3 +112,11 @@ class Optimizer:
             lines.append(f"Parameter Group {i}")
             lines.extend(f"    {k}: {v}" for k, v in sorted(g.items()) if k != "params")
         return "\n".join([*lines, ")"])
+
+
+def _state_array(value: Tensor, p: Tensor, index: int, key: str) -> Any:
+    """Saved optimizer state for parameter `index`, checked against that parameter's shape."""
+    if value.shape != p.shape:
+        raise ValueError(f"load_state_dict: state {key!r} of parameter {index} has shape {value.shape}, the "
+                         f"parameter has shape {p.shape}; the state dict is from another model")
+    return to_array(value, p.backend, p.dtype)

@@ -1,0 +1,87 @@
+"""Bad input and edge cases that must give PyTorch's behaviour or a clear error, on every
+backend (the hardening issue's cases that are fixed; threads and checkpoints have their own
+files)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import autograd_core as ag
+import nn
+import nn.functional as F
+import optim
+
+
+def test_out_of_range_indices_raise_on_every_backend(backend):
+    t = ag.asarray([1.0, 2.0, 3.0])
+    for bad in (lambda: t[3], lambda: t[-4], lambda: ag.take(t, ag.asarray([0, 3])), lambda: t[ag.asarray([5])]):
+        with pytest.raises(IndexError):
+            bad()
+    assert [v.item() for v in t] == [1.0, 2.0, 3.0]
+    assert 5.0 not in t and 2.0 in t
+    assert np.asarray(t).dtype == np.float32
+
+
+def test_iterating_a_0d_tensor_is_an_error(backend):
+    with pytest.raises(TypeError, match="0-d"):
+        list(ag.asarray(1.0))
+
+
+def test_embedding_refuses_a_negative_index(backend):
+    layer = nn.Embedding(4, 2)
+    with pytest.raises(IndexError, match="negative"):
+        layer(ag.asarray([0, -1]))
+    with pytest.raises(IndexError):
+        layer(ag.asarray([4]))
+    with pytest.raises(TypeError, match="integers"):
+        layer(ag.asarray([0.0, 1.0]))
+
+
+def test_a_hook_returning_another_shape_is_refused(backend):
+    w = ag.asarray([1.0, 2.0])
+    w.requires_grad_()
+    w.register_hook(lambda g: ag.ones((3, 2)))
+    with pytest.raises(RuntimeError, match="returned"):
+        (w * 2).sum().backward()
+
+
+def test_a_float32_parameter_stays_float32_after_a_float64_input(float64_backend):
+    w = ag.asarray([1.0, 2.0])
+    w.requires_grad_()
+    opt = optim.SGD([w], lr=0.1)
+    (w * ag.asarray([0.5, 0.25], dtype=ag.float64)).sum().backward()
+    opt.step()
+    assert w.dtype == ag.float32 and w.grad.dtype == ag.float32
+
+
+def test_loading_optimizer_state_of_another_shape_is_refused(backend):
+    small, large = nn.Linear(2, 1), nn.Linear(2, 3)
+    opt = optim.SGD(small.parameters(), lr=0.1, momentum=0.9)
+    F.mse_loss(small(ag.ones((1, 2))), ag.zeros((1, 1))).backward()
+    opt.step()
+    other = optim.SGD(large.parameters(), lr=0.1, momentum=0.9)
+    with pytest.raises(ValueError, match="parameter 0 has shape"):
+        other.load_state_dict(opt.state_dict())
+
+
+def test_anomaly_mode_checks_what_a_hook_returns(backend):
+    x = ag.asarray([1.0, 2.0])
+    x.requires_grad_()
+    x.register_hook(lambda g: g * math.nan)  # on a leaf: no later VJP would see the nan
+    with ag.detect_anomaly(), pytest.raises(RuntimeError, match="a hook .* produced nan"):
+        (x * 3).sum().backward()
+
+
+@pytest.mark.parametrize("labels", [[0.0, 1.0], [True, False]], ids=["float", "bool"])
+def test_cross_entropy_says_class_indices_must_be_integers(backend, labels):
+    with pytest.raises(TypeError, match="class indices must be integers"):
+        F.cross_entropy(ag.zeros((2, 3)), ag.asarray(labels))
+
+
+@pytest.mark.parametrize("layer", [lambda: nn.Linear(3, 2), lambda: nn.LayerNorm(3)], ids=["linear", "layer_norm"])
+def test_a_layer_fed_another_float_dtype_says_so(float64_backend, layer):
+    with pytest.raises(TypeError, match="float64 but the weights are float32"):
+        layer()(ag.ones((2, 3), dtype=ag.float64))
