@@ -308,6 +308,7 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
         x1 = Tensor._wrap(to_array(x1, c.backend, dtype), c.backend)
     a, b, backend = _operands("where", x1, x2)
     c = condition if isinstance(condition, Tensor) else Tensor._wrap(to_array(condition, backend), backend)
+    common_backend("where", *(t for t in (c, a, b) if isinstance(t, Tensor)))
     if c.dtype != "bool":
         c = Tensor._wrap(backend.xp.astype(c.data, backend.xp.bool), backend)
     like = a if isinstance(a, Tensor) else b
@@ -450,6 +451,9 @@ def reshape(x: Tensor, /, shape: Sequence[int], *, copy: bool | None = None) -> 
     shape = tuple(shape)
     if shape == x.shape and not copy:
         return x
+    if -1 in shape and 0 in shape:
+        raise ValueError(f"reshape: cannot reshape a tensor of {x.numel()} elements to {shape}: the size of -1 is "
+                         "ambiguous when another size is 0")
     data = x.backend.xp.reshape(x.data, shape)
     out = record("reshape", data, x.backend, (x,), _RESHAPE_VJPS, saved=())
     return clone(out) if copy else _view(out, x)
@@ -519,6 +523,8 @@ def concat(arrays: Sequence[Tensor], /, *, axis: int | None = 0) -> Tensor:
     if axis is None:
         tensors, axis = [reshape(t, (-1,)) for t in tensors], 0
     backend = common_backend("concat", *tensors)
+    if any(t.ndim == 0 for t in tensors):
+        raise ValueError("concat: 0-d tensors cannot be joined along an axis; use stack, or reshape them to (1,)")
     target = result_type(*tensors)
     tensors = [_cast(t, target) for t in tensors]
     axis = axis % tensors[0].ndim
@@ -670,6 +676,8 @@ def min(x: Tensor, /, axis: Axis = None, *, keepdims: bool = False) -> Tensor:  
 def logsumexp(x: Tensor, /, axis: Axis = None, *, keepdims: bool = False) -> Tensor:
     """log(sum(exp(x))) computed without overflow, for logits of any size."""
     xp, axes = x.backend.xp, _axes(axis, x.ndim)
+    if any(x.shape[a] == 0 for a in axes):  # the log of an empty sum: -inf, as PyTorch gives
+        return ag.full_like(sum(x, axis=axes, keepdims=keepdims), -math.inf)
     shift = xp.max(x.data, axis=axes, keepdims=True)
     shift = xp.where(xp.isfinite(shift), shift, xp.zeros_like(shift))
     kept = xp.log(xp.sum(xp.exp(x.data - shift), axis=axes, keepdims=True)) + shift
@@ -730,6 +738,9 @@ def _index_add(values: Tensor, shape: tuple[int, ...], axis: int, index: Any) ->
 
 def _index_array(indices: Any, backend: backends.Backend) -> Any:
     if isinstance(indices, Tensor):
+        if indices.backend is not backend:
+            raise RuntimeError(f"indexing a tensor on {backend} with indices on {indices.backend}; move the "
+                               f"indices with .to({backend.name!r}) first")
         return indices.data
     if backend.is_native(indices):
         return indices
@@ -819,7 +830,7 @@ def _expand_masks(x: Tensor, key: tuple) -> tuple:
     out: list[Any] = []
     for k in key:
         if _is_array_key(k) and _is_bool(k):
-            mask = k.data if isinstance(k, Tensor) else to_array(k, x.backend, "bool")
+            mask = _index_array(k, x.backend) if isinstance(k, Tensor) else to_array(k, x.backend, "bool")
             if mask.ndim == 0:
                 raise IndexError("a 0-d boolean index is not supported; use where(mask, x, 0) instead")
             out.extend(x.backend.xp.nonzero(mask))

@@ -288,6 +288,7 @@ class Tensor:
 
         if not isinstance(source, Tensor):
             source = Tensor._wrap(to_array(source, self.backend, self.dtype), self.backend)
+        ops.common_backend("copy_", self, source)
         return self._update(lambda old: ops.clone(ops.broadcast_to(ops._cast(source, old.dtype), old.shape)))
 
     def zero_(self) -> Tensor:

@@ -92,6 +92,8 @@ def _class_targets(logits: Tensor, target: Any, ignore_index: int, caller: str) 
     if logits.ndim != 2:
         raise ValueError(f"{caller}: expected input of shape (batch, classes), got {logits.shape}")
     xp, classes = logits.backend.xp, logits.shape[1]
+    if isinstance(target, Tensor):
+        common_backend(caller, logits, target)
     if isinstance(target, Tensor) and not target.dtype.kind.endswith("integer"):
         raise TypeError(f"{caller}: class indices must be integers, got {target.dtype.name} targets "
                         "(convert with target.astype(autograd_core.int64))")

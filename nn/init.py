@@ -66,6 +66,8 @@ def _fan(t: Tensor, mode: str) -> int:
 
 
 def kaiming_uniform_(t: Tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu") -> Tensor:
+    if not t.numel():  # nothing to draw (and no fan to scale by), as PyTorch
+        return t
     bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / _fan(t, mode))
     return uniform_(t, -bound, bound)
 

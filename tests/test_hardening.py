@@ -85,3 +85,28 @@ def test_cross_entropy_says_class_indices_must_be_integers(backend, labels):
 def test_a_layer_fed_another_float_dtype_says_so(float64_backend, layer):
     with pytest.raises(TypeError, match="float64 but the weights are float32"):
         layer()(ag.ones((2, 3), dtype=ag.float64))
+
+
+def test_empty_tensors_behave_as_in_pytorch(backend):
+    with pytest.raises(ValueError, match="ambiguous"):
+        ag.zeros((0, 3)).reshape(-1, 0)
+    assert ag.max(ag.zeros((0, 3)), axis=1).shape == (0,)
+    assert ag.logsumexp(ag.zeros((2, 0)), axis=1).tolist() == [-math.inf, -math.inf]
+    assert ag.softmax(ag.zeros((2, 0)), axis=1).shape == (2, 0)
+    assert nn.Linear(0, 3)(ag.zeros((2, 0))).shape == (2, 3)
+    with pytest.raises(ValueError, match="0-d tensors cannot be joined"):
+        ag.concat([ag.asarray(1.0), ag.asarray(2.0)])
+
+
+def test_mixing_backends_is_one_clear_error_everywhere(backend):
+    import backends
+
+    other = "numpy" if backend.name != "numpy" else "array_api_strict"
+    with backends.use(other):
+        foreign_index, foreign_mask, foreign = ag.asarray([0, 1]), ag.asarray([True, False]), ag.ones(2)
+    x = ag.ones(2)
+    for mixed in (lambda: x[foreign_index], lambda: x[foreign_mask], lambda: ag.take(x, foreign_index),
+                  lambda: ag.where(foreign_mask, x, 0.0), lambda: x.copy_(foreign),
+                  lambda: F.cross_entropy(ag.zeros((2, 3)), foreign_index)):
+        with pytest.raises(RuntimeError, match="move"):
+            mixed()
