@@ -11,7 +11,7 @@ import backends
 from autograd_core import anomaly, grad_mode
 from autograd_core.namespace import raw_namespace
 from autograd_core.ops import sum_to
-from autograd_core.tensor import COMPLEX_IN_GRAPH, EPOCH, NOTHING_SAVED, RETAIN_GRAD, Tensor, changes_since
+from autograd_core.tensor import COMPLEX_IN_GRAPH, EPOCH, NOTHING_SAVED, REBOUND, RETAIN_GRAD, Tensor, changes_since
 
 
 def topological_order(roots: Tensor | Sequence[Tensor]) -> list[Tensor]:
@@ -19,24 +19,44 @@ def topological_order(roots: Tensor | Sequence[Tensor]) -> list[Tensor]:
 
     Iterative depth-first search, so a chain of any length fits.
     """
+    parents_of = _parents_then if REBOUND[0] else _parents
     order: list[Tensor] = []
     visited: set[int] = set()
     for root in [roots] if isinstance(roots, Tensor) else roots:
         if id(root) in visited:
             continue
         visited.add(id(root))
-        stack = [(root, iter(root._parents))]
+        stack = [(root, iter(parents_of(root)))]
         while stack:
             node, parents = stack[-1]
             for parent in parents:
                 if id(parent) not in visited:
                     visited.add(id(parent))
-                    stack.append((parent, iter(parent._parents)))
+                    stack.append((parent, iter(parents_of(parent))))
                     break
             else:
                 stack.pop()
                 order.append(node)
     return order
+
+
+def _parents(node: Tensor) -> Sequence[Tensor]:
+    return node._parents
+
+
+def _parents_then(node: Tensor) -> list[Tensor]:
+    """`node`'s parents with the graphs they had when `node` was recorded: a parent changed in
+    place afterwards hands over the tensor that kept its former graph (as PyTorch's edges
+    point to the old grad_fn)."""
+    epoch = node._saved[2]
+    return [_as_of(p, epoch) if p._former else p for p in node._parents]
+
+
+def _as_of(t: Tensor, epoch: int) -> Tensor:
+    for changed, former in t._former:
+        if changed > epoch:
+            return former
+    return t
 
 
 def _seed(root: Tensor, gradient: object) -> Tensor:
@@ -100,6 +120,7 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
     captured: dict[int, Tensor] = {}
     pop, get, check_finite, check_complex = grads.pop, grads.get, anomaly.state.enabled, COMPLEX_IN_GRAPH[0]
     ns = backend = None
+    parents_of = _parents_then if REBOUND[0] else _parents
     with grad_mode.no_grad() if raw else grad_mode.enable_grad():
         for node in reversed(topological_order(roots)):
             grad = pop(id(node), None)
@@ -120,7 +141,7 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
                 if wanted is None:  # a leaf
                     _accumulate(node, grad, raw)
                 continue
-            if node._saved is not NOTHING_SAVED and node._saved[2] != EPOCH[0]:
+            if node._saved[2] != EPOCH[0]:
                 _check_versions(node)
             if raw:
                 if node.backend is not backend:
@@ -132,13 +153,14 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
                 ns, out, inputs = autograd_core, node, node._inputs
             if check_complex and node.dtype.is_complex:
                 out, inputs = _complex_arguments(ns, node, out, inputs)
-            for parent, vjp in zip(node._parents, vjps):
+            parents = parents_of(node)
+            for parent, vjp in zip(parents, vjps):
                 contribution = vjp(ns, grad, out, *inputs)
                 if contribution.shape != parent.data.shape:
                     contribution = _reduce_to_input(ns, contribution, parent, node)
                 if check_finite:
                     anomaly.check_finite(contribution.data if not raw else contribution, node.backend, node._op,
-                                         node._parents.index(parent), node._trace)
+                                         [id(p) for p in parents].index(id(parent)), node._trace)
                 key = id(parent)
                 previous = get(key)
                 grads[key] = contribution if previous is None else previous + contribution

@@ -34,13 +34,13 @@ class Tensor:
     # order, as the VJPs take them (Python scalars included); _raw: the same as backend arrays,
     # when the op had them at hand (else None). _saved: which tensors the VJPs read (None: the
     # inputs), whether they read the output, and the in-place epoch at the forward;
-    # _changes: the epochs of this tensor's in-place changes. The rest of _saved: the tensors the VJPs read, with
-    # their versions at forward time, and whether they read the output. _version counts
+    # _changes: the epochs of this tensor's in-place changes; _former: (epoch, the tensor holding
+    # the graph it had until then) for each change that replaced a recorded graph. _version counts
     # in-place changes; _base is the tensor whose memory a view shares (its changes count
     # too). _hooks: gradient hooks (and the retain_grad marker). _trace: where the op was
     # created, under detect_anomaly().
     __slots__ = ("data", "backend", "grad", "requires_grad", "_parents", "_vjps", "_inputs", "_raw", "_op",
-                 "_saved", "_version", "_changes", "_base", "_hooks", "_trace", "__weakref__")
+                 "_saved", "_version", "_changes", "_former", "_base", "_hooks", "_trace", "__weakref__")
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
         from autograd_core.creation import to_array
@@ -53,7 +53,8 @@ class Tensor:
     def _reset(self, data: Any, backend: backends.Backend) -> None:
         self.data, self.backend, self.grad, self.requires_grad = data, backend, None, False
         self._parents, self._vjps, self._inputs, self._raw, self._op, self._saved = (), (), (), None, "", NOTHING_SAVED
-        self._version, self._changes, self._base, self._hooks, self._trace = 0, None, None, None, None
+        self._version, self._changes, self._former = 0, None, None
+        self._base, self._hooks, self._trace = None, None, None
 
     @classmethod
     def _wrap(cls, data: Any, backend: backends.Backend) -> Tensor:
@@ -61,7 +62,7 @@ class Tensor:
         t = object.__new__(cls)
         t.data, t.backend, t.grad, t.requires_grad = data, backend, None, False  # _reset, inlined: the hot path
         t._parents, t._vjps, t._inputs, t._raw, t._op, t._saved = (), (), (), None, "", NOTHING_SAVED
-        t._version, t._changes, t._base, t._hooks, t._trace = 0, None, None, None, None
+        t._version, t._changes, t._former, t._base, t._hooks, t._trace = 0, None, None, None, None, None
         return t
 
     # --- what it is ---------------------------------------------------------------------
@@ -274,6 +275,9 @@ class Tensor:
         self._inputs, self._raw = new._inputs, new._raw
         self.requires_grad = self.requires_grad or new.requires_grad
         bump_version(self)
+        if old._vjps:  # ops recorded before this change must still send their gradient to the old graph
+            self._former = [*(self._former or ()), (EPOCH[0], old)]
+            REBOUND[0] = True
         return self
 
     def __setitem__(self, key: Any, value: Any) -> None:
@@ -357,6 +361,9 @@ def RETAIN_GRAD(grad: Tensor) -> None:  # noqa: N802 - a marker, compared by ide
     """The hook retain_grad() registers; the engine stores the gradient when it meets it."""
 
 
+# Whether an in-place change ever gave a recorded tensor a new graph (`Tensor._former`): only
+# then does backward look up which graph each op's inputs had when the op was recorded.
+REBOUND = [False]
 # Whether a complex tensor that requires grad was ever recorded: only then does backward check
 # that each complex node's op is one whose VJP handles complex values (`engine.COMPLEX_SAFE`).
 COMPLEX_IN_GRAPH = [False]
@@ -396,8 +403,7 @@ def record(op: str, data: Any, backend: backends.Backend, inputs: Sequence[Any],
         vjps = [f for t, f in zip(inputs, vjps) if isinstance(t, Tensor) and t.requires_grad]
     out.requires_grad, out._parents, out._vjps, out._op = True, parents, vjps, op
     out._inputs, out._raw = inputs, raw_inputs
-    if saved is None or saved or saves_output:
-        out._saved = (saved, saves_output, EPOCH[0])
+    out._saved = (saved, saves_output, EPOCH[0])
     if anomaly.state.enabled:
         out._trace = anomaly.creation_site()
     return out
