@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import numbers
 import operator
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -125,10 +126,47 @@ def unbroadcast(grad: Tensor, shape: Sequence[int]) -> Tensor:
     return sum_to(ag, grad, shape)
 
 
-def _view(out: Tensor, x: Tensor) -> Tensor:
-    """Mark `out` as sharing `x`'s memory, so in-place changes to `x` count against it."""
-    out._base = x if x._base is None else x._base
+def _view(out: Tensor, x: Tensor, step: tuple | None = None) -> Tensor:
+    """Mark `out` as a view of `x` made by `step` (``(kind, argument)``; None for a view that
+    cannot be replayed): it shares the version counter of `x`'s base, in-place changes to it
+    are written through to the base, and the base's in-place changes reach it."""
+    root = x if x._base is None else x._base
+    out._base = root
+    if step is not None and (x._base is None or x._steps is not None):
+        out._steps = (*(x._steps or ()), step)
+        views = root._views if root._views is not None else []
+        if len(views) >= 64:  # prune the views that are gone
+            views = [ref for ref in views if ref() is not None]
+        views.append(weakref.ref(out))
+        root._views = views
     return out
+
+
+_VIEW_OPS: dict[str, Callable[[Tensor, Any], Tensor]] = {}  # filled below: kind -> the op that makes it
+
+
+def _replay_view(base: Tensor, steps: tuple) -> Tensor:
+    """The view `steps` make of `base` (its values and graph now)."""
+    for kind, argument in steps:
+        base = _VIEW_OPS[kind](base, argument)
+    return base
+
+
+def _write_view(base: Tensor, steps: tuple, values: Tensor) -> Tensor:
+    """`base` with the view that `steps` make of it replaced by `values` (out of place, so
+    differentiable: the gradient goes to `values` inside the view, to `base` outside)."""
+    if not steps:
+        return values
+    (kind, argument), rest = steps[0], steps[1:]
+    if kind == "broadcast":
+        raise RuntimeError("an in-place operation on a broadcast view would write several elements to one; "
+                           ".clone() the view first")
+    child = _write_view(_VIEW_OPS[kind](base, argument), rest, values)
+    if kind == "index":
+        return index_put(base, argument, child)
+    if kind == "reshape":
+        return reshape(child, base.shape)
+    return permute_dims(child, tuple(sorted(range(len(argument)), key=argument.__getitem__)))
 
 
 # --- the two op factories: elementwise binary and unary --------------------------------------
@@ -456,7 +494,7 @@ def reshape(x: Tensor, /, shape: Sequence[int], *, copy: bool | None = None) -> 
                          "ambiguous when another size is 0")
     data = x.backend.xp.reshape(x.data, shape)
     out = record("reshape", data, x.backend, (x,), _RESHAPE_VJPS, saved=())
-    return clone(out) if copy else _view(out, x)
+    return clone(out) if copy else _view(out, x, ("reshape", shape))
 
 
 def permute_dims(x: Tensor, /, axes: Sequence[int]) -> Tensor:
@@ -466,7 +504,7 @@ def permute_dims(x: Tensor, /, axes: Sequence[int]) -> Tensor:
         raise ValueError(f"permute_dims: {axes} is not a permutation of the {x.ndim} axes")
     inverse = tuple(sorted(range(x.ndim), key=axes.__getitem__))
     return _view(record("permute_dims", x.backend.xp.permute_dims(x.data, axes), x.backend, (x,),
-                        (lambda ns, g, out, x: ns.permute_dims(g, inverse),), saved=()), x)
+                        (lambda ns, g, out, x: ns.permute_dims(g, inverse),), saved=()), x, ("permute", axes))
 
 
 def swapaxes(x: Tensor, axis1: int, axis2: int) -> Tensor:
@@ -514,7 +552,7 @@ def broadcast_to(x: Tensor, /, shape: Sequence[int]) -> Tensor:
     if shape == x.shape:
         return x
     return _view(record("broadcast_to", x.backend.xp.broadcast_to(x.data, shape), x.backend, (x,),
-                        _BROADCAST_VJPS, saved=()), x)
+                        _BROADCAST_VJPS, saved=()), x, ("broadcast", shape))
 
 
 def concat(arrays: Sequence[Tensor], /, *, axis: int | None = 0) -> Tensor:
@@ -707,7 +745,7 @@ def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
 def _basic_index(x: Tensor, key: tuple) -> Tensor:
     """``x[key]`` for a basic key (ints, slices, None, one Ellipsis): a view of `x`."""
     return _view(record("getitem", x.backend.getitem(x.data, key), x.backend, (x,),
-                        (lambda ns, g, out, x: ns._scatter(g, x.shape, key),), saved=()), x)
+                        (lambda ns, g, out, x: ns._scatter(g, x.shape, key),), saved=()), x, ("index", key))
 
 
 def _scatter(values: Tensor, shape: tuple[int, ...], key: tuple) -> Tensor:
@@ -891,3 +929,6 @@ def index_put(x: Tensor, key: Any, value: Any) -> Tensor:
     inside = backend.scatter(x.shape, key, xp.ones(region, dtype=xp.bool, device=backend.device))
     written = _scatter(broadcast_to(value, region), x.shape, key)
     return where(Tensor._wrap(inside, backend), written, x)
+
+
+_VIEW_OPS.update(index=_basic_index, reshape=reshape, permute=permute_dims, broadcast=broadcast_to)

@@ -37,10 +37,12 @@ class Tensor:
     # _changes: the epochs of this tensor's in-place changes; _former: (epoch, the tensor holding
     # the graph it had until then) for each change that replaced a recorded graph. _version counts
     # in-place changes; _base is the tensor whose memory a view shares (its changes count
-    # too). _hooks: gradient hooks (and the retain_grad marker). _trace: where the op was
-    # created, under detect_anomaly().
+    # too), _steps how the view is made from it (None: it cannot be replayed), and a base's
+    # _views weak references to its views, which its in-place changes reach. _hooks: gradient
+    # hooks (and the retain_grad marker). _trace: where the op was created, under detect_anomaly().
     __slots__ = ("data", "backend", "grad", "requires_grad", "_parents", "_vjps", "_inputs", "_raw", "_op",
-                 "_saved", "_version", "_changes", "_former", "_base", "_hooks", "_trace", "__weakref__")
+                 "_saved", "_version", "_changes", "_former", "_base", "_steps", "_views", "_hooks", "_trace",
+                 "__weakref__")
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
         from autograd_core.creation import to_array
@@ -54,7 +56,7 @@ class Tensor:
         self.data, self.backend, self.grad, self.requires_grad = data, backend, None, False
         self._parents, self._vjps, self._inputs, self._raw, self._op, self._saved = (), (), (), None, "", NOTHING_SAVED
         self._version, self._changes, self._former = 0, None, None
-        self._base, self._hooks, self._trace = None, None, None
+        self._base, self._steps, self._views, self._hooks, self._trace = None, None, None, None, None
 
     @classmethod
     def _wrap(cls, data: Any, backend: backends.Backend) -> Tensor:
@@ -62,7 +64,8 @@ class Tensor:
         t = object.__new__(cls)
         t.data, t.backend, t.grad, t.requires_grad = data, backend, None, False  # _reset, inlined: the hot path
         t._parents, t._vjps, t._inputs, t._raw, t._op, t._saved = (), (), (), None, "", NOTHING_SAVED
-        t._version, t._changes, t._former, t._base, t._hooks, t._trace = 0, None, None, None, None, None
+        t._version, t._changes, t._former = 0, None, None
+        t._base, t._steps, t._views, t._hooks, t._trace = None, None, None, None, None
         return t
 
     # --- what it is ---------------------------------------------------------------------
@@ -257,28 +260,59 @@ class Tensor:
         """Replace this tensor's value by ``op(old value)``, keeping the object.
 
         The old value and graph move to a new tensor, so a VJP that saved this tensor before
-        the change sees the bumped version and refuses to run on the new values.
+        the change sees the bumped version and refuses to run on the new values, and ops
+        recorded before it keep sending their gradient to the old graph. A view's change is
+        written into its base; a base's change reaches its views (as in PyTorch).
         """
         if self.requires_grad and self.is_leaf and grad_mode.state.enabled:
             raise RuntimeError(
                 "a leaf tensor that requires grad is used in an in-place operation; "
                 "do it inside `with autograd_core.no_grad():` or use an out-of-place operation"
             )
-        old = Tensor._wrap(self.data, self.backend)
-        old.requires_grad, old._parents, old._vjps, old._op = self.requires_grad, self._parents, self._vjps, self._op
-        old._inputs, old._raw, old._saved, old._trace = self._inputs, self._raw, self._saved, self._trace
+        old = _with_graph_of(self)
         new = op(old)
         if new.shape != self.shape:
             raise RuntimeError(f"an in-place operation cannot change the shape {self.shape} to {new.shape}")
+        if self._base is not None:
+            return self._write_through(new)
         self.data = self.backend.xp.astype(new.data, self.data.dtype, copy=False)
         self._parents, self._vjps, self._op, self._saved = new._parents, new._vjps, new._op, new._saved
         self._inputs, self._raw = new._inputs, new._raw
         self.requires_grad = self.requires_grad or new.requires_grad
         bump_version(self)
-        if old._vjps:  # ops recorded before this change must still send their gradient to the old graph
-            self._former = [*(self._former or ()), (EPOCH[0], old)]
-            REBOUND[0] = True
+        _keep_former_graph(self, old)
+        if self._views:
+            self._refresh_views()
         return self
+
+    def _write_through(self, new: Tensor) -> Tensor:
+        """A view's new value `new`, written into its base (which then refreshes this view)."""
+        from autograd_core import ops
+
+        if self._steps is None:
+            raise RuntimeError(f"an in-place operation on a view made by {self._op or 'an op'} cannot reach its "
+                               "base; .clone() the view first")
+        steps, values = self._steps, ops._cast(new, self.dtype)
+        self._base._update(lambda base: ops._write_view(base, steps, values))
+        return self
+
+    def _refresh_views(self) -> None:
+        """Give every live view of this base its values and graph as made from the base now."""
+        from autograd_core import ops
+
+        views, self._views = self._views, None
+        alive = []
+        for ref in views:
+            view = ref()
+            if view is None:
+                continue
+            old, fresh = _with_graph_of(view), ops._replay_view(self, view._steps)
+            view.data, view.requires_grad = fresh.data, fresh.requires_grad
+            view._parents, view._vjps, view._op, view._saved = fresh._parents, fresh._vjps, fresh._op, fresh._saved
+            view._inputs, view._raw = fresh._inputs, fresh._raw
+            _keep_former_graph(view, old)
+            alive.append(ref)
+        self._views = [*alive, *(self._views or ())]
 
     def __setitem__(self, key: Any, value: Any) -> None:
         from autograd_core import ops
@@ -368,6 +402,22 @@ REBOUND = [False]
 # that each complex node's op is one whose VJP handles complex values (`engine.COMPLEX_SAFE`).
 COMPLEX_IN_GRAPH = [False]
 EPOCH = [0]  # how many in-place changes the process has made (versions are checked only after one)
+
+
+def _with_graph_of(t: Tensor) -> Tensor:
+    """A new tensor holding `t`'s current array and graph (what an in-place change leaves behind)."""
+    old = Tensor._wrap(t.data, t.backend)
+    old.requires_grad, old._parents, old._vjps, old._op = t.requires_grad, t._parents, t._vjps, t._op
+    old._inputs, old._raw, old._saved, old._trace = t._inputs, t._raw, t._saved, t._trace
+    return old
+
+
+def _keep_former_graph(t: Tensor, old: Tensor) -> None:
+    """After an in-place change of `t`: ops recorded before it must still send their gradient
+    to the graph `t` had (`old`'s), as PyTorch's edges point to the old grad_fn."""
+    if old._vjps:
+        t._former = [*(t._former or ()), (EPOCH[0], old)]
+        REBOUND[0] = True
 
 
 def bump_version(t: Tensor) -> None:
