@@ -95,8 +95,9 @@ def _class_targets(logits: Tensor, target: Any, ignore_index: int, caller: str) 
     if isinstance(target, Tensor):
         common_backend(caller, logits, target)
     if isinstance(target, Tensor) and not target.dtype.kind.endswith("integer"):
-        raise TypeError(f"{caller}: class indices must be integers, got {target.dtype.name} targets "
-                        "(convert with target.astype(autograd_core.int64))")
+        raise TypeError(f"{caller}: class indices must be integers, got {target.dtype.name} targets; convert "
+                        "them with target.astype(autograd_core.int64) (float targets of the logits' shape, "
+                        "which PyTorch takes as class probabilities, are not supported yet)")
     t = target.data if isinstance(target, Tensor) else to_array(target, logits.backend, "int64")
     if tuple(t.shape) != logits.shape[:1]:
         raise ValueError(f"{caller}: target has shape {tuple(t.shape)}, expected ({logits.shape[0]},) class indices")
