@@ -200,6 +200,13 @@ def result_type(*arrays_and_dtypes: Any) -> DType:
     return result
 
 
+def kind_rank(dtype_or_scalar: Any) -> int:
+    """The rank of a dtype's kind (or a Python scalar's) in mixing: bool 0, integral 1, real
+    floating 2, complex floating 3; the higher kind decides a mixed operation's result kind."""
+    scalar = next((d for t, d in _SCALARS if isinstance(dtype_or_scalar, t)), None)
+    return _RANK[(scalar or dtype_or_scalar).kind]
+
+
 def _highest(dtypes: list[DType]) -> DType:
     return max(dtypes, key=lambda d: _RANK[d.kind])
 

@@ -23,7 +23,7 @@ from typing import Any
 import autograd_core as ag
 import backends
 from autograd_core.creation import to_array
-from autograd_core.dtypes import DType, as_dtype, result_type
+from autograd_core.dtypes import DType, as_dtype, kind_rank, result_type
 from autograd_core.namespace import raw_namespace
 from autograd_core.tensor import COMPLEX_IN_GRAPH, Tensor, Vjp, record
 
@@ -43,13 +43,6 @@ def common_backend(op: str, *tensors: Tensor) -> backends.Backend:
                 f"move one with .to({t.backend.name!r}) or .to({first.name!r}) first"
             )
     return first
-
-
-_KIND_RANK = {bool: 0, int: 1, float: 2, complex: 3}
-
-
-def _kind_rank(dtype: DType) -> int:
-    return 0 if dtype == "bool" else 3 if dtype.is_complex else 2 if dtype.is_floating_point else 1
 
 
 def _python_scalar(x: Any) -> Any:
@@ -84,7 +77,7 @@ def _operands(op: str, a: Any, b: Any) -> tuple[Any, Any, backends.Backend]:
     scalar = b if tensor is a else a
     if isinstance(scalar, Tensor):
         return _operands(op, a, b)
-    if _KIND_RANK[type(scalar)] > _kind_rank(tensor.dtype):
+    if kind_rank(scalar) > kind_rank(tensor.dtype):
         promoted = _cast(tensor, result_type(tensor.dtype, scalar))
         a, b = (promoted, b) if tensor is a else (a, promoted)
     return a, b, tensor.backend
@@ -92,7 +85,7 @@ def _operands(op: str, a: Any, b: Any) -> tuple[Any, Any, backends.Backend]:
 
 def _constant(x: Any, like: Tensor) -> Any:
     """A Python (or numpy) scalar as a Python scalar; an array or a list as a tensor."""
-    if isinstance(x, Tensor) or type(x) in _KIND_RANK:
+    if isinstance(x, Tensor) or type(x) in Scalar:
         return x
     if isinstance(x, numbers.Number):
         return _python_scalar(x)
@@ -101,10 +94,6 @@ def _constant(x: Any, like: Tensor) -> Any:
 
 def _data(x: Any) -> Any:
     return x.data if isinstance(x, Tensor) else x
-
-
-def _shape_of(x: Any) -> tuple[int, ...]:
-    return tuple(x.shape)
 
 
 def sum_to(ns: Any, grad: Any, shape: Sequence[int]) -> Any:
@@ -238,7 +227,7 @@ _true_divide = binary_op("divide", operator.truediv,
 def divide(a: Any, b: Any) -> Tensor:
     """``a / b``; integer operands divide as the default float dtype, as in PyTorch."""
     for x in (a, b):
-        if isinstance(x, Tensor) and _kind_rank(x.dtype) < 2:
+        if isinstance(x, Tensor) and kind_rank(x.dtype) < 2:
             return _true_divide(_cast(x, "float32"), b) if x is a else _true_divide(a, _cast(x, "float32"))
     return _true_divide(a, b)
 

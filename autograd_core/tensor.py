@@ -276,8 +276,7 @@ class Tensor:
         if self._base is not None:
             return self._write_through(new)
         self.data = self.backend.xp.astype(new.data, self.data.dtype, copy=False)
-        self._parents, self._vjps, self._op, self._saved = new._parents, new._vjps, new._op, new._saved
-        self._inputs, self._raw = new._inputs, new._raw
+        _take_graph(self, new)
         self.requires_grad = self.requires_grad or new.requires_grad
         bump_version(self)
         _keep_former_graph(self, old)
@@ -308,8 +307,7 @@ class Tensor:
                 continue
             old, fresh = _with_graph_of(view), ops._replay_view(self, view._steps)
             view.data, view.requires_grad = fresh.data, fresh.requires_grad
-            view._parents, view._vjps, view._op, view._saved = fresh._parents, fresh._vjps, fresh._op, fresh._saved
-            view._inputs, view._raw = fresh._inputs, fresh._raw
+            _take_graph(view, fresh)
             _keep_former_graph(view, old)
             alive.append(ref)
         self._views = [*alive, *(self._views or ())]
@@ -407,9 +405,15 @@ EPOCH = [0]  # how many in-place changes the process has made (versions are chec
 def _with_graph_of(t: Tensor) -> Tensor:
     """A new tensor holding `t`'s current array and graph (what an in-place change leaves behind)."""
     old = Tensor._wrap(t.data, t.backend)
-    old.requires_grad, old._parents, old._vjps, old._op = t.requires_grad, t._parents, t._vjps, t._op
-    old._inputs, old._raw, old._saved, old._trace = t._inputs, t._raw, t._saved, t._trace
+    old.requires_grad = t.requires_grad
+    _take_graph(old, t)
     return old
+
+
+def _take_graph(t: Tensor, source: Tensor) -> None:
+    """Give `t` the recorded graph of `source` (what made it, and from what)."""
+    t._parents, t._vjps, t._inputs, t._raw = source._parents, source._vjps, source._inputs, source._raw
+    t._op, t._saved, t._trace = source._op, source._saved, source._trace
 
 
 def _keep_former_graph(t: Tensor, old: Tensor) -> None:
