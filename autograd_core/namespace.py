@@ -56,6 +56,15 @@ class RawNamespace:
     def _einsum(self, subscripts: str, *arrays: Any) -> Any:
         return self.backend.einsum(subscripts, *arrays)
 
+    def _conv2d(self, x: Any, weight: Any, geometry: Any) -> Any:
+        return self.backend.conv2d(x, weight, **geometry._asdict())
+
+    def _conv2d_grad_input(self, grad: Any, weight: Any, input_shape: tuple[int, ...], geometry: Any) -> Any:
+        return self.backend.conv2d_grad_input(grad, weight, tuple(input_shape), **geometry._asdict())
+
+    def _conv2d_grad_weight(self, grad: Any, x: Any, weight_shape: tuple[int, ...], geometry: Any) -> Any:
+        return self.backend.conv2d_grad_weight(grad, x, tuple(weight_shape), **geometry._asdict())
+
 
 def raw_namespace(backend: backends.Backend) -> RawNamespace:
     """The (cached) raw namespace of `backend`."""

@@ -16,6 +16,8 @@ import numpy as np
 # float64 and moved to the backend, so one seed gives the same weights on every backend.
 _host_rng = np.random.default_rng(0)
 
+Padding2d = tuple[tuple[int, int], tuple[int, int]]  # ((top, bottom), (left, right))
+
 DTYPE_NAMES = ("float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8", "uint16", "uint32",
                "uint64", "complex64", "complex128", "bool")
 
@@ -189,6 +191,18 @@ class Backend:
         out = out if weight is None else out * weight
         return out if bias is None else out + bias
 
+    def batch_norm(self, x: Any, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any]:
+        """`x` (N, C, ...) normalised per channel by its batch statistics, scaled by `weight`
+        and shifted by `bias` where given; and the channels' mean and biased variance (C,)."""
+        xp, axes, channel = self.xp, (0, *range(2, x.ndim)), (-1,) + (1,) * (x.ndim - 2)
+        mean = xp.mean(x, axis=axes, keepdims=True)
+        centred = x - mean
+        var = xp.mean(centred * centred, axis=axes, keepdims=True)
+        out = centred / xp.sqrt(var + eps)
+        out = out if weight is None else out * xp.reshape(weight, channel)
+        out = out if bias is None else out + xp.reshape(bias, channel)
+        return out, xp.reshape(mean, (-1,)), xp.reshape(var, (-1,))
+
     def cross_entropy_rows(self, logits: Any, target: Any) -> Any:
         """Per-row softmax cross-entropy of `logits` (n, C) against class indices `target` (n,),
         stable for logits of any size: log-sum-exp minus the target's logit."""
@@ -234,6 +248,88 @@ class Backend:
         denom = self.xp.sqrt(exp_avg_sq) / (math.sqrt(bias2) if isinstance(bias2, float) else self.xp.sqrt(bias2)) + eps
         return param - step_size * (exp_avg / denom), exp_avg, exp_avg_sq
 
+
+    # --- convolution and pooling (NCHW; a 1-D op is the 2-D one on a height of 1) ------------
+    def im2col(self, x: Any, kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int],
+               out_size: tuple[int, int]) -> Any:
+        """The windows of the (already padded) `x` of shape (N, C, H, W): an array (N, C, kh*kw,
+        Ho, Wo) whose [n, c, i*kw + j] is the input under kernel tap (i, j) for every output
+        position. The portable default stacks one strided slice per tap."""
+        (kh, kw), (sh, sw), (dh, dw), (ho, wo) = kernel, stride, dilation, out_size
+        taps = [x[:, :, i * dh : i * dh + sh * (ho - 1) + 1 : sh, j * dw : j * dw + sw * (wo - 1) + 1 : sw]
+                for i in range(kh) for j in range(kw)]
+        return self.xp.stack(taps, axis=2)
+
+    def pad2d(self, x: Any, padding: Padding2d, value: float) -> Any:
+        """`x` (N, C, H, W) with `padding` ((top, bottom), (left, right)) rows and columns of `value`."""
+        (top, bottom), (left, right) = padding
+        if not (top or bottom or left or right):
+            return x
+        xp, (n, c, h, w) = self.xp, x.shape
+        def block(rows: int, cols: int) -> Any:
+            return xp.full((n, c, rows, cols), value, dtype=x.dtype, device=x.device)
+        x = xp.concat([block(top, w), x, block(bottom, w)], axis=2)
+        return xp.concat([block(h + top + bottom, left), x, block(h + top + bottom, right)], axis=3)
+
+    def conv2d(self, x: Any, weight: Any, *, stride: tuple[int, int], padding: Padding2d,
+               dilation: tuple[int, int], groups: int) -> Any:
+        """The cross-correlation of `x` (N, C, H, W) with `weight` (O, C/groups, kh, kw), as
+        PyTorch's conv2d: an im2col, then one (batched, grouped) matmul."""
+        (n, _, h, w), (o, cg, kh, kw) = x.shape, weight.shape
+        out = conv_output_size((h, w), (kh, kw), stride, padding, dilation)
+        cols = self.im2col(self.pad2d(x, padding, 0.0), (kh, kw), stride, dilation, out)
+        cols = self.xp.reshape(cols, (n, groups, cg * kh * kw, out[0] * out[1]))
+        return self.xp.reshape(self.xp.reshape(weight, (groups, o // groups, -1)) @ cols, (n, o, *out))
+
+    def conv2d_grad_weight(self, grad: Any, x: Any, weight_shape: tuple[int, ...], *, stride: tuple[int, int],
+                           padding: Padding2d, dilation: tuple[int, int], groups: int) -> Any:
+        """The gradient of conv2d's weight: each output's gradient times the window it saw."""
+        xp, n, (o, cg, kh, kw) = self.xp, x.shape[0], weight_shape
+        out = tuple(grad.shape[2:])
+        cols = self.im2col(self.pad2d(x, padding, 0.0), (kh, kw), stride, dilation, out)
+        cols = xp.reshape(cols, (n, groups, cg * kh * kw, out[0] * out[1]))
+        g = xp.reshape(grad, (n, groups, o // groups, out[0] * out[1]))
+        return xp.reshape(xp.sum(g @ xp.matrix_transpose(cols), axis=0), weight_shape)
+
+    def conv2d_grad_input(self, grad: Any, weight: Any, input_shape: tuple[int, ...], *, stride: tuple[int, int],
+                          padding: Padding2d, dilation: tuple[int, int], groups: int) -> Any:
+        """The gradient of conv2d's input (PyTorch's conv_transpose2d): the weight's transpose
+        times the output gradient gives each window's share, added back where the window sat
+        (a col2im, one strided slice per kernel tap)."""
+        xp, (n, c, h, w), (o, _, kh, kw) = self.xp, input_shape, weight.shape
+        (sh, sw), (dh, dw), ((top, bottom), (left, right)) = stride, dilation, padding
+        ho, wo = grad.shape[2:]
+        g = xp.reshape(grad, (n, groups, o // groups, ho * wo))
+        shares = xp.reshape(xp.matrix_transpose(xp.reshape(weight, (groups, o // groups, -1))) @ g,
+                            (n, c, kh * kw, ho, wo))
+        out = xp.zeros((n, c, h + top + bottom, w + left + right), dtype=grad.dtype, device=grad.device)
+        for i in range(kh):
+            for j in range(kw):
+                key = (slice(None), slice(None), slice(i * dh, i * dh + sh * (ho - 1) + 1, sh),
+                       slice(j * dw, j * dw + sw * (wo - 1) + 1, sw))
+                out[key] = out[key] + shares[:, :, i * kw + j, ...]
+        return out[:, :, top : top + h, left : left + w]
+
+    def max_pool2d(self, x: Any, *, kernel_size: tuple[int, int], stride: tuple[int, int],
+                   padding: tuple[int, int], dilation: tuple[int, int], ceil_mode: bool) -> tuple[Any, Any]:
+        """The maximum of each window of `x` (N, C, H, W), and its position as an index into
+        the flattened (H, W) plane, the first maximum where several tie (PyTorch's indices)."""
+        xp, (h, w) = self.xp, x.shape[2:]
+        out = tuple(pool_output_size(size, k, s, p, d, ceil_mode)
+                    for size, k, s, p, d in zip((h, w), kernel_size, stride, padding, dilation))
+        # right padding beyond `padding` for ceil_mode's last, partial windows
+        extra = [max((o - 1) * s + d * (k - 1) + 1 - size - 2 * p, 0)
+                 for o, size, k, s, p, d in zip(out, (h, w), kernel_size, stride, padding, dilation)]
+        padded = self.pad2d(x, ((padding[0], padding[0] + extra[0]), (padding[1], padding[1] + extra[1])),
+                            -math.inf)
+        windows = self.im2col(padded, kernel_size, stride, dilation, out)
+        tap = xp.argmax(windows, axis=2, keepdims=True)
+        values = xp.squeeze(xp.take_along_axis(windows, tap, axis=2), axis=2)
+        tap = xp.squeeze(tap, axis=2)
+        (sh, sw), (dh, dw), kw = stride, dilation, kernel_size[1]
+        rows = xp.reshape(xp.arange(out[0], device=x.device) * sh - padding[0], (out[0], 1)) + tap // kw * dh
+        cols = xp.reshape(xp.arange(out[1], device=x.device) * sw - padding[1], (1, out[1])) + tap % kw * dw
+        return values, xp.astype(rows * w + cols, self.dtype("int64"))
 
     # --- linear algebra kernels -------------------------------------------------------------
     @staticmethod
@@ -311,3 +407,20 @@ class Backend:
                 result = xp.sum(result, axis=tuple(order.index(c) for c in finished), keepdims=True)
                 pending -= finished
         return xp.reshape(result, tuple(result.shape[: len(output)]))
+
+
+def conv_output_size(size: tuple[int, int], kernel: tuple[int, int], stride: tuple[int, int], padding: Padding2d,
+                     dilation: tuple[int, int]) -> tuple[int, int]:
+    """Height and width of a convolution's output, as PyTorch computes them."""
+    return tuple((n + lo + hi - d * (k - 1) - 1) // s + 1
+                 for n, k, s, (lo, hi), d in zip(size, kernel, stride, padding, dilation))
+
+
+def pool_output_size(size: int, kernel: int, stride: int, padding: int, dilation: int, ceil_mode: bool) -> int:
+    """One axis of a pooling output (PyTorch's rule: with ceil_mode, a last window must start
+    inside the input or its left padding)."""
+    span = size + 2 * padding - dilation * (kernel - 1) - 1
+    out = (-(-span // stride) if ceil_mode else span // stride) + 1
+    if ceil_mode and (out - 1) * stride >= size + padding:
+        out -= 1
+    return out

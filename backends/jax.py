@@ -50,9 +50,43 @@ class JaxBackend(Backend):
         # step count and learning rate are traced, so it compiles once per shape
         return self._compiled_adam(param, grad, exp_avg, exp_avg_sq, **settings)
 
+    def conv2d(self, x, weight, **geometry):
+        return _conv2d(x, weight, **geometry)
+
+    def conv2d_grad_input(self, grad, weight, input_shape, **geometry):
+        return _conv2d_grad_input(grad, weight, tuple(input_shape), **geometry)
+
+    def conv2d_grad_weight(self, grad, x, weight_shape, **geometry):
+        return _conv2d_grad_weight(grad, x, tuple(weight_shape), **geometry)
+
     # --- linear algebra kernels
     def einsum(self, subscripts, *arrays):
         return xp.einsum(subscripts, *arrays)
+
+
+_GEOMETRY = ("stride", "padding", "dilation", "groups")
+
+
+@functools.partial(jax.jit, static_argnames=_GEOMETRY)
+def _conv2d(x, weight, *, stride, padding, dilation, groups):
+    return jax.lax.conv_general_dilated(x, weight, stride, padding, rhs_dilation=dilation,
+                                        feature_group_count=groups, dimension_numbers=("NCHW", "OIHW", "NCHW"),
+                                        precision=jax.lax.Precision.HIGHEST)
+
+
+# The two gradients are the transposes of the convolution, linear in the input and in the weight.
+@functools.partial(jax.jit, static_argnames=("input_shape", *_GEOMETRY))
+def _conv2d_grad_input(grad, weight, input_shape, **geometry):
+    transpose = jax.linear_transpose(lambda x: _conv2d(x, weight, **geometry),
+                                     jax.ShapeDtypeStruct(input_shape, grad.dtype))
+    return transpose(grad)[0]
+
+
+@functools.partial(jax.jit, static_argnames=("weight_shape", *_GEOMETRY))
+def _conv2d_grad_weight(grad, x, weight_shape, **geometry):
+    transpose = jax.linear_transpose(lambda w: _conv2d(x, w, **geometry),
+                                     jax.ShapeDtypeStruct(weight_shape, grad.dtype))
+    return transpose(grad)[0]
 
 
 def create(device: str | None = None) -> Backend:

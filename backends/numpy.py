@@ -52,6 +52,23 @@ class NumpyBackend(Backend):
         return adam_update_reference(param, grad, exp_avg, exp_avg_sq, step=step, lr=lr, beta1=beta1,
                                      beta2=beta2, eps=eps, weight_decay=weight_decay, decoupled=decoupled)
 
+    def im2col(self, x, kernel, stride, dilation, out_size):
+        # every window as a strided view of `x`, copied once into (N, C, kh*kw, Ho, Wo)
+        (kh, kw), (sh, sw), (dh, dw), (n, c), (ho, wo) = kernel, stride, dilation, x.shape[:2], out_size
+        s_n, s_c, s_h, s_w = x.strides
+        windows = np.lib.stride_tricks.as_strided(x, (n, c, kh, kw, ho, wo),
+                                                  (s_n, s_c, s_h * dh, s_w * dw, s_h * sh, s_w * sw), writeable=False)
+        return windows.reshape(n, c, kh * kw, ho, wo)
+
+    def pad2d(self, x, padding, value):
+        (top, bottom), (left, right) = padding
+        if not (top or bottom or left or right):
+            return x
+        n, c, h, w = x.shape
+        out = np.full((n, c, h + top + bottom, w + left + right), value, dtype=x.dtype)
+        out[:, :, top : top + h, left : left + w] = x
+        return out
+
     # --- linear algebra kernels
     def einsum(self, subscripts, *arrays):
         return np.einsum(subscripts, *arrays, optimize=True)

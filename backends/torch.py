@@ -50,6 +50,10 @@ class TorchBackend(Backend):
     def layer_norm(self, x, normalized_shape, weight, bias, eps):
         return torch.nn.functional.layer_norm(x, normalized_shape, weight, bias, eps)
 
+    def batch_norm(self, x, weight, bias, eps):
+        out, mean, inverse_std = torch.native_batch_norm(x, weight, bias, None, None, True, 0.0, eps)
+        return out, mean, inverse_std.pow(-2) - eps
+
     def cross_entropy_rows(self, logits, target):
         return torch.nn.functional.cross_entropy(logits, target, reduction="none")
 
@@ -70,9 +74,41 @@ class TorchBackend(Backend):
         param.addcdiv_(exp_avg, denom, value=-lr / (1 - beta1**step))
         return param, exp_avg, exp_avg_sq
 
+    def conv2d(self, x, weight, *, stride, padding, dilation, groups):
+        x, padding = _symmetric(x, padding)
+        return torch.nn.functional.conv2d(x, weight, None, stride, padding, dilation, groups)
+
+    def conv2d_grad_input(self, grad, weight, input_shape, *, stride, padding, dilation, groups):
+        (top, bottom), (left, right) = padding
+        n, c, h, w = input_shape
+        padded = (n, c, h + top + bottom, w + left + right)
+        dummy = grad.new_empty(1).expand(padded)  # only its shape is read
+        out = torch.ops.aten.convolution_backward(grad, dummy, weight, None, stride, (0, 0), dilation, False,
+                                                  (0, 0), groups, (True, False, False))[0]
+        return out[:, :, top : top + h, left : left + w]
+
+    def conv2d_grad_weight(self, grad, x, weight_shape, *, stride, padding, dilation, groups):
+        x, padding = _symmetric(x, padding)
+        dummy = grad.new_empty(1).expand(weight_shape)
+        return torch.ops.aten.convolution_backward(grad, x, dummy, None, stride, padding, dilation, False,
+                                                   (0, 0), groups, (False, True, False))[1]
+
+    def max_pool2d(self, x, *, kernel_size, stride, padding, dilation, ceil_mode):
+        return torch.nn.functional.max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode,
+                                              return_indices=True)
+
     # --- linear algebra kernels
     def einsum(self, subscripts, *arrays):
         return torch.einsum(subscripts, *arrays)
+
+
+def _symmetric(x, padding):
+    """`x` and the padding torch's convolution takes: (rows, columns) on both sides, so an
+    uneven padding is applied to `x` first."""
+    (top, bottom), (left, right) = padding
+    if top == bottom and left == right:
+        return x, (top, left)
+    return torch.nn.functional.pad(x, (left, right, top, bottom)), (0, 0)
 
 
 def _positive_steps(key, shape):

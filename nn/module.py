@@ -45,12 +45,20 @@ class Module:
     def __init__(self) -> None:
         object.__setattr__(self, "_parameters", OrderedDict())
         object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers", set())
         object.__setattr__(self, "_forward_hooks", [])
         object.__setattr__(self, "training", True)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if "_parameters" not in self.__dict__:
             raise AttributeError("call super().__init__() before assigning attributes in a Module")
+        if name in self._buffers and not isinstance(value, (Parameter, Module)):
+            if value is not None and not isinstance(value, ag.Tensor):
+                raise TypeError(f"cannot assign a {type(value).__name__} to buffer {name!r}: a tensor or None")
+            self._buffers[name] = value
+            object.__setattr__(self, name, value)
+            return
         self._parameters.pop(name, None)
         self._modules.pop(name, None)
         if isinstance(value, Parameter):
@@ -62,6 +70,8 @@ class Module:
     def __delattr__(self, name: str) -> None:
         self._parameters.pop(name, None)
         self._modules.pop(name, None)
+        self._buffers.pop(name, None)
+        self._non_persistent_buffers.discard(name)
         object.__delattr__(self, name)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -120,6 +130,42 @@ class Module:
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         return (p for _, p in self.named_parameters(recurse=recurse))
 
+    def register_buffer(self, name: str, tensor: ag.Tensor | None, persistent: bool = True) -> None:
+        """Register `tensor` as state that is not a parameter (batch norm's running mean):
+        it is saved in `state_dict` (unless not `persistent`), moves with `.to()`, and gets
+        no gradient or optimizer update.
+
+        >>> import autograd_core as ag, nn
+        >>> m = nn.Module(); m.register_buffer("steps", ag.zeros(()))
+        >>> list(m.state_dict()), list(m.parameters())
+        (['steps'], [])
+        """
+        if not isinstance(name, str) or not name or "." in name:
+            raise KeyError(f"buffer name must be a non-empty string without '.', got {name!r}")
+        if tensor is not None and not isinstance(tensor, ag.Tensor):
+            raise TypeError(f"register_buffer: {name!r} must be a tensor or None, got {type(tensor).__name__}")
+        if name in self._parameters or name in self._modules:
+            raise KeyError(f"register_buffer: {name!r} is already a parameter or sub-module")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers.discard(name)
+        else:
+            self._non_persistent_buffers.add(name)
+        object.__setattr__(self, name, tensor)
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, ag.Tensor]]:
+        """(name, buffer) pairs of this module (and its sub-modules), each buffer once."""
+        seen: set[int] = set()
+        modules = self.named_modules(prefix) if recurse else [(prefix, self)]
+        for module_name, module in modules:
+            for name, b in module._buffers.items():
+                if b is not None and id(b) not in seen:
+                    seen.add(id(b))
+                    yield (f"{module_name}.{name}" if module_name else name), b
+
+    def buffers(self, recurse: bool = True) -> Iterator[ag.Tensor]:
+        return (b for _, b in self.named_buffers(recurse=recurse))
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         for p in self.parameters():
             p.grad = None if set_to_none or p.grad is None else ag.zeros_like(p.grad)
@@ -134,13 +180,24 @@ class Module:
 
     # --- state ---------------------------------------------------------------------------
     def state_dict(self) -> OrderedDict[str, ag.Tensor]:
-        """name -> tensor (detached, sharing memory with the parameter)."""
-        return OrderedDict((name, p.detach()) for name, p in self.named_parameters())
+        """name -> tensor (detached, sharing memory with the parameter or buffer): each
+        module's parameters, then its persistent buffers, then its sub-modules', as in PyTorch."""
+        return OrderedDict((name, t.detach()) for name, t in self._state_items())
+
+    def _state_items(self) -> Iterator[tuple[str, ag.Tensor]]:
+        seen: set[int] = set()
+        for module_name, module in self.named_modules():
+            buffers = [(n, b) for n, b in module._buffers.items()
+                       if b is not None and n not in module._non_persistent_buffers]
+            for name, t in [*module._parameters.items(), *buffers]:
+                if id(t) not in seen:
+                    seen.add(id(t))
+                    yield (f"{module_name}.{name}" if module_name else name), t
 
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> None:
-        """Copy values (tensors of any backend, or arrays) into the parameters, converting
-        them to each parameter's backend and dtype."""
-        own = dict(self.named_parameters())
+        """Copy values (tensors of any backend, or arrays) into the parameters and buffers,
+        converting them to each one's backend and dtype."""
+        own = dict(self._state_items())
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         if strict and (missing or unexpected):
@@ -168,6 +225,11 @@ class Module:
                     p.grad = p.grad.to(target, dtype=dtype, device=device)
                 p.data, p.backend = moved.data, moved.backend
                 bump_version(p)
+            for b in self.buffers():  # a dtype applies to floating-point buffers only, as in PyTorch
+                floating = ag.isdtype(b.dtype, "real floating")
+                moved = b.to(target, dtype=dtype if floating else None, device=device)
+                b.data, b.backend = moved.data, moved.backend
+                bump_version(b)
         return self
 
     def double(self) -> Module:

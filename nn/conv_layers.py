@@ -1,0 +1,197 @@
+"""Convolution and pooling layers with PyTorch's names, parameter shapes and initialisation."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import autograd_core as ag
+from autograd_core.tensor import Tensor
+from nn import convolution as C
+from nn import init
+from nn.module import Module, Parameter
+
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+class _ConvNd(Module):
+    """What Conv1d, Conv2d and ConvTranspose2d share: the settings, the weight and bias, and
+    PyTorch's initialisation (kaiming uniform with a = sqrt(5); bias U(-1/sqrt(fan_in), ...))."""
+
+    spatial: int = 2
+    transposed: bool = False
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: C.IntOrPair, stride: C.IntOrPair = 1,
+                 padding: str | C.IntOrPair = 0, dilation: C.IntOrPair = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", dtype: Any = "float32") -> None:
+        super().__init__()
+        if groups < 1 or in_channels % groups or out_channels % groups:
+            raise ValueError(f"{type(self).__name__}: groups={groups} must divide in_channels={in_channels} and "
+                             f"out_channels={out_channels}")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"padding_mode must be one of {_PADDING_MODES}, not {padding_mode!r}")
+        n = self.spatial
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size = C._pair(kernel_size, "kernel_size", n)
+        self.stride, self.dilation = C._pair(stride, "stride", n), C._pair(dilation, "dilation", n)
+        self.padding = padding if isinstance(padding, str) else C._pair(padding, "padding", n)
+        self.padding_mode = padding_mode
+        shape = (in_channels, out_channels // groups) if self.transposed else (out_channels, in_channels // groups)
+        self.weight = Parameter(ag.zeros((*shape, *self.kernel_size), dtype=dtype))
+        self.bias = Parameter(ag.zeros(out_channels, dtype=dtype)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in = init.fan_in_and_fan_out(self.weight)[0]
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def _padded(self, x: Tensor) -> tuple[Tensor, str | tuple[int, ...]]:
+        """The input padded by `padding_mode` (for modes other than zeros), and the padding left
+        for the convolution itself."""
+        if self.padding_mode == "zeros":
+            return x, self.padding
+        from nn.spatial import pad  # imported here: nn.spatial imports the layer modules
+
+        lead = 2 - self.spatial  # a 1-D layer's settings are the 2-D ones over a height of 1
+        padding = self.padding if isinstance(self.padding, str) else (0,) * lead + self.padding
+        pads = C._conv_padding(padding, (1,) * lead + self.kernel_size, (1,) * lead + self.stride,
+                               (1,) * lead + self.dilation, type(self).__name__)
+        return pad(x, [amount for pair in reversed(pads[lead:]) for amount in pair], mode=self.padding_mode), 0
+
+    def extra_repr(self) -> str:
+        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}")
+        if self.padding not in ((0,) * self.spatial, "valid"):
+            text += f", padding={self.padding!r}" if isinstance(self.padding, str) else f", padding={self.padding}"
+        if self.dilation != (1,) * self.spatial:
+            text += f", dilation={self.dilation}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        if self.bias is None:
+            text += ", bias=False"
+        if self.padding_mode != "zeros":
+            text += f", padding_mode={self.padding_mode}"
+        return text
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution over (N, C, L): weight (out_channels, in_channels/groups, k).
+
+    >>> import autograd_core as ag, nn
+    >>> nn.Conv1d(2, 4, 3, padding=1)(ag.zeros(5, 2, 10)).shape
+    (5, 4, 10)
+    """
+
+    spatial = 1
+
+    def forward(self, x: Tensor) -> Tensor:
+        x, padding = self._padded(x)
+        return C.conv1d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution over (N, C, H, W): weight (out_channels, in_channels/groups, kh, kw).
+
+    >>> import autograd_core as ag, nn
+    >>> nn.Conv2d(1, 8, 3, padding=1)(ag.zeros(2, 1, 28, 28)).shape
+    (2, 8, 28, 28)
+    """
+
+    def forward(self, x: Tensor) -> Tensor:
+        x, padding = self._padded(x)
+        return C.conv2d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+
+
+class ConvTranspose2d(_ConvNd):
+    """Transposed 2-D convolution: weight (in_channels, out_channels/groups, kh, kw).
+
+    >>> import autograd_core as ag, nn
+    >>> nn.ConvTranspose2d(4, 2, 2, stride=2)(ag.zeros(1, 4, 5, 5)).shape
+    (1, 2, 10, 10)
+    """
+
+    transposed = True
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: C.IntOrPair, stride: C.IntOrPair = 1,
+                 padding: C.IntOrPair = 0, output_padding: C.IntOrPair = 0, groups: int = 1, bias: bool = True,
+                 dilation: C.IntOrPair = 1, padding_mode: str = "zeros", dtype: Any = "float32") -> None:
+        if padding_mode != "zeros":
+            raise ValueError(f"ConvTranspose2d supports padding_mode='zeros' only, not {padding_mode!r}")
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, dtype)
+        self.output_padding = C._pair(output_padding, "output_padding")
+
+    def forward(self, x: Tensor) -> Tensor:
+        return C.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding, self.output_padding,
+                                  self.groups, self.dilation)
+
+
+class _Pool(Module):
+    """A pooling layer: its settings, passed to the function of the same name."""
+
+    function: Any = None
+
+    def __init__(self, **settings: Any) -> None:
+        super().__init__()
+        self.settings = settings
+        for name, value in settings.items():
+            object.__setattr__(self, name, value)
+
+    def forward(self, x: Tensor) -> Any:
+        return type(self).function(x, **self.settings)
+
+    def extra_repr(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.settings.items())
+
+
+class MaxPool2d(_Pool):
+    """Max over windows of (N, C, H, W); `stride` defaults to `kernel_size`.
+
+    >>> import autograd_core as ag, nn
+    >>> nn.MaxPool2d(2)(ag.zeros(1, 3, 28, 28)).shape
+    (1, 3, 14, 14)
+    """
+
+    function = staticmethod(C.max_pool2d)
+
+    def __init__(self, kernel_size: C.IntOrPair, stride: C.IntOrPair | None = None, padding: C.IntOrPair = 0,
+                 dilation: C.IntOrPair = 1, return_indices: bool = False, ceil_mode: bool = False) -> None:
+        super().__init__(kernel_size=kernel_size, stride=kernel_size if stride is None else stride, padding=padding,
+                         dilation=dilation, ceil_mode=ceil_mode, return_indices=return_indices)
+
+
+class MaxPool1d(_Pool):
+    """Max over windows of (N, C, L)."""
+
+    function = staticmethod(C.max_pool1d)
+
+    def __init__(self, kernel_size: int, stride: int | None = None, padding: int = 0, dilation: int = 1,
+                 return_indices: bool = False, ceil_mode: bool = False) -> None:
+        super().__init__(kernel_size=kernel_size, stride=kernel_size if stride is None else stride, padding=padding,
+                         dilation=dilation, ceil_mode=ceil_mode, return_indices=return_indices)
+
+
+class AvgPool2d(_Pool):
+    """Mean over windows of (N, C, H, W); `stride` defaults to `kernel_size`."""
+
+    function = staticmethod(C.avg_pool2d)
+
+    def __init__(self, kernel_size: C.IntOrPair, stride: C.IntOrPair | None = None, padding: C.IntOrPair = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None) -> None:
+        super().__init__(kernel_size=kernel_size, stride=kernel_size if stride is None else stride, padding=padding,
+                         ceil_mode=ceil_mode,
+                         count_include_pad=count_include_pad, divisor_override=divisor_override)
+
+
+class AvgPool1d(_Pool):
+    """Mean over windows of (N, C, L)."""
+
+    function = staticmethod(C.avg_pool1d)
+
+    def __init__(self, kernel_size: int, stride: int | None = None, padding: int = 0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> None:
+        super().__init__(kernel_size=kernel_size, stride=kernel_size if stride is None else stride, padding=padding,
+                         ceil_mode=ceil_mode,
+                         count_include_pad=count_include_pad)

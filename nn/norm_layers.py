@@ -1,0 +1,99 @@
+"""Batch and group normalisation layers; batch norm's running statistics are buffers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import autograd_core as ag
+from autograd_core.tensor import Tensor, bump_version
+from nn import normalization
+from nn.module import Module, Parameter
+
+
+class _BatchNorm(Module):
+    """Batch norm over the channel axis (1), with PyTorch's buffers: `running_mean` (zeros),
+    `running_var` (ones) and `num_batches_tracked`, updated in training mode only. With
+    ``momentum=None`` the running statistics are cumulative averages over the batches seen."""
+
+    input_ndims: tuple[int, ...] = ()
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, dtype: Any = "float32") -> None:
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        self.weight = Parameter(ag.ones(num_features, dtype=dtype)) if affine else None
+        self.bias = Parameter(ag.zeros(num_features, dtype=dtype)) if affine else None
+        tracked = track_running_stats
+        self.register_buffer("running_mean", ag.zeros(num_features, dtype=dtype) if tracked else None)
+        self.register_buffer("running_var", ag.ones(num_features, dtype=dtype) if tracked else None)
+        self.register_buffer("num_batches_tracked", ag.zeros((), dtype=ag.int64) if tracked else None)
+
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            for buffer, value in ((self.running_mean, 0), (self.running_var, 1), (self.num_batches_tracked, 0)):
+                buffer.data = ag.full_like(buffer, value).data
+                bump_version(buffer)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.ndim not in self.input_ndims:
+            raise ValueError(f"{type(self).__name__}: expected a {' or '.join(map(str, self.input_ndims))}-D input, "
+                             f"got shape {x.shape}")
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats:
+            with ag.no_grad():
+                self.num_batches_tracked.data = (self.num_batches_tracked + 1).data
+                bump_version(self.num_batches_tracked)
+            if self.momentum is None:
+                factor = 1.0 / ag.astype(self.num_batches_tracked, x.dtype).data  # a cumulative average
+        use_batch = self.training or self.running_mean is None
+        stats = (None, None) if self.training and not self.track_running_stats else (self.running_mean,
+                                                                                      self.running_var)
+        return normalization.batch_norm(x, *stats, self.weight, self.bias, use_batch, factor, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch norm of (N, C) or (N, C, L) inputs.
+
+    >>> import autograd_core as ag, nn
+    >>> nn.BatchNorm1d(3)(ag.ones(4, 3)).shape
+    (4, 3)
+    """
+
+    input_ndims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch norm of (N, C, H, W) inputs.
+
+    >>> import autograd_core as ag, nn
+    >>> bn = nn.BatchNorm2d(8)
+    >>> sorted(bn.state_dict())
+    ['bias', 'num_batches_tracked', 'running_mean', 'running_var', 'weight']
+    """
+
+    input_ndims = (4,)
+
+
+class GroupNorm(Module):
+    """Group norm: `num_channels` split into `num_groups` groups, each normalised over its
+    channels and positions, then a per-channel scale (ones) and shift (zeros)."""
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
+                 dtype: Any = "float32") -> None:
+        super().__init__()
+        if num_channels % num_groups:
+            raise ValueError(f"GroupNorm: num_groups={num_groups} must divide num_channels={num_channels}")
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        self.weight = Parameter(ag.ones(num_channels, dtype=dtype)) if affine else None
+        self.bias = Parameter(ag.zeros(num_channels, dtype=dtype)) if affine else None
+
+    def forward(self, x: Tensor) -> Tensor:
+        return normalization.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"

@@ -1,0 +1,120 @@
+"""Batch and group normalisation over (N, C, ...) inputs, with PyTorch's signatures.
+
+Batch norm in training is one primitive: the batch statistics, the normalisation and the
+affine map in one forward, and a VJP per input from the standard formula (the same shape as
+layer norm's, over the batch and spatial axes). In evaluation it is an affine map by the
+running statistics, composed of primitives. Group norm is layer norm over groups of channels.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import autograd_core as ag
+from autograd_core.ops import common_backend
+from autograd_core.tensor import Tensor, bump_version, record
+from nn.functional import _same_dtype, layer_norm
+
+
+def _per_channel(t: Tensor | None, ndim: int) -> Tensor | None:
+    """A (C,) tensor shaped (C, 1, ...) to broadcast over an (N, C, ...) input of `ndim` axes."""
+    return None if t is None else ag.reshape(t, (-1,) + (1,) * (ndim - 2))
+
+
+def _standardized(ns: Any, x: Any, axes: tuple[int, ...], eps: float) -> tuple[Any, Any]:
+    """`x` centred and scaled to unit (biased) variance over `axes`, and 1/std."""
+    centred = x - ns.mean(x, axis=axes, keepdims=True)
+    inverse_std = 1 / ns.sqrt(ns.mean(centred * centred, axis=axes, keepdims=True) + eps)
+    return centred * inverse_std, inverse_std
+
+
+def _batch_axes(x: Any) -> tuple[int, ...]:
+    return (0, *range(2, x.ndim))
+
+
+def _broadcast_channel(ns: Any, t: Any, ndim: int) -> Any:
+    return ns.reshape(t, (-1,) + (1,) * (ndim - 2))
+
+
+def _batch_norm_grad_x(ns: Any, g: Any, out: Any, x: Any, weight: Any, bias: Any, eps: float) -> Any:
+    axes = _batch_axes(x)
+    normal, inverse_std = _standardized(ns, x, axes, eps)
+    g_normal = g if weight is None else g * _broadcast_channel(ns, weight, x.ndim)
+    return inverse_std * (g_normal - ns.mean(g_normal, axis=axes, keepdims=True)
+                          - normal * ns.mean(g_normal * normal, axis=axes, keepdims=True))
+
+
+_BATCH_NORM_VJPS = (
+    _batch_norm_grad_x,
+    lambda ns, g, out, x, weight, bias, eps: ns.sum(g * _standardized(ns, x, _batch_axes(x), eps)[0],
+                                                    axis=_batch_axes(x)),
+    lambda ns, g, out, x, weight, bias, eps: ns.sum(g, axis=_batch_axes(x)),
+    None,
+)
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,  # noqa: A002
+               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel (axis 1) of `input` (N, C, ...) to zero mean and unit variance,
+    then scale by `weight` and shift by `bias`.
+
+    In training the statistics are the batch's (biased variance), and `running_mean` /
+    `running_var` (when given) move towards them by `momentum`, the variance unbiased, as in
+    PyTorch; otherwise the running statistics normalise.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> x = ag.asarray([[1.0], [3.0]])
+    >>> F.batch_norm(x, None, None, training=True).tolist()
+    [[-0.9999950000374997], [0.9999950000374997]]
+    """
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm: expected an input of shape (N, C, ...), got {input.shape}")
+    channels = input.shape[1]
+    tensors = [t for t in (input, running_mean, running_var, weight, bias) if t is not None]
+    backend = common_backend("batch_norm", *tensors)
+    _same_dtype("batch_norm", input, weight)
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and t.shape != (channels,):
+            raise ValueError(f"batch_norm: {name} has shape {t.shape}, expected ({channels},) for {channels} channels")
+    if not training:
+        if running_mean is None or running_var is None:
+            raise ValueError("batch_norm: evaluation needs running_mean and running_var (or training=True)")
+        scale = ag.reshape(1 / ag.sqrt(running_var + eps), (-1,) + (1,) * (input.ndim - 2))
+        out = (input - _per_channel(running_mean, input.ndim)) * scale
+        out = out if weight is None else out * _per_channel(weight, input.ndim)
+        return out if bias is None else out + _per_channel(bias, input.ndim)
+    count = input.numel() // channels
+    if count <= 1:
+        raise ValueError(f"batch_norm: expected more than 1 value per channel when training, got input {input.shape}")
+    data, mean, var = backend.batch_norm(input.data, None if weight is None else weight.data,
+                                         None if bias is None else bias.data, eps)
+    with ag.no_grad():
+        for buffer, statistic in ((running_mean, mean), (running_var, var * (count / (count - 1)))):
+            if buffer is not None:
+                buffer.data = buffer.data * (1 - momentum) + backend.xp.astype(statistic, buffer.data.dtype) * momentum
+                bump_version(buffer)
+    return record("batch_norm", data, backend, (input, weight, bias, eps), _BATCH_NORM_VJPS, saved=(input, weight))
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,  # noqa: A002
+               eps: float = 1e-5) -> Tensor:
+    """Normalise `input` (N, C, ...) over each group of C/num_groups channels (and all their
+    positions), then scale and shift per channel.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.group_norm(ag.ones(2, 4, 3), 2).shape
+    (2, 4, 3)
+    """
+    if input.ndim < 2 or input.shape[1] % num_groups:
+        raise ValueError(f"group_norm: num_groups={num_groups} must divide the channels of an (N, C, ...) input, "
+                         f"got shape {input.shape}")
+    _same_dtype("group_norm", input, weight)
+    grouped = ag.reshape(input, (input.shape[0], num_groups, -1))
+    out = ag.reshape(layer_norm(grouped, (grouped.shape[-1],), eps=eps), input.shape)
+    out = out if weight is None else out * _per_channel(weight, input.ndim)
+    return out if bias is None else out + _per_channel(bias, input.ndim)
+
+
+__all__ = ["batch_norm", "group_norm"]
