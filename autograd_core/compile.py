@@ -1,8 +1,9 @@
 """`compile(step)`: a whole training step (forward, backward, optimizer update) traced into
 one compiled function by the backend's compiler (`jax.jit` on jax).
 
-The step is traced once per input shape with the model's parameters and the optimizer's
-state as inputs, and the new parameters and state come back as outputs; the Python-side
+The step is traced once per input shape with the model's parameters and buffers (batch
+norm's running statistics) and the optimizer's state as inputs, and their new values come
+back as outputs; the Python-side
 objects (Parameters, optimizer state) are updated after every call, so the compiled and
 the op-by-op step can be interleaved freely.
 """
@@ -32,6 +33,12 @@ def _unique_parameters(modules: Iterable[Any], optimizers: Iterable[Any]) -> lis
     return list(seen.values())
 
 
+def _counts_as_ints(state: dict[str, Any]) -> dict[str, Any]:
+    """An optimizer state with its 0-d integer arrays (step counts, traced as arrays) back as
+    the Python ints an op-by-op step keeps, so state dicts are the same either way."""
+    return {k: int(v) if getattr(v, "shape", None) == () and "int" in str(v.dtype) else v for k, v in state.items()}
+
+
 def compile(  # noqa: A001 - the name users know from torch.compile
     step: Callable[..., Tensor], *, modules: Iterable[Any] = (), optimizers: Iterable[Any] = ()
 ) -> Callable[..., Tensor]:
@@ -54,25 +61,28 @@ def compile(  # noqa: A001 - the name users know from torch.compile
     """
     modules, optimizers = list(modules), list(optimizers)
     params = _unique_parameters(modules, optimizers)
+    buffers = list({id(b): b for m in modules for b in m.buffers()}.values())
+    tensors = params + buffers  # the state a step reads and writes besides the optimizers'
     backend = params[0].backend if params else None
 
     def state_of() -> tuple[list, list]:
         opt_states = [[dict(opt.state.get(p, {})) for p in params] for opt in optimizers]
-        return [p.data for p in params], opt_states
+        return [t.data for t in tensors], opt_states
 
-    def install(param_data: list, opt_states: list, grads: list | None) -> None:
-        for i, p in enumerate(params):
-            p.data = param_data[i]
-            if grads is not None:
-                p.grad = None if grads[i] is None else Tensor._wrap(grads[i], backend)
+    def install(tensor_data: list, opt_states: list, grads: list | None) -> None:
+        for t, data in zip(tensors, tensor_data):
+            t.data = data
+        if grads is not None:
+            for p, grad in zip(params, grads):
+                p.grad = None if grad is None else Tensor._wrap(grad, backend)
         for opt, states in zip(optimizers, opt_states):
             opt.state = {p: s for p, s in zip(params, states) if s}
 
-    def pure(param_data: list, opt_states: list, args: list) -> tuple:
-        install(param_data, opt_states, [None] * len(params))
+    def pure(tensor_data: list, opt_states: list, args: list) -> tuple:
+        install(tensor_data, opt_states, [None] * len(params))
         out = step(*[Tensor._wrap(a, backend) for a in args])
-        new_params, new_states = state_of()
-        return new_params, new_states, [None if p.grad is None else p.grad.data for p in params], out.data
+        new_tensors, new_states = state_of()
+        return new_tensors, new_states, [None if p.grad is None else p.grad.data for p in params], out.data
 
     compiled = backend.jit(pure) if backend is not None and backend.can_compile else None
 
@@ -82,7 +92,7 @@ def compile(  # noqa: A001 - the name users know from torch.compile
             return step(*args)
         before = state_of()
         try:
-            new_params, new_states, grads, out = compiled(*before, [a.data for a in args])
+            new_tensors, new_states, grads, out = compiled(*before, [a.data for a in args])
         except Exception as e:  # the trace met something a compiler cannot follow
             install(*before, None)
             compiled = None
@@ -90,7 +100,7 @@ def compile(  # noqa: A001 - the name users know from torch.compile
             warnings.warn(f"compile: the step cannot be traced, so it runs op by op from now on ({reason})",
                           CompileFallbackWarning, stacklevel=2)
             return step(*args)
-        install(new_params, new_states, grads)
+        install(new_tensors, [[_counts_as_ints(state) for state in states] for states in new_states], grads)
         return Tensor._wrap(out, backend)
 
     return run

@@ -267,7 +267,7 @@ class Backend:
             return x
         xp, (n, c, h, w) = self.xp, x.shape
         def block(rows: int, cols: int) -> Any:
-            return xp.full((n, c, rows, cols), value, dtype=x.dtype, device=x.device)
+            return xp.full((n, c, rows, cols), value, dtype=x.dtype, device=self.device)
         x = xp.concat([block(top, w), x, block(bottom, w)], axis=2)
         return xp.concat([block(h + top + bottom, left), x, block(h + top + bottom, right)], axis=3)
 
@@ -302,7 +302,7 @@ class Backend:
         g = xp.reshape(grad, (n, groups, o // groups, ho * wo))
         shares = xp.reshape(xp.matrix_transpose(xp.reshape(weight, (groups, o // groups, -1))) @ g,
                             (n, c, kh * kw, ho, wo))
-        out = xp.zeros((n, c, h + top + bottom, w + left + right), dtype=grad.dtype, device=grad.device)
+        out = xp.zeros((n, c, h + top + bottom, w + left + right), dtype=grad.dtype, device=self.device)
         for i in range(kh):
             for j in range(kw):
                 key = (slice(None), slice(None), slice(i * dh, i * dh + sh * (ho - 1) + 1, sh),
@@ -327,8 +327,8 @@ class Backend:
         values = xp.squeeze(xp.take_along_axis(windows, tap, axis=2), axis=2)
         tap = xp.squeeze(tap, axis=2)
         (sh, sw), (dh, dw), kw = stride, dilation, kernel_size[1]
-        rows = xp.reshape(xp.arange(out[0], device=x.device) * sh - padding[0], (out[0], 1)) + tap // kw * dh
-        cols = xp.reshape(xp.arange(out[1], device=x.device) * sw - padding[1], (1, out[1])) + tap % kw * dw
+        rows = xp.reshape(xp.arange(out[0], device=self.device) * sh - padding[0], (out[0], 1)) + tap // kw * dh
+        cols = xp.reshape(xp.arange(out[1], device=self.device) * sw - padding[1], (1, out[1])) + tap % kw * dw
         return values, xp.astype(rows * w + cols, self.dtype("int64"))
 
     # --- linear algebra kernels -------------------------------------------------------------

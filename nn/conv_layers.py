@@ -7,8 +7,7 @@ from typing import Any
 
 import autograd_core as ag
 from autograd_core.tensor import Tensor
-from nn import convolution as C
-from nn import init
+from nn import convolution as C, init, spatial
 from nn.module import Module, Parameter
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
@@ -53,18 +52,18 @@ class _ConvNd(Module):
         for the convolution itself."""
         if self.padding_mode == "zeros":
             return x, self.padding
-        from nn.spatial import pad  # imported here: nn.spatial imports the layer modules
-
         lead = 2 - self.spatial  # a 1-D layer's settings are the 2-D ones over a height of 1
         padding = self.padding if isinstance(self.padding, str) else (0,) * lead + self.padding
         pads = C._conv_padding(padding, (1,) * lead + self.kernel_size, (1,) * lead + self.stride,
                                (1,) * lead + self.dilation, type(self).__name__)
-        return pad(x, [amount for pair in reversed(pads[lead:]) for amount in pair], mode=self.padding_mode), 0
+        return spatial.pad(x, [amount for pair in reversed(pads[lead:]) for amount in pair], mode=self.padding_mode), 0
 
     def extra_repr(self) -> str:
         text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}")
         if self.padding not in ((0,) * self.spatial, "valid"):
-            text += f", padding={self.padding!r}" if isinstance(self.padding, str) else f", padding={self.padding}"
+            text += f", padding={self.padding}"
+        if getattr(self, "output_padding", (0, 0)) != (0, 0):
+            text += f", output_padding={self.output_padding}"
         if self.dilation != (1,) * self.spatial:
             text += f", dilation={self.dilation}"
         if self.groups != 1:
@@ -129,9 +128,11 @@ class ConvTranspose2d(_ConvNd):
 
 
 class _Pool(Module):
-    """A pooling layer: its settings, passed to the function of the same name."""
+    """A pooling layer: its settings, passed to the function of the same name; `shown` names
+    the settings its repr prints (PyTorch's choice)."""
 
     function: Any = None
+    shown: tuple[str, ...] = ("kernel_size", "stride", "padding")
 
     def __init__(self, **settings: Any) -> None:
         super().__init__()
@@ -143,7 +144,7 @@ class _Pool(Module):
         return type(self).function(x, **self.settings)
 
     def extra_repr(self) -> str:
-        return ", ".join(f"{k}={v}" for k, v in self.settings.items())
+        return ", ".join(f"{k}={self.settings[k]}" for k in self.shown)
 
 
 class MaxPool2d(_Pool):
@@ -155,6 +156,7 @@ class MaxPool2d(_Pool):
     """
 
     function = staticmethod(C.max_pool2d)
+    shown = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
 
     def __init__(self, kernel_size: C.IntOrPair, stride: C.IntOrPair | None = None, padding: C.IntOrPair = 0,
                  dilation: C.IntOrPair = 1, return_indices: bool = False, ceil_mode: bool = False) -> None:
@@ -166,6 +168,7 @@ class MaxPool1d(_Pool):
     """Max over windows of (N, C, L)."""
 
     function = staticmethod(C.max_pool1d)
+    shown = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
 
     def __init__(self, kernel_size: int, stride: int | None = None, padding: int = 0, dilation: int = 1,
                  return_indices: bool = False, ceil_mode: bool = False) -> None:
@@ -192,6 +195,6 @@ class AvgPool1d(_Pool):
 
     def __init__(self, kernel_size: int, stride: int | None = None, padding: int = 0, ceil_mode: bool = False,
                  count_include_pad: bool = True) -> None:
-        super().__init__(kernel_size=kernel_size, stride=kernel_size if stride is None else stride, padding=padding,
-                         ceil_mode=ceil_mode,
-                         count_include_pad=count_include_pad)
+        # stored as 1-tuples, as PyTorch stores (and prints) them
+        super().__init__(kernel_size=(kernel_size,), stride=(kernel_size if stride is None else stride,),
+                         padding=(padding,), ceil_mode=ceil_mode, count_include_pad=count_include_pad)

@@ -196,7 +196,7 @@ def max_pool2d(input: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None =
     out = record("max_pool2d", values, backend, (x,), (
         lambda ns, g, out, x: ns.reshape(ns._index_add(ns.reshape(g, (-1,)), (size,), 0, flat), x.shape),
     ), saved=())
-    out, indices = (out[0], indices[0]) if unbatched else (out, indices)
+    out, indices = (out[0], indices[0, ...]) if unbatched else (out, indices)
     return (out, Tensor._wrap(indices, backend)) if return_indices else out
 
 
@@ -251,13 +251,14 @@ def max_pool1d(input: Tensor, kernel_size: int, stride: int | None = None, paddi
     return tuple(results) if return_indices else results[0]
 
 
-def avg_pool1d(input: Tensor, kernel_size: int, stride: int | None = None, padding: int = 0,  # noqa: A002
+def avg_pool1d(input: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None = None,  # noqa: A002
+               padding: IntOrPair = 0,
                ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
     """`avg_pool2d` over the last axis of `input` (N, C, L)."""
     x, unbatched = _batched(input, 1, "avg_pool1d")
     out = ag.squeeze(avg_pool2d(ag.expand_dims(x, axis=2), (1, *_pair(kernel_size, "kernel_size", 1)),
-                                None if stride is None else (1, *_pair(stride, "stride", 1)), (0, padding),
-                                ceil_mode, count_include_pad), axis=2)
+                                None if stride is None else (1, *_pair(stride, "stride", 1)),
+                                (0, *_pair(padding, "padding", 1)), ceil_mode, count_include_pad), axis=2)
     return out[0] if unbatched else out
 
 

@@ -1,18 +1,22 @@
 """Functions behind the layers: activations, losses, normalisation, embedding, dropout.
 
 Each is composed of autograd_core primitives (so its gradient is derived, and of any
-order) except `cross_entropy`, which is one fused primitive: log-sum-exp, the pick of the
-target's logit and the reduction in one pass, stable for logits of any size.
+order) except a few fused primitives with their own VJPs (written once against the namespace,
+so differentiable again): `linear`, `layer_norm`, `binary_cross_entropy` (PyTorch's finite
+gradient at probabilities of 0 and 1) and the common case of `cross_entropy` (log-sum-exp, the
+pick of the target's logit and the reduction in one pass, stable for logits of any size).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 import autograd_core as ag
 from autograd_core.creation import to_array
-from autograd_core.ops import common_backend, sum_to
+from autograd_core.ops import _operands, _tensor, common_backend, sum_to
 from autograd_core.tensor import Tensor, record
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -73,86 +77,351 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     return 0.5 * x * (1 + ag.erf(x * (1 / math.sqrt(2))))
 
 
-def softmax(x: Tensor, dim: int = -1) -> Tensor:
-    return ag.softmax(x, dim)
+def softmax(input: Tensor, dim: int | None = -1, _stacklevel: int = 3, dtype: Any = None) -> Tensor:  # noqa: A002
+    """exp(x) / sum(exp(x)) along `dim` (computed in `dtype` when given). The default is the last
+    axis; ``dim=None`` takes PyTorch's deprecated implicit choice (with its warning)."""
+    x = input if dtype is None else ag.astype(input, dtype)
+    return ag.softmax(x, _softmax_dim("softmax", dim, x.ndim, _stacklevel))
 
 
-def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
-    return ag.log_softmax(x, dim)
+def log_softmax(input: Tensor, dim: int | None = -1, _stacklevel: int = 3, dtype: Any = None) -> Tensor:  # noqa: A002
+    """log(softmax(x)) along `dim`, without overflow; `dim` and `dtype` as in `softmax`."""
+    x = input if dtype is None else ag.astype(input, dtype)
+    return ag.log_softmax(x, _softmax_dim("log_softmax", dim, x.ndim, _stacklevel))
 
 
-def _check_reduction(reduction: str) -> None:
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"reduction must be one of {_REDUCTIONS}, not {reduction!r}")
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:  # noqa: A002
+    """softmax(-x) along `dim` (PyTorch's signature: ``dim=None`` is its deprecated implicit choice).
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.softmin(ag.asarray([0.0, 0.0]), dim=0).tolist()
+    [0.5, 0.5]
+    """
+    x = input if dtype is None else ag.astype(input, dtype)
+    return ag.softmax(-x, _softmax_dim("softmin", dim, x.ndim, _stacklevel))
 
 
-def _class_targets(logits: Tensor, target: Any, ignore_index: int, caller: str) -> tuple[Any, Any]:
-    """The targets as an int array checked against the logits, with ignored rows set to class
-    0; and the mask of rows not ignored (None when no row is ignored)."""
-    if logits.ndim != 2:
-        raise ValueError(f"{caller}: expected input of shape (batch, classes), got {logits.shape}")
-    xp, classes = logits.backend.xp, logits.shape[1]
+def _softmax_dim(name: str, dim: int | None, ndim: int, stacklevel: int) -> int:
+    """`dim`, or PyTorch's legacy choice when it is None: axis 0 of a 0-, 1- or 3-D input, else axis 1."""
+    if dim is not None:
+        return dim
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+                  "as an argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+# --- activations ----------------------------------------------------------------------------
+# Each is composed of primitives, so its gradient is derived (and of any order). At a kink the
+# branch chosen is PyTorch's, so the gradient there is PyTorch's too. `inplace` is accepted for
+# PyTorch's signatures; the result is always a new tensor.
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:  # noqa: A002
+    """x where x > 0, else ``negative_slope * x``; the gradient at 0 is the slope, as in PyTorch.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.leaky_relu(ag.asarray([-2.0, 3.0]), 0.25).tolist()
+    [-0.5, 3.0]
+    """
+    return ag.where(input > 0, input, input * negative_slope)
+
+
+def _elu(x: Tensor, alpha: float, scale: float = 1.0, input_scale: float = 1.0) -> Tensor:
+    """PyTorch's ELU family: ``scale * x`` for x > 0, else ``scale * alpha * (exp(input_scale * x) - 1)``.
+    The exponential is taken of 0 where x > 0 (the "double where"): in the branch not taken, exp
+    of a large x would overflow, and the zero gradient it gets times inf would be nan."""
+    positive = x > 0
+    out = ag.where(positive, x, alpha * ag.expm1(ag.where(positive, 0.0, x) * input_scale))
+    return out if scale == 1 else out * scale
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+    """x for x > 0, else ``alpha * (exp(x) - 1)``; finite gradients for inputs of any size."""
+    return _elu(input, alpha)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``scale * elu(x, alpha)`` with the self-normalising constants of Klambauer et al. (PyTorch's)."""
+    return _elu(input, _SELU_ALPHA, _SELU_SCALE)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+    """x for x > 0, else ``alpha * (exp(x / alpha) - 1)``."""
+    if alpha == 0:
+        raise ValueError("celu: alpha must not be 0 (the input is divided by it)")
+    return _elu(input, alpha, input_scale=1 / alpha)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x * sigmoid(x)`` (also called swish)."""
+    return input * ag.sigmoid(input)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x * tanh(softplus(x))``, stable for inputs of any size."""
+    return input * ag.tanh(ag.logaddexp(input, 0.0))
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002
+    """``log(1 + exp(beta * x)) / beta``, and x itself where ``beta * x > threshold`` (as in PyTorch).
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.softplus(ag.asarray([0.0, 1000.0], dtype="float64")).tolist()
+    [0.6931471805599453, 1000.0]
+    """
+    scaled = input * beta
+    return ag.where(scaled > threshold, input, ag.logaddexp(scaled, 0.0) / beta)
+
+
+def softsign(input: Tensor) -> Tensor:  # noqa: A002
+    """``x / (1 + |x|)``."""
+    return input / (ag.abs(input) + 1)
+
+
+def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
+    """log(sigmoid(x)) = ``-log(1 + exp(-x))``, stable for inputs of any size."""
+    return -ag.logaddexp(-input, 0.0)
+
+
+def _ramp(x: Tensor, low: float, at_low: Any, high: float, at_high: Any, between: Tensor) -> Tensor:
+    """`at_low` where x <= low, `at_high` where x >= high, `between` strictly between: PyTorch's
+    hard functions, whose gradient at both bounds is that of the outer pieces."""
+    return ag.where(x <= low, at_low, ag.where(x >= high, at_high, between))
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+    """x clamped to [min_val, max_val]; the gradient is 0 at the bounds, as in PyTorch.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.hardtanh(ag.asarray([-3.0, 0.5, 3.0])).tolist()
+    [-1.0, 0.5, 1.0]
+    """
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val ({min_val}) must not be greater than max_val ({max_val})")
+    return _ramp(input, min_val, float(min_val), max_val, float(max_val), input)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """x clamped to [0, 6]: ``hardtanh(x, 0, 6)``."""
+    return hardtanh(input, 0.0, 6.0)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``relu6(x + 3) / 6``: 0 up to -3, 1 from 3, linear between."""
+    return _ramp(input, -3.0, 0.0, 3.0, 1.0, (input + 3) / 6)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x * hardsigmoid(x)``: 0 up to -3, x from 3 (the gradient at -3 is 0 and at 3 is 1, as in PyTorch)."""
+    return input * hardsigmoid(input)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
+    """The gated linear unit: ``a * sigmoid(b)`` for the halves a, b of `input` along `dim`.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.glu(ag.asarray([3.0, 0.0])).tolist()
+    [1.5]
+    """
+    if input.ndim == 0:
+        raise ValueError("glu: the input must have at least one dimension to split in halves")
+    axis = dim % input.ndim
+    size = input.shape[axis]
+    if size % 2:
+        raise ValueError(f"glu: the halved dimension must be even, but dimension {axis} has size {size}")
+    first, second = (input[(slice(None),) * axis + (slice(start, start + size // 2),)] for start in (0, size // 2))
+    return first * ag.sigmoid(second)
+
+
+# --- losses ---------------------------------------------------------------------------------
+# Each takes PyTorch's arguments in PyTorch's order. The deprecated `size_average` and `reduce`
+# keep their places, so that positional calls bind as in PyTorch, but must be left None.
+def _check_reduction(reduction: str, allowed: tuple[str, ...] = _REDUCTIONS) -> None:
+    if reduction not in allowed:
+        raise ValueError(f"reduction must be one of {allowed}, not {reduction!r}")
+
+
+def _no_legacy(caller: str, size_average: Any, reduce: Any) -> None:
+    if size_average is not None or reduce is not None:
+        raise ValueError(f"{caller}: size_average and reduce are deprecated (in PyTorch too) and not supported; "
+                         "use reduction='mean', 'sum' or 'none' instead")
+
+
+def _reduce(losses: Tensor, reduction: str, denominator: Tensor | None = None) -> Tensor:
+    """The losses as they are ('none'), summed, or averaged: over `denominator` (the sum of the
+    weights) when given, else over their number."""
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return ag.sum(losses)
+    return ag.mean(losses) if denominator is None else ag.sum(losses) / denominator
+
+
+def _operand(value: Any, like: Tensor) -> Tensor:
+    """A target or weight as a tensor: a tensor as it is, anything else in `like`'s dtype."""
+    return value if isinstance(value, Tensor) else Tensor._wrap(to_array(value, like.backend, like.dtype), like.backend)
+
+
+def _class_axis(input: Tensor, caller: str) -> int:  # noqa: A002
+    """Where the classes are: axis 1 of (N, C, d1, ...) inputs, axis 0 of a (C,) one."""
+    if input.ndim == 0:
+        raise ValueError(f"{caller}: expected input of shape (C,), (N, C) or (N, C, d1, ...), got a 0-d tensor")
+    return 1 if input.ndim > 1 else 0
+
+
+def _class_targets(input: Tensor, target: Any, ignore_index: int, caller: str) -> tuple[Any, Any]:  # noqa: A002
+    """The class-index targets as an int64 array checked against the input (shape (N, d1, ...)
+    for an (N, C, d1, ...) input, () for a (C,) one), ignored ones set to class 0; and the mask
+    of the targets not ignored (None when none is)."""
+    axis = _class_axis(input, caller)
+    xp, classes = input.backend.xp, input.shape[axis]
     if isinstance(target, Tensor):
-        common_backend(caller, logits, target)
+        common_backend(caller, input, target)
     if isinstance(target, Tensor) and not target.dtype.kind.endswith("integer"):
-        raise TypeError(f"{caller}: class indices must be integers, got {target.dtype.name} targets; convert "
-                        "them with target.astype(autograd_core.int64) (float targets of the logits' shape, "
-                        "which PyTorch takes as class probabilities, are not supported yet)")
-    t = target.data if isinstance(target, Tensor) else to_array(target, logits.backend, "int64")
-    if tuple(t.shape) != logits.shape[:1]:
-        raise ValueError(f"{caller}: target has shape {tuple(t.shape)}, expected ({logits.shape[0]},) class indices")
-    if logits.backend.is_traced(t):  # a trace has no values to check or branch on
+        hint = ", or class probabilities as a float target of the input's shape" if caller == "cross_entropy" else ""
+        raise TypeError(f"{caller}: class indices must be integers, got {target.dtype.name} targets of shape "
+                        f"{target.shape}; convert them with target.astype(autograd_core.int64){hint}")
+    t = target.data if isinstance(target, Tensor) else to_array(target, input.backend, "int64")
+    t = xp.astype(t, input.backend.dtype("int64"), copy=False)
+    expected = input.shape[:axis] + input.shape[axis + 1 :]
+    if tuple(t.shape) != expected:
+        raise ValueError(f"{caller}: target has shape {tuple(t.shape)}, expected {expected} class indices for an "
+                         f"input of shape {input.shape}")
+    if input.backend.is_traced(t):  # a trace has no values to check or branch on
         valid = t != ignore_index
         return xp.where(valid, t, 0), valid
     can_ignore = 0 <= ignore_index < classes
-    if not t.shape[0] or not can_ignore and int(xp.min(t)) >= 0 and int(xp.max(t)) < classes:
+    if not math.prod(t.shape) or not can_ignore and int(xp.min(t)) >= 0 and int(xp.max(t)) < classes:
         return t, None  # the common case: every target is a class, none is ignored
     valid = t != ignore_index
     safe = xp.where(valid, t, 0)
     if int(xp.min(safe)) < 0 or int(xp.max(safe)) >= classes:
-        raise IndexError(f"{caller}: target values must be in [0, {classes}) or equal ignore_index")
+        raise IndexError(f"{caller}: target values must be in [0, {classes}) or equal ignore_index ({ignore_index})")
     return safe, valid
 
 
-def _reduce_rows(losses: Tensor, valid: Any, reduction: str) -> Tensor:
-    if reduction == "none":
-        return losses
-    total = ag.sum(losses)
-    if reduction == "sum":
-        return total
-    return total / _count(losses.backend, valid, losses.shape[0], losses.data.dtype)
+def _class_weight(input: Tensor, weight: Any, caller: str) -> Tensor:  # noqa: A002
+    """`weight` (one per class) as a tensor shaped to broadcast along the input's class axis."""
+    axis = _class_axis(input, caller)
+    classes = input.shape[axis]
+    weight = _operand(weight, input)
+    if weight.shape != (classes,):
+        raise ValueError(f"{caller}: weight has shape {weight.shape}, expected one weight per class: ({classes},)")
+    return ag.reshape(weight, (classes,) + (1,) * (input.ndim - 2)) if input.ndim > 2 else weight
 
 
-def _count(backend: Any, valid: Any, rows: int, dtype: Any) -> Any:
-    """How many rows a mean divides by: all of them, or those not ignored (a 0-d array)."""
-    return rows if valid is None else backend.xp.sum(backend.xp.astype(valid, dtype))
+def _nll(log_probs: Tensor, target: Any, weight: Any, ignore_index: int, caller: str
+         ) -> tuple[Tensor, Tensor | None, Tensor | None]:
+    """-log_probs at the target classes, times the targets' class weights and 0 where ignored;
+    the mask of the targets not ignored, and the sum of the targets' weights (the denominator of
+    a mean; None, with the mask, when every target counts once)."""
+    safe, valid = _class_targets(log_probs, target, ignore_index, caller)
+    backend, xp, axis = log_probs.backend, log_probs.backend.xp, _class_axis(log_probs, caller)
+    index = Tensor._wrap(xp.expand_dims(safe, axis=axis), backend)
+    losses = -ag.squeeze(ag.take_along_axis(log_probs, index, axis=axis), axis=axis)
+    if weight is None and valid is None:
+        return losses, None, None
+    if weight is None:
+        per_target = xp.astype(valid, log_probs.data.dtype)
+    else:
+        classes = ag.reshape(_class_weight(log_probs, weight, caller), (-1,)).data
+        per_target = xp.reshape(xp.take(classes, xp.reshape(safe, (-1,)), axis=0), safe.shape)
+        per_target = per_target if valid is None else xp.where(valid, per_target, 0.0)
+    weights = Tensor._wrap(per_target, backend)
+    return losses * weights, None if valid is None else Tensor._wrap(valid, backend), ag.sum(weights)
 
 
-def cross_entropy(input: Tensor, target: Any, reduction: str = "mean", ignore_index: int = -100) -> Tensor:  # noqa: A002
-    """Softmax cross-entropy of logits (batch, classes) against class indices (batch,).
+def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
+                  ignore_index: int = -100, reduce: Any = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """Softmax cross-entropy of logits (C,), (N, C) or (N, C, d1, ...) (classes on axis 1) against
+    class indices (the input's shape without the class axis) or class probabilities (a float
+    target of the input's shape), as PyTorch computes it: per-class `weight` (a mean divides by
+    the targets' summed weights), `ignore_index` and `label_smoothing`.
 
-    One primitive: the rows' losses (the backend's fused kernel where it has one), the
-    reduction, and a VJP of softmax minus one-hot, stable for logits of any size.
+    Class indices without weight or smoothing take one fused primitive (the backend's kernel
+    where it has one): log-sum-exp, the pick of the target's logit and the reduction in one
+    pass, with a VJP of softmax minus one-hot, stable for logits of any size.
 
     >>> import autograd_core as ag, nn.functional as F
     >>> round(F.cross_entropy(ag.tensor([[0.0, 0.0]]), ag.tensor([1])).item(), 4)
     0.6931
+    >>> round(F.cross_entropy(ag.tensor([[0.0, 0.0]]), ag.tensor([[0.5, 0.5]])).item(), 4)
+    0.6931
     """
     _check_reduction(reduction)
+    _no_legacy("cross_entropy", size_average, reduce)
+    if not 0 <= label_smoothing <= 1:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    axis = _class_axis(input, "cross_entropy")
+    if not isinstance(target, Tensor):
+        target = Tensor._wrap(to_array(target, input.backend), input.backend)
+    if target.shape == input.shape:
+        return _cross_entropy_probabilities(input, target, weight, ignore_index, reduction, label_smoothing)
+    if weight is None and not label_smoothing:
+        return _cross_entropy_fused(input, target, ignore_index, reduction)
+    log_probs = ag.log_softmax(input, axis=axis)
+    losses, valid, weight_sum = _nll(log_probs, target, weight, ignore_index, "cross_entropy")
+    loss = _reduce(losses, reduction, weight_sum)
+    if not label_smoothing:
+        return loss
+    # PyTorch's smoothing term: -log p summed over the classes (weighted), 0 where ignored
+    smooth = -ag.sum(log_probs if weight is None else log_probs * _class_weight(input, weight, "cross_entropy"),
+                     axis=axis)
+    if valid is not None:
+        smooth = ag.where(valid, smooth, 0.0)
+    return (1 - label_smoothing) * loss + label_smoothing / input.shape[axis] * _reduce(smooth, reduction, weight_sum)
+
+
+def _cross_entropy_probabilities(input: Tensor, target: Tensor, weight: Any, ignore_index: int,  # noqa: A002
+                                 reduction: str, label_smoothing: float) -> Tensor:
+    """-sum over the classes of weight * target * log_softmax(input); a mean divides by the
+    number of positions (the input's size over the classes), as PyTorch's does."""
+    if not ag.isdtype(target.dtype, "real floating"):
+        raise TypeError(f"cross_entropy: a target of the input's shape {input.shape} holds class probabilities "
+                        f"and must be floating-point, got {target.dtype.name}; class indices have the input's "
+                        "shape without the class axis")
+    if ignore_index >= 0:
+        raise ValueError("cross_entropy: ignore_index is not supported with class-probability targets")
+    axis = _class_axis(input, "cross_entropy")
+    if label_smoothing:
+        target = target * (1 - label_smoothing) + label_smoothing / input.shape[axis]
+    terms = ag.log_softmax(input, axis=axis) * target
+    if weight is not None:
+        terms = terms * _class_weight(input, weight, "cross_entropy")
+    return _reduce(-ag.sum(terms, axis=axis), reduction)
+
+
+def _cross_entropy_fused(input: Tensor, target: Tensor, ignore_index: int, reduction: str) -> Tensor:  # noqa: A002
+    """Class-index cross-entropy through the fused primitive on (rows, classes): an input of
+    another rank has its classes moved last and every other position made a row."""
     safe, valid = _class_targets(input, target, ignore_index, "cross_entropy")
-    backend = input.backend
+    if input.ndim == 2:
+        return _cross_entropy_rows(input, safe, valid, reduction)
+    xp, axis = input.backend.xp, _class_axis(input, "cross_entropy")
+    rows = ag.reshape(ag.moveaxis(input, axis, -1), (-1, input.shape[axis]))
+    loss = _cross_entropy_rows(rows, xp.reshape(safe, (-1,)), None if valid is None else xp.reshape(valid, (-1,)),
+                               reduction)
+    return ag.reshape(loss, tuple(safe.shape)) if reduction == "none" else loss
+
+
+def _cross_entropy_rows(logits: Tensor, safe: Any, valid: Any, reduction: str) -> Tensor:
+    """The fused primitive: rows' losses, reduction, and the VJP of softmax minus one-hot."""
+    backend = logits.backend
     xp = backend.xp
-    rows = backend.cross_entropy_rows(input.data, safe)
+    rows = backend.cross_entropy_rows(logits.data, safe)
     if valid is not None:
         rows = xp.where(valid, rows, 0.0)
     scale = None
     if reduction != "none":
-        scale = _count(backend, valid, input.shape[0], rows.dtype)
+        scale = rows.shape[0] if valid is None else xp.sum(xp.astype(valid, rows.dtype))
         rows = xp.sum(rows) if reduction == "sum" else xp.sum(rows) / scale
         scale = 1 if reduction == "sum" else scale
-    classes = xp.arange(input.shape[1], dtype=safe.dtype, device=backend.device)
+    classes = xp.arange(logits.shape[1], dtype=safe.dtype, device=backend.device)
     constants = [None if a is None else Tensor._wrap(a, backend) for a in (safe, classes, valid)]
-    return record("cross_entropy", rows, backend, (input, *constants, scale), _CROSS_ENTROPY_VJPS, saved=(input,))
+    return record("cross_entropy", rows, backend, (logits, *constants, scale), _CROSS_ENTROPY_VJPS, saved=(logits,))
 
 
 def _cross_entropy_grad(ns: Any, g: Any, out: Any, logits: Any, target: Any, classes: Any, valid: Any,
@@ -170,41 +439,181 @@ def _cross_entropy_grad(ns: Any, g: Any, out: Any, logits: Any, target: Any, cla
 _CROSS_ENTROPY_VJPS = (_cross_entropy_grad, None, None, None, None)
 
 
-def nll_loss(input: Tensor, target: Any, reduction: str = "mean", ignore_index: int = -100) -> Tensor:  # noqa: A002
-    """Negative log-likelihood of log-probabilities (batch, classes) at the target classes."""
+def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
+             ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of log-probabilities (C,), (N, C) or (N, C, d1, ...) at the target
+    classes, with PyTorch's per-class `weight` (a mean divides by the targets' summed weights)."""
     _check_reduction(reduction)
-    safe, valid = _class_targets(input, target, ignore_index, "nll_loss")
-    picked = input[_arange_like(input), Tensor._wrap(safe, input.backend)]
-    if valid is None:
-        return _reduce_rows(-picked, valid, reduction)
-    keep = Tensor._wrap(input.backend.xp.astype(valid, input.data.dtype), input.backend)
-    return _reduce_rows(-picked * keep, valid, reduction)
+    _no_legacy("nll_loss", size_average, reduce)
+    losses, _, weight_sum = _nll(input, target, weight, ignore_index, "nll_loss")
+    return _reduce(losses, reduction, weight_sum)
 
 
-def _arange_like(x: Tensor) -> Tensor:
-    xp = x.backend.xp
-    return Tensor._wrap(xp.arange(x.shape[0], dtype=xp.int64, device=x.backend.device), x.backend)
-
-
-def mse_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:  # noqa: A002
+def _pointwise_loss(caller: str, input: Tensor, target: Any, reduction: str,  # noqa: A002
+                    pointwise: Callable[[Tensor], Tensor], weight: Any = None, mean_by_weight: bool = True) -> Tensor:
+    """``pointwise(input - target)``, times `weight` (of the input's shape) if given, reduced; a
+    weighted mean divides by the weights' sum (`mean_by_weight`, as PyTorch's l1 and mse) or by
+    the count (as its huber)."""
     _check_reduction(reduction)
-    diff = input - target
     if isinstance(target, Tensor) and target.shape != input.shape:
-        raise ValueError(f"mse_loss: input shape {input.shape} and target shape {target.shape} differ")
-    squared = diff * diff
-    return {"mean": ag.mean, "sum": ag.sum, "none": lambda t: t}[reduction](squared)
+        raise ValueError(f"{caller}: input shape {input.shape} and target shape {target.shape} differ; give both "
+                         "the same shape")
+    losses = pointwise(input - target)
+    if weight is None:
+        return _reduce(losses, reduction)
+    weight = _operand(weight, input)
+    if weight.shape != input.shape:
+        raise ValueError(f"{caller}: weight has shape {weight.shape}, expected the input's shape {input.shape}")
+    return _reduce(losses * weight, reduction, ag.sum(weight) if mean_by_weight else None)
+
+
+def mse_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
+             reduction: str = "mean", weight: Any = None) -> Tensor:
+    """The squared error ``(input - target)**2``, weighted elementwise if `weight` is given."""
+    _no_legacy("mse_loss", size_average, reduce)
+    return _pointwise_loss("mse_loss", input, target, reduction, lambda d: d * d, weight)
+
+
+def l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
+            reduction: str = "mean", weight: Any = None) -> Tensor:
+    """The absolute error ``|input - target|`` (gradient 0 where they are equal, as in PyTorch)."""
+    _no_legacy("l1_loss", size_average, reduce)
+    return _pointwise_loss("l1_loss", input, target, reduction, ag.abs, weight)
+
+
+def smooth_l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
+                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """``0.5 * d**2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 * beta``, for d = input - target
+    (the l1 loss when beta is 0).
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.smooth_l1_loss(ag.asarray([0.5, 3.0]), ag.asarray([0.0, 0.0]), reduction="none").tolist()
+    [0.125, 2.5]
+    """
+    _no_legacy("smooth_l1_loss", size_average, reduce)
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must not be negative, got {beta}")
+    if beta == 0:
+        return _pointwise_loss("smooth_l1_loss", input, target, reduction, ag.abs)
+    return _pointwise_loss("smooth_l1_loss", input, target, reduction,
+                           lambda d: ag.where(ag.abs(d) < beta, 0.5 * d * d / beta, ag.abs(d) - 0.5 * beta))
+
+
+def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float = 1.0,  # noqa: A002
+               weight: Any = None) -> Tensor:
+    """``0.5 * d**2`` where ``|d| < delta``, else ``delta * (|d| - 0.5 * delta)``, for d = input - target;
+    a weighted mean divides by the count, as PyTorch's does."""
+    if delta <= 0:
+        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+    return _pointwise_loss("huber_loss", input, target, reduction,
+                           lambda d: ag.where(ag.abs(d) < delta, 0.5 * d * d, delta * (ag.abs(d) - 0.5 * delta)),
+                           weight, mean_by_weight=False)
+
+
+_BCE_EPSILON = 9.999999960041972e-13  # PyTorch's 1e-12 (a C float), the least x(1-x) its gradient divides by
+
+
+def _bce(xp: Any, x: Any, t: Any) -> Any:
+    """PyTorch's elementwise binary cross-entropy: each log clamped at -100, and never taken of 0."""
+    def clamped(log: Callable[[Any], Any], at: Any, defined: Any) -> Any:
+        return xp.where(defined, xp.clip(log(xp.where(defined, at, 0.5)), min=-100.0), -100.0)
+
+    return (t - 1) * clamped(xp.log1p, -x, x < 1) - t * clamped(xp.log, x, x > 0)
+
+
+_BCE_VJPS = (  # PyTorch's rules: finite where a probability is exactly 0 or 1
+    lambda ns, g, out, x, t: g * (x - t) / ns.clip(x * (1 - x), min=_BCE_EPSILON),
+    lambda ns, g, out, x, t: g * (ns.log1p(-x) - ns.log(x)),
+)
+
+
+def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
+                         reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """``-(t * log(x) + (1 - t) * log(1 - x))`` for probabilities x in [0, 1], as PyTorch: the logs
+    clamped at -100, so x of exactly 0 or 1 gives a finite loss and gradient.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.binary_cross_entropy(ag.asarray([0.0, 0.5]), ag.asarray([1.0, 1.0]), reduction="none").tolist()
+    [100.0, 0.6931...]
+    """
+    _check_reduction(reduction)
+    _no_legacy("binary_cross_entropy", size_average, reduce)
+    target = _operand(target, input)
+    if target.shape != input.shape:
+        raise ValueError(f"binary_cross_entropy: target shape {target.shape} differs from input shape {input.shape}")
+    x, t, backend = _operands("binary_cross_entropy", input, target)
+    xp = backend.xp
+    if math.prod(x.shape) and not backend.is_traced(x.data) and not bool(xp.all((x.data >= 0) & (x.data <= 1))):
+        raise ValueError("binary_cross_entropy: input values must be probabilities in [0, 1]; for logits use "
+                         "binary_cross_entropy_with_logits")
+    losses = record("binary_cross_entropy", _bce(xp, x.data, t.data), backend, (x, t), _BCE_VJPS)
+    return _reduce(losses if weight is None else losses * weight, reduction)
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = None,  # noqa: A002
+                                     size_average: Any = None, reduce: Any = None,
                                      reduction: str = "mean", pos_weight: Any = None) -> Tensor:
     """Sigmoid plus binary cross-entropy in the stable form
     ``(1 - t) * x + (1 + (p - 1) * t) * (log1p(exp(-|x|)) + relu(-x))``."""
     _check_reduction(reduction)
+    _no_legacy("binary_cross_entropy_with_logits", size_average, reduce)
     log_weight = 1 if pos_weight is None else 1 + (pos_weight - 1) * target
     losses = (1 - target) * input + log_weight * (ag.log1p(ag.exp(-ag.abs(input))) + ag.relu(-input))
-    if weight is not None:
-        losses = losses * weight
-    return {"mean": ag.mean, "sum": ag.sum, "none": lambda t: t}[reduction](losses)
+    return _reduce(losses if weight is None else losses * weight, reduction)
+
+
+def kl_div(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
+           reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """The pointwise KL divergence ``target * (log(target) - input)`` of log-probabilities `input`
+    (0 where target is 0; ``exp(target) * (target - input)`` when `log_target`). 'mean' averages
+    over every element (with PyTorch's warning); 'batchmean' divides the sum by the batch size.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.kl_div(ag.asarray([[0.0, 0.0]]), ag.asarray([[0.5, 0.5]]), reduction="batchmean").item()
+    -0.6931...
+    """
+    _check_reduction(reduction, (*_REDUCTIONS, "batchmean"))
+    _no_legacy("kl_div", size_average, reduce)
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      stacklevel=2)
+    target = _operand(target, input)
+    if log_target:
+        losses = ag.exp(target) * (target - input)
+    else:  # PyTorch's xlogy(t, t) - t * x: 0 * log(0) is 0
+        zero = target == 0
+        losses = ag.where(zero, 0.0, target * ag.log(ag.where(zero, 1.0, target))) - target * input
+    if reduction == "batchmean":
+        return ag.sum(losses) / input.shape[0] if input.ndim else ag.sum(losses)
+    return _reduce(losses, reduction)
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 one-hot rows of shape ``(*tensor.shape, num_classes)`` for the integer class indices
+    `tensor` (num_classes=-1: one more than the largest index); outside the graph.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.one_hot(ag.asarray([0, 2]), 3).tolist()
+    [[1, 0, 0], [0, 0, 1]]
+    """
+    tensor = _tensor("one_hot", tensor)
+    if not tensor.dtype.kind.endswith("integer"):
+        raise TypeError(f"one_hot: class indices must be integers, got {tensor.dtype.name}")
+    backend, xp = tensor.backend, tensor.backend.xp
+    int64 = backend.dtype("int64")
+    data = xp.astype(tensor.data, int64)
+    checkable = math.prod(tensor.shape) and not backend.is_traced(data)
+    if num_classes == -1:
+        if not checkable:
+            raise ValueError("one_hot: cannot infer the number of classes from an empty (or traced) tensor; pass "
+                             "num_classes")
+        num_classes = int(xp.max(data)) + 1
+    if checkable and (int(xp.min(data)) < 0 or int(xp.max(data)) >= num_classes):
+        raise IndexError(f"one_hot: class values must lie in [0, num_classes={num_classes})")
+    classes = xp.arange(num_classes, dtype=int64, device=backend.device)
+    return Tensor._wrap(xp.astype(xp.expand_dims(data, axis=-1) == classes, int64), backend)
 
 
 def layer_norm(x: Tensor, normalized_shape: tuple[int, ...] | int, weight: Tensor | None = None,
@@ -278,3 +687,29 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
                            "run steps with dropout eagerly")
     keep = x.backend.bernoulli(x.shape, 1 - p)
     return x * Tensor._wrap(x.backend.xp.astype(keep, x.data.dtype), x.backend) * (1 / (1 - p))
+
+
+# Convolution, pooling, normalisation and resampling over images and sequences live in their
+# own modules, which build on the helpers above, so they are imported last.
+from nn.convolution import (  # noqa: E402
+    avg_pool1d as avg_pool1d,
+    avg_pool2d as avg_pool2d,
+    conv1d as conv1d,
+    conv2d as conv2d,
+    conv_transpose2d as conv_transpose2d,
+    max_pool1d as max_pool1d,
+    max_pool2d as max_pool2d,
+    unfold as unfold,
+)
+from nn.normalization import (  # noqa: E402
+    batch_norm as batch_norm,
+    group_norm as group_norm,
+)
+from nn.spatial import (  # noqa: E402
+    adaptive_avg_pool1d as adaptive_avg_pool1d,
+    adaptive_avg_pool2d as adaptive_avg_pool2d,
+    dropout1d as dropout1d,
+    dropout2d as dropout2d,
+    interpolate as interpolate,
+    pad as pad,
+)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import autograd_core as ag
 from autograd_core.tensor import Tensor
-from nn import functional as F
-from nn import init
+from nn import functional as F, init, spatial
 from nn.module import Module, Parameter
 
 
@@ -122,6 +121,9 @@ class Flatten(Module):
     def forward(self, x: Tensor) -> Tensor:
         return ag.flatten(x, self.start_dim, self.end_dim)
 
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
 
 class ModuleList(Module):
     """A list of modules, registered so their parameters are found."""
@@ -160,3 +162,161 @@ class Sequential(ModuleList):
         for m in self:
             x = m(x)
         return x
+
+
+class Identity(Module):
+    """Returns its input unchanged; takes (and ignores) any arguments, as PyTorch's does."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def forward(self, x: Any) -> Any:
+        return x
+
+
+class Unflatten(Module):
+    """Axis `dim` reshaped to `unflattened_size` (which may hold one -1), a view.
+
+    >>> import autograd_core as ag, nn
+    >>> nn.Unflatten(1, (2, -1))(ag.zeros((5, 12))).shape
+    (5, 2, 6)
+    """
+
+    def __init__(self, dim: int, unflattened_size: Sequence[int]) -> None:
+        super().__init__()
+        if not isinstance(unflattened_size, (tuple, list)) or not all(isinstance(n, int) for n in unflattened_size):
+            raise TypeError(f"Unflatten: unflattened_size must be a tuple of ints, got {unflattened_size!r}")
+        self.dim, self.unflattened_size = dim, unflattened_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        if not -x.ndim <= self.dim < x.ndim:
+            raise IndexError(f"Unflatten: dim {self.dim} is out of range for an input of shape {x.shape}")
+        dim = self.dim % x.ndim
+        return ag.reshape(x, x.shape[:dim] + tuple(self.unflattened_size) + x.shape[dim + 1 :])
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class Dropout1d(Dropout):
+    """Zero whole channels of (N, C, L) or (C, L) with probability `p` (training only)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return spatial.dropout1d(x, self.p, self.training)
+
+
+class Dropout2d(Dropout):
+    """Zero whole channels of (N, C, H, W) with probability `p` (training only)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return spatial.dropout2d(x, self.p, self.training)
+
+
+class AdaptiveAvgPool1d(Module):
+    """Average pooling of (N, C, L) to `output_size` windows, whatever L is."""
+
+    def __init__(self, output_size: int) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        return spatial.adaptive_avg_pool1d(x, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool2d(AdaptiveAvgPool1d):
+    """Average pooling of (N, C, H, W) to `output_size` (an int, or a pair whose None entries
+    keep the input's size), whatever H and W are."""
+
+    def __init__(self, output_size: int | tuple[int | None, int | None]) -> None:
+        super().__init__(output_size)  # type: ignore[arg-type]
+
+    def forward(self, x: Tensor) -> Tensor:
+        return spatial.adaptive_avg_pool2d(x, self.output_size)
+
+
+class Upsample(Module):
+    """`F.interpolate` as a layer: to `size`, or by `scale_factor`, with `mode` "nearest",
+    "nearest-exact", "linear", "bilinear", "trilinear" or "area"."""
+
+    def __init__(self, size: int | tuple[int, ...] | None = None, scale_factor: float | tuple[float, ...] | None = None,
+                 mode: str = "nearest", align_corners: bool | None = None,
+                 recompute_scale_factor: bool | None = None) -> None:
+        super().__init__()
+        self.size, self.mode = size, mode
+        if isinstance(scale_factor, tuple):
+            self.scale_factor: float | tuple[float, ...] | None = tuple(float(s) for s in scale_factor)
+        else:
+            self.scale_factor = float(scale_factor) if scale_factor else None
+        self.align_corners, self.recompute_scale_factor = align_corners, recompute_scale_factor
+
+    def forward(self, x: Tensor) -> Tensor:
+        return spatial.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners,
+                                   recompute_scale_factor=self.recompute_scale_factor)
+
+    def extra_repr(self) -> str:
+        shown = f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else f"size={self.size!r}"
+        return f"{shown}, mode={self.mode!r}"
+
+
+class _Pad2d(Module):
+    """Padding of the last two axes by `padding`: an int for all four sides, or (left, right,
+    top, bottom)."""
+
+    mode = "constant"
+
+    def __init__(self, padding: int | tuple[int, int, int, int]) -> None:
+        super().__init__()
+        self.padding = tuple(padding) if isinstance(padding, Iterable) else (padding,) * 4
+        if len(self.padding) != 4:
+            raise ValueError(f"{type(self).__name__}: padding must be an int or (left, right, top, bottom), "
+                             f"got {padding!r}")
+
+    def forward(self, x: Tensor) -> Tensor:
+        return spatial.pad(x, self.padding, self.mode)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class ReflectionPad2d(_Pad2d):
+    """Padding of the last two axes by their reflection about the edge (not repeated)."""
+
+    mode = "reflect"
+
+
+class ReplicationPad2d(_Pad2d):
+    """Padding of the last two axes by copies of the edge."""
+
+    mode = "replicate"
+
+
+class ConstantPad2d(_Pad2d):
+    """Padding of the last two axes with `value`."""
+
+    def __init__(self, padding: int | tuple[int, int, int, int], value: float) -> None:
+        super().__init__(padding)
+        self.value = value
+
+    def forward(self, x: Tensor) -> Tensor:
+        return spatial.pad(x, self.padding, "constant", self.value)
+
+    def extra_repr(self) -> str:
+        return f"padding={self.padding}, value={self.value}"
+
+
+class ZeroPad2d(ConstantPad2d):
+    """Padding of the last two axes with zeros.
+
+    >>> import autograd_core as ag, nn
+    >>> nn.ZeroPad2d((1, 0, 0, 1))(ag.ones((1, 1, 1, 2))).tolist()
+    [[[[0.0, 1.0, 1.0], [0.0, 0.0, 0.0]]]]
+    """
+
+    def __init__(self, padding: int | tuple[int, int, int, int]) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"

@@ -81,19 +81,21 @@ class BatchNorm2d(_BatchNorm):
 
 class GroupNorm(Module):
     """Group norm: `num_channels` split into `num_groups` groups, each normalised over its
-    channels and positions, then a per-channel scale (ones) and shift (zeros)."""
+    channels and positions, then a per-channel scale (ones) and shift (zeros; none with
+    ``bias=False``)."""
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
-                 dtype: Any = "float32") -> None:
+                 bias: bool = True, dtype: Any = "float32") -> None:
         super().__init__()
         if num_channels % num_groups:
             raise ValueError(f"GroupNorm: num_groups={num_groups} must divide num_channels={num_channels}")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
         self.weight = Parameter(ag.ones(num_channels, dtype=dtype)) if affine else None
-        self.bias = Parameter(ag.zeros(num_channels, dtype=dtype)) if affine else None
+        self.bias = Parameter(ag.zeros(num_channels, dtype=dtype)) if affine and bias else None
 
     def forward(self, x: Tensor) -> Tensor:
         return normalization.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")

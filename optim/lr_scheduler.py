@@ -1,14 +1,117 @@
-"""Learning-rate schedules: each sets ``group["lr"]`` from the epoch (or step) count."""
+"""Learning-rate schedules with PyTorch's names, arguments and step-by-step arithmetic.
+
+Each scheduler sets ``group["lr"]`` of its optimizer's groups. As in PyTorch, constructing
+one performs the first step (``last_epoch`` goes from -1 to 0) and records each group's
+starting rate as ``group["initial_lr"]``; every ``step()`` then computes the next rates from
+the current ones by the same recursive formulas PyTorch uses, so the floats agree exactly.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import copy
+import math
+import types
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from optim.optimizer import Optimizer
 
+__all__ = ["CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "OneCycleLR",
+           "ReduceLROnPlateau", "SequentialLR", "StepLR"]
 
-class LambdaLR:
-    """``lr = initial_lr * lr_lambda(count)``, the count advanced by every ``step()``.
+
+def _check_optimizer(optimizer: Any) -> Optimizer:
+    if not isinstance(optimizer, Optimizer):
+        raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+    return optimizer
+
+
+def _per_group(name: str, optimizer: Optimizer, value: Any) -> list[Any]:
+    """`value` for each parameter group: a list of one per group, or one value for all."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(optimizer.param_groups):
+            raise ValueError(f"{name} must have the same length as optimizer.param_groups. {name} has {len(value)} "
+                             f"values, param_groups has {len(optimizer.param_groups)}.")
+        return list(value)
+    return [value] * len(optimizer.param_groups)
+
+
+class LRScheduler:
+    """Base class: subclasses implement `get_lr` (the next rates, from ``last_epoch`` and the
+    current ``group["lr"]``) and may implement `_get_closed_form_lr` (the rates at
+    ``last_epoch`` from ``base_lrs`` alone, used when a `SequentialLR` restarts them).
+
+    `last_epoch` other than -1 resumes a schedule whose optimizer already holds
+    ``initial_lr`` in every group.
+    """
+
+    _is_initial = False  # true during the step the constructor performs
+    _not_state: tuple[str, ...] = ("optimizer",)  # attributes state_dict leaves out
+
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
+        self.optimizer = _check_optimizer(optimizer)
+        groups = optimizer.param_groups
+        if last_epoch == -1:
+            for group in groups:
+                group.setdefault("initial_lr", group["lr"])
+        missing = [i for i, group in enumerate(groups) if "initial_lr" not in group]
+        if missing:
+            raise KeyError(f"param 'initial_lr' is not specified in param_groups{missing} when resuming a scheduler "
+                           "with last_epoch >= 0: load the optimizer's state dict first, or pass last_epoch=-1")
+        self.base_lrs: list[float] = [group["initial_lr"] for group in groups]
+        self.last_epoch = last_epoch
+        self._initial_step()
+
+    def _initial_step(self) -> None:
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            del self._is_initial  # back to the class's False
+
+    def get_lr(self) -> list[float]:
+        """The rate of each group at the (already advanced) ``last_epoch``."""
+        raise NotImplementedError
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return self.get_lr()
+
+    def step(self) -> None:
+        """Advance the schedule by one epoch (or batch) and set the groups' rates."""
+        self.last_epoch += 1
+        self._set_lrs(self.get_lr())
+
+    def _restart(self) -> None:
+        """Go back to epoch 0, with the closed form's rates (a `SequentialLR` milestone)."""
+        self.last_epoch = 0
+        self._set_lrs(self._get_closed_form_lr())
+
+    def _set_lrs(self, values: list[float]) -> None:
+        for group, lr in zip(self.optimizer.param_groups, values):
+            group["lr"] = lr
+        self._last_lr = self._current_lrs()
+
+    def _current_lrs(self) -> list[float]:
+        return [group["lr"] for group in self.optimizer.param_groups]
+
+    def get_last_lr(self) -> list[float]:
+        """The rates the last step set, one per parameter group."""
+        return list(self._last_lr)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything but the optimizer (a copy): load it into a scheduler built the same way."""
+        return copy.deepcopy({k: v for k, v in self.__dict__.items() if k not in self._not_state})
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Continue from `state_dict` (from `state_dict()` of a scheduler built the same way)."""
+        self.__dict__.update(copy.deepcopy(state_dict))
+
+
+class LambdaLR(LRScheduler):
+    """``lr = initial_lr * lr_lambda(epoch)`` (one function, or a list of one per group).
+
+    Functions are not saved in `state_dict`; callable objects save their ``__dict__``.
 
     >>> import nn, optim
     >>> opt = optim.SGD(nn.Linear(1, 1).parameters(), lr=1.0)
@@ -17,25 +120,341 @@ class LambdaLR:
     0.5
     """
 
-    def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float]) -> None:
-        self.optimizer, self.lr_lambda, self.last_epoch = optimizer, lr_lambda, 0
-        self.base_lrs = [g["lr"] for g in optimizer.param_groups]
-        self._apply()
+    _not_state = ("optimizer", "lr_lambdas")
 
-    def _apply(self) -> None:
-        for group, base in zip(self.optimizer.param_groups, self.base_lrs):
-            group["lr"] = base * self.lr_lambda(self.last_epoch)
+    def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+                 last_epoch: int = -1) -> None:
+        self.lr_lambdas = _per_group("lr_lambda", optimizer, lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
+
+    def state_dict(self) -> dict[str, Any]:
+        saved = [None if isinstance(fn, types.FunctionType) else dict(vars(fn)) for fn in self.lr_lambdas]
+        return {**super().state_dict(), "lr_lambdas": copy.deepcopy(saved)}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state_dict = dict(state_dict)
+        for fn, saved in zip(self.lr_lambdas, state_dict.pop("lr_lambdas")):
+            if saved is not None:
+                vars(fn).update(saved)
+        super().load_state_dict(state_dict)
+
+
+class StepLR(LRScheduler):
+    """Multiply the rate by `gamma` every `step_size` epochs."""
+
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1) -> None:
+        self.step_size, self.gamma = step_size, gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return self._current_lrs()
+        return [lr * self.gamma for lr in self._current_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
+
+
+class ExponentialLR(LRScheduler):
+    """Multiply the rate by `gamma` every epoch."""
+
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self._is_initial:
+            return self._current_lrs()
+        return [lr * self.gamma for lr in self._current_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
+
+
+class LinearLR(LRScheduler):
+    """Scale the rate by a factor going linearly from `start_factor` to `end_factor` over
+    `total_iters` epochs, then constant."""
+
+    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
+                 total_iters: int = 5, last_epoch: int = -1) -> None:
+        if not 0 < start_factor <= 1:
+            raise ValueError(f"LinearLR: start_factor must be in (0, 1], got {start_factor}")
+        if not 0 <= end_factor <= 1:
+            raise ValueError(f"LinearLR: end_factor must be in [0, 1], got {end_factor}")
+        self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self.last_epoch == 0:
+            return [lr * self.start_factor for lr in self._current_lrs()]
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return self._current_lrs()
+        change = self.end_factor - self.start_factor
+        factor = 1.0 + change / (self.total_iters * self.start_factor + (self.last_epoch - 1) * change)
+        return [lr * factor for lr in self._current_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        done = min(self.total_iters, self.last_epoch) / self.total_iters
+        return [base * (self.start_factor + (self.end_factor - self.start_factor) * done) for base in self.base_lrs]
+
+
+class CosineAnnealingLR(LRScheduler):
+    """Anneal the rate from its initial value to `eta_min` along a half cosine over `T_max`
+    epochs (then back up, periodically), by PyTorch's recursive form:
+    ``lr_t = eta_min + (lr_{t-1} - eta_min) * (1 + cos(pi t / T_max)) / (1 + cos(pi (t-1) / T_max))``."""
+
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,  # noqa: N803 - PyTorch's name
+                 last_epoch: int = -1) -> None:
+        self.T_max, self.eta_min = T_max, eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self._is_initial:
+            return self._current_lrs()
+        if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:  # the bottom: 1 + cos(pi) = 0
+            return [lr + (base - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
+                    for lr, base in zip(self._current_lrs(), self.base_lrs)]
+        ratio = (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / (
+            1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max))
+        return [ratio * (lr - self.eta_min) + self.eta_min for lr in self._current_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+                for base in self.base_lrs]
+
+
+def _anneal_cos(start: float, end: float, pct: float) -> float:
+    return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+
+
+def _anneal_linear(start: float, end: float, pct: float) -> float:
+    return (end - start) * pct + start
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy, stepped once per batch: the rate rises from ``max_lr / div_factor``
+    to `max_lr` over the first `pct_start` of `total_steps` (or ``epochs * steps_per_epoch``),
+    then falls to ``initial_lr / final_div_factor``; with `cycle_momentum` the momentum (SGD,
+    RMSprop) or ``betas[0]`` (Adam, AdamW) moves the opposite way between `max_momentum` and
+    `base_momentum`. `three_phase` rises and falls symmetrically, then anneals to the minimum.
+    Stepping more than `total_steps` times raises ValueError.
+    """
+
+    _ANNEAL = {"cos": _anneal_cos, "linear": _anneal_linear}
+
+    def __init__(self, optimizer: Optimizer, max_lr: float | list[float], total_steps: int | None = None,
+                 epochs: int | None = None, steps_per_epoch: int | None = None, pct_start: float = 0.3,
+                 anneal_strategy: str = "cos", cycle_momentum: bool = True,
+                 base_momentum: float | list[float] = 0.85, max_momentum: float | list[float] = 0.95,
+                 div_factor: float = 25.0, final_div_factor: float = 1e4, three_phase: bool = False,
+                 last_epoch: int = -1) -> None:
+        _check_optimizer(optimizer)
+        self.total_steps = _total_steps(total_steps, epochs, steps_per_epoch)
+        if not isinstance(pct_start, float) or not 0 <= pct_start <= 1:
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in self._ANNEAL:
+            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
+        self.anneal_strategy = anneal_strategy
+        # (end step, start lr, end lr, start momentum, end momentum): keys of each group
+        rise = (float(pct_start * self.total_steps) - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum")
+        last = self.total_steps - 1
+        if three_phase:
+            self._schedule_phases = [
+                rise, (float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr", "base_momentum",
+                       "max_momentum"),
+                (last, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+        else:
+            self._schedule_phases = [rise, (last, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+        if last_epoch == -1:
+            for group, lr in zip(optimizer.param_groups, _per_group("max_lr", optimizer, max_lr)):
+                group.update(initial_lr=lr / div_factor, max_lr=lr)
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            if last_epoch == -1:
+                for group, high, low in zip(optimizer.param_groups,
+                                            _per_group("max_momentum", optimizer, max_momentum),
+                                            _per_group("base_momentum", optimizer, base_momentum)):
+                    self._set_momentum(group, high)
+                    group.update(max_momentum=high, base_momentum=low)
+        super().__init__(optimizer, last_epoch)
+
+    def _set_momentum(self, group: dict[str, Any], momentum: float) -> None:
+        if self.use_beta1:
+            group["betas"] = (momentum, *group["betas"][1:])
+        else:
+            group["momentum"] = momentum
+
+    def get_lr(self) -> list[float]:
+        """The rates at this step; also sets the groups' momentum when cycling it."""
+        step = self.last_epoch
+        if step > self.total_steps:
+            raise ValueError(f"Tried to step {step} times. The specified number of total steps is {self.total_steps}")
+        anneal = self._ANNEAL[self.anneal_strategy]
+        lrs = []
+        for group in self.optimizer.param_groups:
+            start = 0.0
+            for i, (end, lr0, lr1, m0, m1) in enumerate(self._schedule_phases):
+                if step <= end or i == len(self._schedule_phases) - 1:
+                    pct = (step - start) / (end - start)
+                    lrs.append(anneal(group[lr0], group[lr1], pct))
+                    if self.cycle_momentum:
+                        self._set_momentum(group, anneal(group[m0], group[m1], pct))
+                    break
+                start = end
+        return lrs
+
+
+def _total_steps(total_steps: int | None, epochs: int | None, steps_per_epoch: int | None) -> int:
+    """OneCycleLR's cycle length: `total_steps`, else ``epochs * steps_per_epoch``."""
+    if total_steps is not None:
+        if not isinstance(total_steps, int) or total_steps <= 0:
+            raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+        return total_steps
+    if epochs is None or steps_per_epoch is None:
+        raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+    for name, value in (("epochs", epochs), ("steps_per_epoch", steps_per_epoch)):
+        if not isinstance(value, int) or value <= 0:
+            raise ValueError(f"Expected positive integer {name}, but got {value}")
+    return epochs * steps_per_epoch
+
+
+class SequentialLR(LRScheduler):
+    """Run `schedulers` one after another, switching at the epochs in `milestones`; each
+    scheduler restarts (from its closed form at epoch 0) when its turn comes.
+
+    >>> import nn, optim
+    >>> opt = optim.SGD(nn.Linear(1, 1).parameters(), lr=1.0)
+    >>> warmup = optim.lr_scheduler.LinearLR(opt, start_factor=0.5, total_iters=2)
+    >>> decay = optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+    >>> sched = optim.lr_scheduler.SequentialLR(opt, [warmup, decay], milestones=[2])
+    >>> rates = [sched.get_last_lr()[0]]
+    >>> for _ in range(4):
+    ...     sched.step(); rates.append(sched.get_last_lr()[0])
+    >>> rates
+    [0.5, 0.75, 1.0, 0.5, 0.25]
+    """
+
+    _not_state = ("optimizer", "_schedulers")
+
+    def __init__(self, optimizer: Optimizer, schedulers: Sequence[LRScheduler], milestones: Sequence[int],
+                 last_epoch: int = -1) -> None:
+        if not schedulers:
+            raise ValueError("SequentialLR expects at least one scheduler, but got no scheduler.")
+        for i, scheduler in enumerate(schedulers):
+            if isinstance(scheduler, ReduceLROnPlateau):
+                raise ValueError(f"SequentialLR does not support ReduceLROnPlateau (scheduler {i}): its step takes "
+                                 "a metric")
+            if scheduler.optimizer is not optimizer:
+                raise ValueError(f"SequentialLR expects all schedulers to belong to the same optimizer, but "
+                                 f"scheduler {i} ({type(scheduler).__name__}) has another one")
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(f"SequentialLR expects one milestone fewer than schedulers, got {len(schedulers)} "
+                             f"schedulers and {len(milestones)} milestones")
+        self.optimizer, self._schedulers, self._milestones = optimizer, list(schedulers), list(milestones)
+        self.last_epoch = last_epoch + 1
+        for group in optimizer.param_groups:  # undo the schedulers' initial steps...
+            group["lr"] = group["initial_lr"]
+        self._undo_initial_steps(self)
+        first = self._schedulers[bisect_right(self._milestones, 0)]
+        first._initial_step()  # ...and redo the first one's only
+        self._last_lr = first.get_last_lr()
+
+    @staticmethod
+    def _undo_initial_steps(scheduler: LRScheduler) -> None:
+        for inner in getattr(scheduler, "_schedulers", ()):
+            if hasattr(inner, "_schedulers"):
+                SequentialLR._undo_initial_steps(inner)
+            else:
+                inner.last_epoch -= 1
 
     def step(self) -> None:
         self.last_epoch += 1
-        self._apply()
+        i = bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[i]
+        if i > 0 and self._milestones[i - 1] == self.last_epoch:
+            scheduler._restart()
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
 
-    def get_last_lr(self) -> list[float]:
-        return [g["lr"] for g in self.optimizer.param_groups]
+    def state_dict(self) -> dict[str, Any]:
+        return {**super().state_dict(), "_schedulers": [s.state_dict() for s in self._schedulers]}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state_dict = dict(state_dict)
+        for scheduler, saved in zip(self._schedulers, state_dict.pop("_schedulers")):
+            scheduler.load_state_dict(saved)
+        super().load_state_dict(state_dict)
 
 
-class StepLR(LambdaLR):
-    """Multiply the learning rate by `gamma` every `step_size` steps."""
+class ReduceLROnPlateau(LRScheduler):
+    """Multiply the rate by `factor` (not below `min_lr`) once the metric given to
+    ``step(metrics)`` has not improved for more than `patience` epochs, then wait `cooldown`
+    epochs. Improving means beating the best value by `threshold` (relative or absolute, per
+    `threshold_mode`) in direction `mode`; a reduction smaller than `eps` is skipped.
+    """
 
-    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1) -> None:
-        super().__init__(optimizer, lambda n: gamma ** (n // step_size))
+    def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
+                 threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0,
+                 min_lr: float | list[float] = 0, eps: float = 1e-8) -> None:
+        if factor >= 1.0:
+            raise ValueError(f"ReduceLROnPlateau: factor must be < 1.0, got {factor}")
+        if mode not in ("min", "max"):
+            raise ValueError(f"ReduceLROnPlateau: mode must be 'min' or 'max', got {mode!r}")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"ReduceLROnPlateau: threshold_mode must be 'rel' or 'abs', got {threshold_mode!r}")
+        self.optimizer = _check_optimizer(optimizer)
+        self.default_min_lr = None if isinstance(min_lr, (list, tuple)) else min_lr
+        self.min_lrs = _per_group("min_lr", optimizer, min_lr)
+        self.factor, self.patience, self.cooldown, self.eps = factor, patience, cooldown, eps
+        self.mode, self.threshold, self.threshold_mode = mode, threshold, threshold_mode
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.last_epoch = 0
+        self._last_lr = self._current_lrs()
+        self.best, self.cooldown_counter, self.num_bad_epochs = self.mode_worse, 0, 0
+
+    @property
+    def in_cooldown(self) -> bool:
+        return self.cooldown_counter > 0
+
+    def _is_better(self, a: float, best: float) -> bool:
+        """Whether metric `a` improves on `best` by more than the threshold."""
+        if self.threshold_mode == "rel":
+            return a < best * (1.0 - self.threshold) if self.mode == "min" else a > best * (self.threshold + 1.0)
+        return a < best - self.threshold if self.mode == "min" else a > best + self.threshold
+
+    def step(self, metrics: float) -> None:  # type: ignore[override]
+        """Record this epoch's metric (a number or 0-d tensor); reduce the rates if it has stalled."""
+        current = float(metrics)
+        self.last_epoch += 1
+        if self._is_better(current, self.best):
+            self.best, self.num_bad_epochs = current, 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0  # bad epochs in cooldown do not count
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr()
+            self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
+        self._last_lr = self._current_lrs()
+
+    def _reduce_lr(self) -> None:
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self.min_lrs):
+            if self.default_min_lr is None:
+                raise RuntimeError(f"The optimizer has {len(groups)} parameter groups, min_lr was given for "
+                                   f"{len(self.min_lrs)} (a group was added): set `min_lrs` to one per group")
+            self.min_lrs = [self.default_min_lr] * len(groups)
+        for group, min_lr in zip(groups, self.min_lrs):
+            old = float(group["lr"])
+            new = max(old * self.factor, min_lr)
+            if old - new > self.eps:
+                group["lr"] = new

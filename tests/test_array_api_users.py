@@ -33,8 +33,11 @@ import autograd_core as ag  # noqa: E402
 import backends  # noqa: E402
 from tests.helpers import assert_close  # noqa: E402
 from tests.test_gradcheck import leaf, normal, positive  # noqa: E402
-from torch_oracle import Arg, compare_with_torch  # noqa: E402
-from torch_oracle import normal as torch_normal  # noqa: E402
+from torch_oracle import (  # noqa: E402
+    Arg,
+    compare_with_torch,
+    normal as torch_normal,  # noqa: E402
+)
 
 needs_scipy_dispatch = pytest.mark.skipif(
     not SCIPY_DISPATCHES, reason="scipy was imported before SCIPY_ARRAY_API=1 was set, so it only takes numpy arrays"

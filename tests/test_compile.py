@@ -77,3 +77,16 @@ def test_untraceable_step_falls_back_with_a_warning(float64_backend):
         assert not fallbacks  # nothing to compile with: plain op by op, silently
     else:
         assert len(fallbacks) == 1 and "op by op" in str(fallbacks[0].message)
+
+
+def test_compiled_optimizer_state_round_trips(float64_backend):
+    """Step counts come back from a compiled step as Python ints, as the op-by-op step keeps
+    them, so the optimizer's state dict loads into a fresh optimizer."""
+    model, opt, step = setup(OPTIMIZERS["adamw"])
+    compiled = ag.compile(step, modules=[model], optimizers=[opt])
+    for x, y in data(2):
+        compiled(x, y)
+    assert all(type(s["step"]) is int and s["step"] == 2 for s in opt.state.values())
+    fresh = optim.AdamW(model.parameters())
+    fresh.load_state_dict(opt.state_dict())
+    assert all(s["step"] == 2 for s in fresh.state.values())
