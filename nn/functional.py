@@ -637,24 +637,29 @@ def _same_dtype(layer: str, x: Tensor, weight: Tensor | None) -> None:
                         f"one: x.astype(...) or model.to(dtype=...) (model.double() for float64)")
 
 
-def _normalized(ns: Any, x: Any, dims: int, eps: float) -> tuple[Any, Any, tuple[int, ...]]:
-    """x centred and scaled to unit variance over its last `dims` axes; 1/std; those axes."""
-    axes = tuple(range(x.ndim - dims, x.ndim))
+def _standardized(ns: Any, x: Any, axes: tuple[int, ...], eps: float) -> tuple[Any, Any]:
+    """`x` centred and scaled to unit (biased) variance over `axes`, and 1/std."""
     centred = x - ns.mean(x, axis=axes, keepdims=True)
     inverse_std = 1 / ns.sqrt(ns.mean(centred * centred, axis=axes, keepdims=True) + eps)
-    return centred * inverse_std, inverse_std, axes
+    return centred * inverse_std, inverse_std
 
 
-def _layer_norm_grad_x(ns: Any, g: Any, out: Any, x: Any, weight: Any, bias: Any, dims: int, eps: float) -> Any:
-    normal, inverse_std, axes = _normalized(ns, x, dims, eps)
-    g_normal = g if weight is None else g * weight
+def _standardized_grad(ns: Any, g_normal: Any, x: Any, axes: tuple[int, ...], eps: float) -> Any:
+    """The gradient of `x` through its standardisation over `axes`, given the gradient
+    `g_normal` of the standardised values (layer norm's and batch norm's common rule)."""
+    normal, inverse_std = _standardized(ns, x, axes, eps)
     return inverse_std * (g_normal - ns.mean(g_normal, axis=axes, keepdims=True)
                           - normal * ns.mean(g_normal * normal, axis=axes, keepdims=True))
 
 
+def _trailing(x: Any, dims: int) -> tuple[int, ...]:
+    return tuple(range(x.ndim - dims, x.ndim))
+
+
 _LAYER_NORM_VJPS = (  # the engine sums the weight's and bias's gradients over the leading axes
-    _layer_norm_grad_x,
-    lambda ns, g, out, x, weight, bias, dims, eps: g * _normalized(ns, x, dims, eps)[0],
+    lambda ns, g, out, x, weight, bias, dims, eps: _standardized_grad(ns, g if weight is None else g * weight, x,
+                                                                      _trailing(x, dims), eps),
+    lambda ns, g, out, x, weight, bias, dims, eps: g * _standardized(ns, x, _trailing(x, dims), eps)[0],
     lambda ns, g, out, x, weight, bias, dims, eps: g,
     None,
     None,

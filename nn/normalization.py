@@ -13,19 +13,7 @@ from typing import Any
 import autograd_core as ag
 from autograd_core.ops import common_backend
 from autograd_core.tensor import Tensor, bump_version, record
-from nn.functional import _same_dtype, layer_norm
-
-
-def _per_channel(t: Tensor | None, ndim: int) -> Tensor | None:
-    """A (C,) tensor shaped (C, 1, ...) to broadcast over an (N, C, ...) input of `ndim` axes."""
-    return None if t is None else ag.reshape(t, (-1,) + (1,) * (ndim - 2))
-
-
-def _standardized(ns: Any, x: Any, axes: tuple[int, ...], eps: float) -> tuple[Any, Any]:
-    """`x` centred and scaled to unit (biased) variance over `axes`, and 1/std."""
-    centred = x - ns.mean(x, axis=axes, keepdims=True)
-    inverse_std = 1 / ns.sqrt(ns.mean(centred * centred, axis=axes, keepdims=True) + eps)
-    return centred * inverse_std, inverse_std
+from nn.functional import _same_dtype, _standardized, _standardized_grad, layer_norm
 
 
 def _batch_axes(x: Any) -> tuple[int, ...]:
@@ -33,19 +21,13 @@ def _batch_axes(x: Any) -> tuple[int, ...]:
 
 
 def _broadcast_channel(ns: Any, t: Any, ndim: int) -> Any:
+    """A (C,) array or tensor shaped (C, 1, ...) to broadcast over an (N, C, ...) input of `ndim` axes."""
     return ns.reshape(t, (-1,) + (1,) * (ndim - 2))
 
 
-def _batch_norm_grad_x(ns: Any, g: Any, out: Any, x: Any, weight: Any, bias: Any, eps: float) -> Any:
-    axes = _batch_axes(x)
-    normal, inverse_std = _standardized(ns, x, axes, eps)
-    g_normal = g if weight is None else g * _broadcast_channel(ns, weight, x.ndim)
-    return inverse_std * (g_normal - ns.mean(g_normal, axis=axes, keepdims=True)
-                          - normal * ns.mean(g_normal * normal, axis=axes, keepdims=True))
-
-
 _BATCH_NORM_VJPS = (
-    _batch_norm_grad_x,
+    lambda ns, g, out, x, weight, bias, eps: _standardized_grad(
+        ns, g if weight is None else g * _broadcast_channel(ns, weight, x.ndim), x, _batch_axes(x), eps),
     lambda ns, g, out, x, weight, bias, eps: ns.sum(g * _standardized(ns, x, _batch_axes(x), eps)[0],
                                                     axis=_batch_axes(x)),
     lambda ns, g, out, x, weight, bias, eps: ns.sum(g, axis=_batch_axes(x)),
@@ -81,10 +63,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     if not training:
         if running_mean is None or running_var is None:
             raise ValueError("batch_norm: evaluation needs running_mean and running_var (or training=True)")
-        scale = ag.reshape(1 / ag.sqrt(running_var + eps), (-1,) + (1,) * (input.ndim - 2))
-        out = (input - _per_channel(running_mean, input.ndim)) * scale
-        out = out if weight is None else out * _per_channel(weight, input.ndim)
-        return out if bias is None else out + _per_channel(bias, input.ndim)
+        scale = _broadcast_channel(ag, 1 / ag.sqrt(running_var + eps), input.ndim)
+        out = (input - _broadcast_channel(ag, running_mean, input.ndim)) * scale
+        out = out if weight is None else out * _broadcast_channel(ag, weight, input.ndim)
+        return out if bias is None else out + _broadcast_channel(ag, bias, input.ndim)
     count = input.numel() // channels
     if count <= 1:
         raise ValueError(f"batch_norm: expected more than 1 value per channel when training, got input {input.shape}")
@@ -113,8 +95,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     _same_dtype("group_norm", input, weight)
     grouped = ag.reshape(input, (input.shape[0], num_groups, -1))
     out = ag.reshape(layer_norm(grouped, (grouped.shape[-1],), eps=eps), input.shape)
-    out = out if weight is None else out * _per_channel(weight, input.ndim)
-    return out if bias is None else out + _per_channel(bias, input.ndim)
+    out = out if weight is None else out * _broadcast_channel(ag, weight, input.ndim)
+    return out if bias is None else out + _broadcast_channel(ag, bias, input.ndim)
 
 
 __all__ = ["batch_norm", "group_norm"]
