@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from test_torch_parity_nn import torch_twin
 
 import autograd_core as ag
 import backends
@@ -176,12 +177,6 @@ def test_kernel_matches_portable_default(float64_backend, kernel):
 
 
 # --- modules ----------------------------------------------------------------------------------
-def torch_twin(ours: nn.Module, make_twin) -> torch.nn.Module:
-    twin = make_twin().double()
-    twin.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours.state_dict().items()})
-    return twin
-
-
 MODULES = [
     pytest.param(lambda: nn.Conv2d(3, 4, 3, stride=2, padding=1, dtype=F64),
                  lambda: torch.nn.Conv2d(3, 4, 3, stride=2, padding=1), (2, 3, 7, 6), id="conv2d"),

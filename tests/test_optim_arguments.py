@@ -36,7 +36,7 @@ def test_a_parameter_given_twice_is_refused(backend):
         optim.SGD([w, w], lr=0.1)
 
 
-@pytest.mark.parametrize("cls", [optim.SGD, optim.Adam, optim.AdamW])
+@pytest.mark.parametrize("cls", [optim.SGD, optim.Adam, optim.AdamW, optim.RMSprop, optim.Adagrad])
 def test_a_zero_dimensional_tensor_learning_rate_is_a_number(backend, cls):
     w = ag.tensor([1.0], requires_grad=True)
     opt = cls([w], lr=ag.tensor(0.5))

@@ -144,6 +144,10 @@ def test_functional_matches_torch(float64_backend, ours, theirs, args):
 
 
 # --- optimizer trajectories --------------------------------------------------------------------
+def pair(name: str, settings: dict, cls: str) -> object:
+    return pytest.param(getattr(optim, cls), getattr(torch.optim, cls), settings, id=name)
+
+
 OPTIMIZERS = [
     pytest.param(optim.SGD, torch.optim.SGD, dict(lr=0.1), id="sgd"),
     pytest.param(optim.SGD, torch.optim.SGD, dict(lr=0.1, momentum=0.9), id="sgd_momentum"),
@@ -153,6 +157,18 @@ OPTIMIZERS = [
     pytest.param(optim.Adam, torch.optim.Adam, dict(lr=0.02, betas=(0.8, 0.99), weight_decay=0.05),
                  id="adam_weight_decay"),
     pytest.param(optim.AdamW, torch.optim.AdamW, dict(lr=0.02, weight_decay=0.01), id="adamw"),
+    pair("rmsprop", dict(lr=0.01), "RMSprop"),
+    pair("rmsprop_centered", dict(lr=0.01, alpha=0.9, centered=True), "RMSprop"),
+    pair("rmsprop_centered_small_alpha", dict(lr=0.003, alpha=0.3, centered=True), "RMSprop"),  # lerp's other form
+    pair("rmsprop_momentum", dict(lr=0.005, momentum=0.9, eps=1e-6), "RMSprop"),
+    pair("rmsprop_weight_decay", dict(lr=0.01, weight_decay=0.1), "RMSprop"),
+    pair("rmsprop_everything", dict(lr=0.01, alpha=0.95, weight_decay=0.05, momentum=0.5, centered=True), "RMSprop"),
+    pair("adagrad", dict(lr=0.1), "Adagrad"),
+    pair("adagrad_lr_decay", dict(lr=0.1, lr_decay=0.05), "Adagrad"),
+    pair("adagrad_weight_decay", dict(lr=0.1, weight_decay=0.05), "Adagrad"),
+    pair("adagrad_initial_accumulator", dict(lr=0.1, initial_accumulator_value=0.5, eps=1e-6), "Adagrad"),
+    pair("adagrad_everything", dict(lr=0.2, lr_decay=0.1, weight_decay=0.01, initial_accumulator_value=0.1),
+         "Adagrad"),
 ]
 
 
@@ -212,6 +228,8 @@ def test_optimizer_trajectory_matches_torch(float64_backend, ours_cls, torch_cls
 FLOAT32_OPTIMIZERS = [
     pytest.param(optim.SGD, torch.optim.SGD, dict(lr=0.1, momentum=0.9, weight_decay=0.01), id="sgd_momentum"),
     pytest.param(optim.AdamW, torch.optim.AdamW, dict(lr=0.02), id="adamw"),
+    pair("rmsprop_centered_momentum", dict(lr=0.01, momentum=0.9, centered=True, weight_decay=0.01), "RMSprop"),
+    pair("adagrad_lr_decay", dict(lr=0.1, lr_decay=0.01, initial_accumulator_value=0.1), "Adagrad"),
 ]
 
 
@@ -241,16 +259,23 @@ ROUND_TRIP_OPTIMIZERS = [
     pytest.param(optim.SGD, dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01), id="sgd_nesterov"),
     pytest.param(optim.Adam, dict(lr=0.02, betas=(0.8, 0.99), weight_decay=0.05), id="adam"),
     pytest.param(optim.AdamW, dict(lr=0.02, weight_decay=0.01), id="adamw"),
+    pytest.param(optim.RMSprop, dict(lr=0.01, alpha=0.9, momentum=0.5, centered=True, weight_decay=0.01),
+                 id="rmsprop"),
+    pytest.param(optim.Adagrad, dict(lr=0.1, lr_decay=0.05, initial_accumulator_value=0.2), id="adagrad"),
 ]
 
 
 @pytest.mark.parametrize(("cls", "settings"), ROUND_TRIP_OPTIMIZERS)
 def test_optimizer_state_dict_round_trip(float64_backend, cls, settings):
     """A fresh optimizer (built with default settings) loaded from the state of one that
-    took 3 steps continues exactly as that one does."""
+    took 3 steps continues exactly as that one does; the state holds what PyTorch's holds."""
     model = mlp(F64)
     opt = cls(model.parameters(), **settings)
     train_ours(model, opt, steps=3)
+    twin = torch_mlp().double()
+    torch_opt = getattr(torch.optim, cls.__name__)(twin.parameters(), **settings)
+    train_twin(twin, torch_opt, steps=1)
+    assert set(opt.state_dict()["state"][0]) == set(torch_opt.state_dict()["state"][0])
 
     resumed = mlp(F64)
     resumed.load_state_dict({k: v.numpy() for k, v in model.state_dict().items()})
