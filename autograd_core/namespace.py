@@ -56,6 +56,10 @@ class RawNamespace:
     def _einsum(self, subscripts: str, *arrays: Any) -> Any:
         return self.backend.einsum(subscripts, *arrays)
 
+    def _batch_norm_backward(self, grad: Any, x: Any, weight: Any, mean: Any, var: Any, eps: float,
+                             part: str) -> Any:
+        return self.backend.batch_norm_backward(grad, x, weight, mean, var, eps, part)
+
     def _conv2d(self, x: Any, weight: Any, geometry: Any) -> Any:
         return self.backend.conv2d(x, weight, **geometry._asdict())
 

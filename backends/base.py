@@ -203,6 +203,21 @@ class Backend:
         out = out if bias is None else out + xp.reshape(bias, channel)
         return out, xp.reshape(mean, (-1,)), xp.reshape(var, (-1,))
 
+    def batch_norm_backward(self, grad: Any, x: Any, weight: Any, mean: Any, var: Any, eps: float,
+                            part: str) -> Any:
+        """The gradient of `batch_norm`'s `part` ("input", "weight" or "bias") from the
+        output's gradient and the forward's batch `mean` and `var` (C,)."""
+        xp, axes, channel = self.xp, (0, *range(2, x.ndim)), (-1,) + (1,) * (x.ndim - 2)
+        if part == "bias":
+            return xp.sum(grad, axis=axes)
+        inverse_std = xp.reshape(1 / xp.sqrt(var + eps), channel)
+        normal = (x - xp.reshape(mean, channel)) * inverse_std
+        if part == "weight":
+            return xp.sum(grad * normal, axis=axes)
+        g_normal = grad if weight is None else grad * xp.reshape(weight, channel)
+        return inverse_std * (g_normal - xp.mean(g_normal, axis=axes, keepdims=True)
+                              - normal * xp.mean(g_normal * normal, axis=axes, keepdims=True))
+
     def cross_entropy_rows(self, logits: Any, target: Any) -> Any:
         """Per-row softmax cross-entropy of `logits` (n, C) against class indices `target` (n,),
         stable for logits of any size: log-sum-exp minus the target's logit."""

@@ -54,6 +54,16 @@ class TorchBackend(Backend):
         out, mean, inverse_std = torch.native_batch_norm(x, weight, bias, None, None, True, 0.0, eps)
         return out, mean, inverse_std.pow(-2) - eps
 
+    def batch_norm_backward(self, grad, x, weight, mean, var, eps, part):
+        if part == "bias":
+            return grad.sum((0, *range(2, x.ndim)))
+        mask = tuple(p == part for p in ("input", "weight", "bias"))
+        if weight is None and part == "input":
+            weight = torch.ones_like(mean)  # the kernel scales by the weight: ones is none
+        grads = torch.ops.aten.native_batch_norm_backward(grad, x, weight, None, None, mean, (var + eps).rsqrt(),
+                                                          True, eps, mask)
+        return grads[mask.index(True)]
+
     def cross_entropy_rows(self, logits, target):
         return torch.nn.functional.cross_entropy(logits, target, reduction="none")
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import autograd_core as ag
 from autograd_core.creation import to_array
+from autograd_core.normalization import standardized, standardized_grad
 from autograd_core.ops import _operands, _tensor, common_backend, sum_to
 from autograd_core.tensor import Tensor, record
 
@@ -637,29 +638,14 @@ def _same_dtype(layer: str, x: Tensor, weight: Tensor | None) -> None:
                         f"one: x.astype(...) or model.to(dtype=...) (model.double() for float64)")
 
 
-def _standardized(ns: Any, x: Any, axes: tuple[int, ...], eps: float) -> tuple[Any, Any]:
-    """`x` centred and scaled to unit (biased) variance over `axes`, and 1/std."""
-    centred = x - ns.mean(x, axis=axes, keepdims=True)
-    inverse_std = 1 / ns.sqrt(ns.mean(centred * centred, axis=axes, keepdims=True) + eps)
-    return centred * inverse_std, inverse_std
-
-
-def _standardized_grad(ns: Any, g_normal: Any, x: Any, axes: tuple[int, ...], eps: float) -> Any:
-    """The gradient of `x` through its standardisation over `axes`, given the gradient
-    `g_normal` of the standardised values (layer norm's and batch norm's common rule)."""
-    normal, inverse_std = _standardized(ns, x, axes, eps)
-    return inverse_std * (g_normal - ns.mean(g_normal, axis=axes, keepdims=True)
-                          - normal * ns.mean(g_normal * normal, axis=axes, keepdims=True))
-
-
 def _trailing(x: Any, dims: int) -> tuple[int, ...]:
     return tuple(range(x.ndim - dims, x.ndim))
 
 
 _LAYER_NORM_VJPS = (  # the engine sums the weight's and bias's gradients over the leading axes
-    lambda ns, g, out, x, weight, bias, dims, eps: _standardized_grad(ns, g if weight is None else g * weight, x,
-                                                                      _trailing(x, dims), eps),
-    lambda ns, g, out, x, weight, bias, dims, eps: g * _standardized(ns, x, _trailing(x, dims), eps)[0],
+    lambda ns, g, out, x, weight, bias, dims, eps: standardized_grad(ns, g if weight is None else g * weight, x,
+                                                                     _trailing(x, dims), eps),
+    lambda ns, g, out, x, weight, bias, dims, eps: g * standardized(ns, x, _trailing(x, dims), eps)[0],
     lambda ns, g, out, x, weight, bias, dims, eps: g,
     None,
     None,

@@ -1,38 +1,25 @@
 """Batch and group normalisation over (N, C, ...) inputs, with PyTorch's signatures.
 
 Batch norm in training is one primitive: the batch statistics, the normalisation and the
-affine map in one forward, and a VJP per input from the standard formula (the same shape as
-layer norm's, over the batch and spatial axes). In evaluation it is an affine map by the
-running statistics, composed of primitives. Group norm is layer norm over groups of channels.
+affine map in one forward (the backend's kernel), and a backward kernel per input that reuses
+the forward's statistics, whose tensor twin is the standardisation rule layer norm uses too.
+In evaluation it is an affine map by the running statistics, composed of primitives. Group
+norm is layer norm over groups of channels.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import autograd_core as ag
+from autograd_core.normalization import per_channel
 from autograd_core.ops import common_backend
 from autograd_core.tensor import Tensor, bump_version, record
-from nn.functional import _same_dtype, _standardized, _standardized_grad, layer_norm
+from nn.functional import _same_dtype, layer_norm
 
-
-def _batch_axes(x: Any) -> tuple[int, ...]:
-    return (0, *range(2, x.ndim))
-
-
-def _broadcast_channel(ns: Any, t: Any, ndim: int) -> Any:
-    """A (C,) array or tensor shaped (C, 1, ...) to broadcast over an (N, C, ...) input of `ndim` axes."""
-    return ns.reshape(t, (-1,) + (1,) * (ndim - 2))
-
-
-_BATCH_NORM_VJPS = (
-    lambda ns, g, out, x, weight, bias, eps: _standardized_grad(
-        ns, g if weight is None else g * _broadcast_channel(ns, weight, x.ndim), x, _batch_axes(x), eps),
-    lambda ns, g, out, x, weight, bias, eps: ns.sum(g * _standardized(ns, x, _batch_axes(x), eps)[0],
-                                                    axis=_batch_axes(x)),
-    lambda ns, g, out, x, weight, bias, eps: ns.sum(g, axis=_batch_axes(x)),
-    None,
-)
+_BATCH_NORM_VJPS = tuple(  # the backend's kernel reuses the forward's batch statistics
+    lambda ns, g, out, x, weight, bias, eps, mean, var, part=part: ns._batch_norm_backward(g, x, weight, mean, var,
+                                                                                         eps, part)
+    for part in ("input", "weight", "bias")
+) + (None, None, None)
 
 
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,  # noqa: A002
@@ -63,10 +50,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     if not training:
         if running_mean is None or running_var is None:
             raise ValueError("batch_norm: evaluation needs running_mean and running_var (or training=True)")
-        scale = _broadcast_channel(ag, 1 / ag.sqrt(running_var + eps), input.ndim)
-        out = (input - _broadcast_channel(ag, running_mean, input.ndim)) * scale
-        out = out if weight is None else out * _broadcast_channel(ag, weight, input.ndim)
-        return out if bias is None else out + _broadcast_channel(ag, bias, input.ndim)
+        scale = per_channel(ag, 1 / ag.sqrt(running_var + eps), input.ndim)
+        out = (input - per_channel(ag, running_mean, input.ndim)) * scale
+        out = out if weight is None else out * per_channel(ag, weight, input.ndim)
+        return out if bias is None else out + per_channel(ag, bias, input.ndim)
     count = input.numel() // channels
     if count <= 1:
         raise ValueError(f"batch_norm: expected more than 1 value per channel when training, got input {input.shape}")
@@ -77,7 +64,9 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             if buffer is not None:
                 buffer.data = buffer.data * (1 - momentum) + backend.xp.astype(statistic, buffer.data.dtype) * momentum
                 bump_version(buffer)
-    return record("batch_norm", data, backend, (input, weight, bias, eps), _BATCH_NORM_VJPS, saved=(input, weight))
+    statistics = (Tensor._wrap(mean, backend), Tensor._wrap(var, backend))
+    return record("batch_norm", data, backend, (input, weight, bias, eps, *statistics), _BATCH_NORM_VJPS,
+                  saved=(input, weight))
 
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,  # noqa: A002
@@ -95,8 +84,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     _same_dtype("group_norm", input, weight)
     grouped = ag.reshape(input, (input.shape[0], num_groups, -1))
     out = ag.reshape(layer_norm(grouped, (grouped.shape[-1],), eps=eps), input.shape)
-    out = out if weight is None else out * _broadcast_channel(ag, weight, input.ndim)
-    return out if bias is None else out + _broadcast_channel(ag, bias, input.ndim)
+    out = out if weight is None else out * per_channel(ag, weight, input.ndim)
+    return out if bias is None else out + per_channel(ag, bias, input.ndim)
 
 
 __all__ = ["batch_norm", "group_norm"]

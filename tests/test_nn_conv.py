@@ -154,11 +154,17 @@ def kernel_calls(b, x, w, g):
         "conv2d_grad_weight": lambda: b.conv2d_grad_weight(g, x, (6, 2, 3, 2), **GEOMETRY),
         "max_pool2d": lambda: b.max_pool2d(x, **POOL),
         "batch_norm": lambda: b.batch_norm(x, b.asarray(np.array([2.0, 0.5, 1.0, -1.0])), None, 1e-3),
+        **{f"batch_norm_backward_{part}{'_unscaled' if unscaled else ''}": (
+            lambda part=part, unscaled=unscaled: b.batch_norm_backward(
+                x * 2.0, x, None if unscaled else b.asarray(np.array([2.0, 0.5, 1.0, -1.0])),
+                b.asarray(np.array([0.1, -0.2, 0.3, 0.0])), b.asarray(np.array([1.5, 0.5, 2.0, 1.0])), 1e-3, part))
+           for part in ("input", "weight", "bias") for unscaled in (False, True)},
     }
 
 
 @pytest.mark.parametrize("kernel", ["im2col", "conv2d", "conv2d_grad_input", "conv2d_grad_weight", "max_pool2d",
-                                    "batch_norm"])
+                                    "batch_norm", "batch_norm_backward_input", "batch_norm_backward_input_unscaled",
+                                    "batch_norm_backward_weight", "batch_norm_backward_bias"])
 def test_kernel_matches_portable_default(float64_backend, kernel):
     rng = np.random.default_rng(0)
     host_x, host_w = rng.standard_normal((2, 4, 7, 6)), rng.standard_normal((6, 2, 3, 2))
