@@ -13,7 +13,7 @@ import math
 from autograd_core import fft, linalg
 from autograd_core.anomaly import detect_anomaly, is_anomaly_enabled
 from autograd_core.compile import CompileFallbackWarning, compile
-from autograd_core.convolution import _conv2d, _conv2d_grad_input, _conv2d_grad_weight
+from autograd_core.convolution import _conv2d, _conv2d_grad_input, _conv2d_grad_weight, _max_pool2d_backward
 from autograd_core.creation import *  # noqa: F403
 from autograd_core.dtypes import (
     DType,

@@ -2,8 +2,8 @@
 one compiled function by the backend's compiler (`jax.jit` on jax).
 
 The step is traced once per input shape with the model's parameters and buffers (batch
-norm's running statistics) and the optimizer's state as inputs, and their new values come
-back as outputs; the Python-side
+norm's running statistics), the optimizer's state and its learning rates and betas (which
+schedules change) as inputs, and their new values come back as outputs; the Python-side
 objects (Parameters, optimizer state) are updated after every call, so the compiled and
 the op-by-op step can be interleaved freely.
 """
@@ -31,6 +31,12 @@ def _unique_parameters(modules: Iterable[Any], optimizers: Iterable[Any]) -> lis
             for p in group["params"]:
                 seen.setdefault(id(p), p)
     return list(seen.values())
+
+
+# What a schedule changes from step to step is an input of the trace, so one trace serves
+# every value; the other hyper-parameters (momentum, weight decay...) steer Python branches
+# in the optimizers, so a change of one traces the step again.
+_TRACED_HYPERPARAMETERS = ("lr", "betas")
 
 
 def _counts_as_ints(state: dict[str, Any]) -> dict[str, Any]:
@@ -78,28 +84,51 @@ def compile(  # noqa: A001 - the name users know from torch.compile
         for opt, states in zip(optimizers, opt_states):
             opt.state = {p: s for p, s in zip(params, states) if s}
 
-    def pure(tensor_data: list, opt_states: list, args: list) -> tuple:
-        install(tensor_data, opt_states, [None] * len(params))
-        out = step(*[Tensor._wrap(a, backend) for a in args])
-        new_tensors, new_states = state_of()
-        return new_tensors, new_states, [None if p.grad is None else p.grad.data for p in params], out.data
+    groups = [g for opt in optimizers for g in opt.param_groups]
 
-    compiled = backend.jit(pure) if backend is not None and backend.can_compile else None
+    def hyperparameters() -> tuple[list, tuple]:
+        """The groups' traced hyper-parameters, and the others as a key (a change retraces)."""
+        traced = [{k: g[k] for k in _TRACED_HYPERPARAMETERS if k in g} for g in groups]
+        static = tuple(tuple((k, repr(v)) for k, v in g.items() if k not in _TRACED_HYPERPARAMETERS and k != "params")
+                       for g in groups)
+        return traced, static
+
+    def set_hyperparameters(traced: list) -> None:
+        for group, values in zip(groups, traced):
+            group.update(values)
+
+    def traceable() -> Callable:
+        """The step as a pure function of arrays; a new function object each time, so that a
+        compiler caching traces by function never hands one trace to two hyper-parameter keys."""
+        def pure(tensor_data: list, opt_states: list, traced: list, args: list) -> tuple:
+            install(tensor_data, opt_states, [None] * len(params))
+            set_hyperparameters(traced)
+            out = step(*[Tensor._wrap(a, backend) for a in args])
+            new_tensors, new_states = state_of()
+            return new_tensors, new_states, [None if p.grad is None else p.grad.data for p in params], out.data
+
+        return pure
+
+    compiled: dict[tuple, Callable] | None = {} if backend is not None and backend.can_compile else None
 
     def run(*args: Tensor) -> Tensor:
         nonlocal compiled
         if compiled is None:
             return step(*args)
         before = state_of()
+        traced, static = hyperparameters()
         try:
-            new_tensors, new_states, grads, out = compiled(*before, [a.data for a in args])
+            function = compiled.get(static) or compiled.setdefault(static, backend.jit(traceable()))
+            new_tensors, new_states, grads, out = function(*before, traced, [a.data for a in args])
         except Exception as e:  # the trace met something a compiler cannot follow
             install(*before, None)
+            set_hyperparameters(traced)
             compiled = None
             reason = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
             warnings.warn(f"compile: the step cannot be traced, so it runs op by op from now on ({reason})",
                           CompileFallbackWarning, stacklevel=2)
             return step(*args)
+        set_hyperparameters(traced)  # numbers again, not the trace's placeholders
         install(new_tensors, [[_counts_as_ints(state) for state in states] for states in new_states], grads)
         return Tensor._wrap(out, backend)
 

@@ -1,4 +1,4 @@
-"""Convolution as three primitives closed under differentiation.
+"""Convolution as three primitives closed under differentiation, and max pooling's backward.
 
 A 2-D convolution ``y = conv(x, w)`` is bilinear, so each of its gradients is a linear map
 computed by a kernel of the same family: the input's gradient is the transposed convolution
@@ -10,9 +10,10 @@ kernel (`Backend.conv2d`...), whose portable default is an im2col and one matmul
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import math
+from typing import Any, NamedTuple
 
-from autograd_core.ops import common_backend
+from autograd_core.ops import _index_add, common_backend, reshape
 from autograd_core.tensor import Tensor, record
 
 
@@ -68,3 +69,23 @@ _GRAD_WEIGHT_VJPS = (
     None,
 )
 
+
+
+class PoolGeometry(NamedTuple):
+    """How a pooling window slides: per axis (rows, columns); padding on both sides."""
+
+    kernel_size: tuple[int, int]
+    stride: tuple[int, int]
+    padding: tuple[int, int]
+    dilation: tuple[int, int]
+    ceil_mode: bool
+
+
+def _max_pool2d_backward(grad: Tensor, indices: Any, input_shape: tuple[int, ...], geometry: PoolGeometry) -> Tensor:
+    """The gradient of max pooling's input on tensors: each window's gradient added at its
+    maximum (`indices` in the flattened (H, W) planes), a scatter-add whose own VJP is the
+    gather at the same positions. The raw twin is `Backend.max_pool2d_backward`."""
+    xp, (n, c, h, w) = grad.backend.xp, input_shape
+    planes = xp.reshape(xp.arange(n * c, dtype=indices.dtype, device=grad.backend.device) * (h * w), (n, c, 1, 1))
+    flat = xp.reshape(indices + planes, (-1,))
+    return reshape(_index_add(reshape(grad, (-1,)), (math.prod(input_shape),), 0, flat), input_shape)

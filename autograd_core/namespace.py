@@ -60,6 +60,9 @@ class RawNamespace:
                              part: str) -> Any:
         return self.backend.batch_norm_backward(grad, x, weight, mean, var, eps, part)
 
+    def _max_pool2d_backward(self, grad: Any, indices: Any, input_shape: tuple[int, ...], geometry: Any) -> Any:
+        return self.backend.max_pool2d_backward(grad, indices, tuple(input_shape), **geometry._asdict())
+
     def _conv2d(self, x: Any, weight: Any, geometry: Any) -> Any:
         return self.backend.conv2d(x, weight, **geometry._asdict())
 

@@ -210,13 +210,16 @@ class Backend:
         xp, axes, channel = self.xp, (0, *range(2, x.ndim)), (-1,) + (1,) * (x.ndim - 2)
         if part == "bias":
             return xp.sum(grad, axis=axes)
-        inverse_std = xp.reshape(1 / xp.sqrt(var + eps), channel)
-        normal = (x - xp.reshape(mean, channel)) * inverse_std
+        inverse_std = 1 / xp.sqrt(var + eps)
+        centred = x - xp.reshape(mean, channel)
+        g_centred = xp.sum(grad * centred, axis=axes)
         if part == "weight":
-            return xp.sum(grad * normal, axis=axes)
-        g_normal = grad if weight is None else grad * xp.reshape(weight, channel)
-        return inverse_std * (g_normal - xp.mean(g_normal, axis=axes, keepdims=True)
-                              - normal * xp.mean(g_normal * normal, axis=axes, keepdims=True))
+            return g_centred * inverse_std
+        # With s = weight / std: grad * s - mean(grad) * s - centred * s * mean(grad * centred) / var,
+        # per-channel factors computed first so the full-size arrays are passed over few times.
+        scale = inverse_std if weight is None else weight * inverse_std
+        slope = xp.reshape(scale * inverse_std * inverse_std * g_centred / (math.prod(x.shape) // x.shape[1]), channel)
+        return (grad - xp.mean(grad, axis=axes, keepdims=True)) * xp.reshape(scale, channel) - centred * slope
 
     def cross_entropy_rows(self, logits: Any, target: Any) -> Any:
         """Per-row softmax cross-entropy of `logits` (n, C) against class indices `target` (n,),
@@ -270,10 +273,8 @@ class Backend:
         """The windows of the (already padded) `x` of shape (N, C, H, W): an array (N, C, kh*kw,
         Ho, Wo) whose [n, c, i*kw + j] is the input under kernel tap (i, j) for every output
         position. The portable default stacks one strided slice per tap."""
-        (kh, kw), (sh, sw), (dh, dw), (ho, wo) = kernel, stride, dilation, out_size
-        taps = [x[:, :, i * dh : i * dh + sh * (ho - 1) + 1 : sh, j * dw : j * dw + sw * (wo - 1) + 1 : sw]
-                for i in range(kh) for j in range(kw)]
-        return self.xp.stack(taps, axis=2)
+        return self.xp.stack([x[_tap(i, j, stride, dilation, out_size)]
+                              for i in range(kernel[0]) for j in range(kernel[1])], axis=2)
 
     def pad2d(self, x: Any, padding: Padding2d, value: float) -> Any:
         """`x` (N, C, H, W) with `padding` ((top, bottom), (left, right)) rows and columns of `value`."""
@@ -312,7 +313,7 @@ class Backend:
         times the output gradient gives each window's share, added back where the window sat
         (a col2im, one strided slice per kernel tap)."""
         xp, (n, c, h, w), (o, _, kh, kw) = self.xp, input_shape, weight.shape
-        (sh, sw), (dh, dw), ((top, bottom), (left, right)) = stride, dilation, padding
+        (top, bottom), (left, right) = padding
         ho, wo = grad.shape[2:]
         g = xp.reshape(grad, (n, groups, o // groups, ho * wo))
         shares = xp.reshape(xp.matrix_transpose(xp.reshape(weight, (groups, o // groups, -1))) @ g,
@@ -320,31 +321,73 @@ class Backend:
         out = xp.zeros((n, c, h + top + bottom, w + left + right), dtype=grad.dtype, device=self.device)
         for i in range(kh):
             for j in range(kw):
-                key = (slice(None), slice(None), slice(i * dh, i * dh + sh * (ho - 1) + 1, sh),
-                       slice(j * dw, j * dw + sw * (wo - 1) + 1, sw))
-                out[key] = out[key] + shares[:, :, i * kw + j, ...]
+                out[_tap(i, j, stride, dilation, (ho, wo))] += shares[:, :, i * kw + j, ...]
         return out[:, :, top : top + h, left : left + w]
 
     def max_pool2d(self, x: Any, *, kernel_size: tuple[int, int], stride: tuple[int, int],
                    padding: tuple[int, int], dilation: tuple[int, int], ceil_mode: bool) -> tuple[Any, Any]:
         """The maximum of each window of `x` (N, C, H, W), and its position as an index into
-        the flattened (H, W) plane, the first maximum where several tie (PyTorch's indices)."""
-        xp, (h, w) = self.xp, x.shape[2:]
-        out = tuple(pool_output_size(size, k, s, p, d, ceil_mode)
-                    for size, k, s, p, d in zip((h, w), kernel_size, stride, padding, dilation))
-        # right padding beyond `padding` for ceil_mode's last, partial windows
-        extra = [max((o - 1) * s + d * (k - 1) + 1 - size - 2 * p, 0)
-                 for o, size, k, s, p, d in zip(out, (h, w), kernel_size, stride, padding, dilation)]
-        padded = self.pad2d(x, ((padding[0], padding[0] + extra[0]), (padding[1], padding[1] + extra[1])),
-                            -math.inf)
-        windows = self.im2col(padded, kernel_size, stride, dilation, out)
-        tap = xp.argmax(windows, axis=2, keepdims=True)
-        values = xp.squeeze(xp.take_along_axis(windows, tap, axis=2), axis=2)
-        tap = xp.squeeze(tap, axis=2)
-        (sh, sw), (dh, dw), kw = stride, dilation, kernel_size[1]
-        rows = xp.reshape(xp.arange(out[0], device=self.device) * sh - padding[0], (out[0], 1)) + tap // kw * dh
-        cols = xp.reshape(xp.arange(out[1], device=self.device) * sw - padding[1], (1, out[1])) + tap % kw * dw
-        return values, xp.astype(rows * w + cols, self.dtype("int64"))
+        the flattened (H, W) plane, the first maximum where several tie (PyTorch's indices; a
+        NaN is the maximum of its window). One strided slice per kernel tap, no window copy."""
+        xp = self.xp
+        padded, out = self._pool_input(x, kernel_size, stride, padding, dilation, ceil_mode)
+        taps = [padded[_tap(i, j, stride, dilation, out)] for i in range(kernel_size[0]) for j in range(kernel_size[1])]
+        values = taps[0]
+        for seen in taps[1:]:
+            values = xp.maximum(values, seen)
+        chosen = xp.zeros(values.shape, dtype=self.dtype("int64"), device=self.device)
+        for k in reversed(range(len(taps))):  # the last assignment, the first tap, wins
+            chosen = xp.where((taps[k] == values) | xp.isnan(taps[k]), k, chosen)
+        return values, self._pool_indices(chosen, x.shape[3], out, kernel_size, stride, padding, dilation)
+
+    def max_pool2d_backward(self, grad: Any, indices: Any, input_shape: tuple[int, ...], *,
+                            kernel_size: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int],
+                            dilation: tuple[int, int], ceil_mode: bool) -> Any:
+        """The gradient of `max_pool2d`'s input: each window's gradient added at its maximum
+        (`indices`, as `max_pool2d` gives them). The portable default goes tap by tap: where a
+        window's maximum is under tap (i, j), its gradient is added through that tap's strided
+        slice, as in `conv2d_grad_input`."""
+        xp, (n, c, h, w), (kh, kw), (sh, sw), (dh, dw) = self.xp, input_shape, kernel_size, stride, dilation
+        ho, wo = grad.shape[2:]
+        padded, _ = self._pool_input(xp.zeros((1, 1, h, w), dtype=grad.dtype, device=self.device), kernel_size,
+                                     stride, padding, dilation, ceil_mode)
+        out = xp.zeros((n, c, *padded.shape[2:]), dtype=grad.dtype, device=self.device)
+        starts = np.add.outer((np.arange(ho) * sh - padding[0]) * w, np.arange(wo) * sw - padding[1])
+        for i in range(kh):
+            for j in range(kw):
+                under_tap = indices == self.asarray(starts + i * dh * w + j * dw, indices.dtype)
+                out[_tap(i, j, stride, dilation, (ho, wo))] += xp.where(under_tap, grad, 0.0)
+        return out[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w]
+
+    def _scatter_to_maxima(self, grad: Any, indices: Any, input_shape: tuple[int, ...]) -> Any:
+        """`max_pool2d_backward` as one scatter-add over the flattened input, for libraries
+        whose index_add is fast."""
+        xp, (n, c, h, w) = self.xp, input_shape
+        planes = xp.reshape(xp.arange(n * c, dtype=indices.dtype, device=self.device) * (h * w), (n, c, 1, 1))
+        flat = xp.reshape(indices + planes, (-1,))
+        return xp.reshape(self.index_add((n * c * h * w,), 0, flat, xp.reshape(grad, (-1,))), input_shape)
+
+    def _pool_input(self, x: Any, kernel_size: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int],
+                    dilation: tuple[int, int], ceil_mode: bool) -> tuple[Any, tuple[int, int]]:
+        """`x` padded with -inf for max pooling (on the right also for ceil_mode's last, partial
+        windows), and the output's height and width."""
+        size = x.shape[2:]
+        out = tuple(pool_output_size(n, k, s, p, d, ceil_mode)
+                    for n, k, s, p, d in zip(size, kernel_size, stride, padding, dilation))
+        extra = [max((o - 1) * s + d * (k - 1) + 1 - n - 2 * p, 0)
+                 for o, n, k, s, p, d in zip(out, size, kernel_size, stride, padding, dilation)]
+        return self.pad2d(x, tuple((p, p + e) for p, e in zip(padding, extra)), -math.inf), out
+
+    def _pool_indices(self, tap: Any, width: int, out: tuple[int, int], kernel_size: tuple[int, int],
+                      stride: tuple[int, int], padding: tuple[int, int], dilation: tuple[int, int]) -> Any:
+        """Each window's chosen kernel tap (N, C, Ho, Wo) as a position in the flattened input
+        plane: the window's first position plus the tap's offset from it."""
+        (kh, kw), (sh, sw), (dh, dw) = kernel_size, stride, dilation
+        offsets = np.array([i * dh * width + j * dw for i in range(kh) for j in range(kw)])
+        starts = np.add.outer((np.arange(out[0]) * sh - padding[0]) * width, np.arange(out[1]) * sw - padding[1])
+        int64 = self.dtype("int64")
+        picked = self.xp.take(self.asarray(offsets, int64), self.xp.reshape(self.xp.astype(tap, int64), (-1,)))
+        return self.xp.reshape(picked, tap.shape) + self.asarray(starts, int64)
 
     # --- linear algebra kernels -------------------------------------------------------------
     @staticmethod
@@ -422,6 +465,12 @@ class Backend:
                 result = xp.sum(result, axis=tuple(order.index(c) for c in finished), keepdims=True)
                 pending -= finished
         return xp.reshape(result, tuple(result.shape[: len(output)]))
+
+
+def _tap(i: int, j: int, stride: tuple[int, int], dilation: tuple[int, int], out_size: tuple[int, int]) -> tuple:
+    """The index of a padded (N, C, H, W) input that kernel tap (i, j) sees at every output position."""
+    (sh, sw), (dh, dw), (ho, wo) = stride, dilation, out_size
+    return (..., slice(i * dh, i * dh + sh * (ho - 1) + 1, sh), slice(j * dw, j * dw + sw * (wo - 1) + 1, sw))
 
 
 def conv_output_size(size: tuple[int, int], kernel: tuple[int, int], stride: tuple[int, int], padding: Padding2d,

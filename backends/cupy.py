@@ -33,6 +33,9 @@ class CupyBackend(Backend):
     def erf(self, x):
         return cupyx.scipy.special.erf(x)
 
+    def max_pool2d_backward(self, grad, indices, input_shape, **geometry):
+        return self._scatter_to_maxima(grad, indices, input_shape)
+
 
 def create(device: str | None = None) -> Backend:
     try:

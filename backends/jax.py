@@ -59,6 +59,9 @@ class JaxBackend(Backend):
     def conv2d_grad_weight(self, grad, x, weight_shape, **geometry):
         return _conv2d_grad_weight(grad, x, tuple(weight_shape), **geometry)
 
+    def max_pool2d_backward(self, grad, indices, input_shape, **geometry):
+        return self._scatter_to_maxima(grad, indices, input_shape)
+
     # --- linear algebra kernels
     def einsum(self, subscripts, *arrays):
         return xp.einsum(subscripts, *arrays)

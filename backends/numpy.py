@@ -29,6 +29,9 @@ class NumpyBackend(Backend):
         return x.base is None and x.flags.writeable
 
     def index_add(self, shape, axis, index, values):
+        if len(shape) == 1 and values.dtype.kind == "f":  # one pass of bincount (summing in float64)
+            index = np.where(index < 0, index + shape[0], index) if len(index) and index.min() < 0 else index
+            return np.bincount(index, weights=values, minlength=shape[0]).astype(values.dtype, copy=False)
         # Sort the rows by index and sum each run of equal indices with reduceat: several
         # times faster than np.add.at, which loops element by element.
         moved = (shape[axis], *shape[:axis], *shape[axis + 1 :])
@@ -56,8 +59,8 @@ class NumpyBackend(Backend):
         # every window as a strided view of `x`, copied once into (N, C, kh*kw, Ho, Wo)
         (kh, kw), (sh, sw), (dh, dw), (n, c), (ho, wo) = kernel, stride, dilation, x.shape[:2], out_size
         s_n, s_c, s_h, s_w = x.strides
-        windows = np.lib.stride_tricks.as_strided(x, (n, c, kh, kw, ho, wo),
-                                                  (s_n, s_c, s_h * dh, s_w * dw, s_h * sh, s_w * sw), writeable=False)
+        strides = (s_n, s_c, s_h * dh, s_w * dw, s_h * sh, s_w * sw)
+        windows = np.lib.stride_tricks.as_strided(x, (n, c, kh, kw, ho, wo), strides, writeable=False)
         return windows.reshape(n, c, kh * kw, ho, wo)
 
     def pad2d(self, x, padding, value):
@@ -68,6 +71,9 @@ class NumpyBackend(Backend):
         out = np.full((n, c, h + top + bottom, w + left + right), value, dtype=x.dtype)
         out[:, :, top : top + h, left : left + w] = x
         return out
+
+    def max_pool2d_backward(self, grad, indices, input_shape, **geometry):
+        return self._scatter_to_maxima(grad, indices, input_shape)
 
     # --- linear algebra kernels
     def einsum(self, subscripts, *arrays):

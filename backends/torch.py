@@ -107,6 +107,11 @@ class TorchBackend(Backend):
         return torch.nn.functional.max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode,
                                               return_indices=True)
 
+    def max_pool2d_backward(self, grad, indices, input_shape, *, kernel_size, stride, padding, dilation, ceil_mode):
+        dummy = grad.new_empty(1).expand(input_shape)  # only its shape is read
+        return torch.ops.aten.max_pool2d_with_indices_backward(grad, dummy, kernel_size, stride, padding, dilation,
+                                                              ceil_mode, indices)
+
     # --- linear algebra kernels
     def einsum(self, subscripts, *arrays):
         return torch.einsum(subscripts, *arrays)

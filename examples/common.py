@@ -172,6 +172,15 @@ def full_batch_training(model: Callable[[ag.Tensor], ag.Tensor], opt: Any, loss_
     return losses
 
 
+def forward_with_mask(model: Any, x: Any, keep: Any, dropout_type: type) -> Any:
+    """`model` (a Sequential, ours or torch's) on `x`, its `dropout_type` layers replaced by
+    a multiplication with `keep` (a mask drawn on the host: 0 or 1/(1-p) per feature), so
+    that a compiled step and a twin can use the same dropout."""
+    for layer in model:
+        x = x * keep if isinstance(layer, dropout_type) else layer(x)
+    return x
+
+
 def log(message: str, quiet: bool = False) -> None:
     """A line on stderr (results go to the JSON; stdout stays free)."""
     if not quiet:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 import autograd_core as ag
-from autograd_core.convolution import ConvGeometry
+from autograd_core.convolution import ConvGeometry, PoolGeometry
 from autograd_core.tensor import Tensor, record
 from backends.base import pool_output_size
 from nn.functional import _same_dtype
@@ -186,18 +186,13 @@ def max_pool2d(input: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None =
     x, unbatched = _batched(input, 2, "max_pool2d")
     kernel, stride, padding, dilation, _ = _pool_geometry("max_pool2d", x, kernel_size, stride, padding, dilation,
                                                           ceil_mode)
-    backend, (n, c, h, w) = x.backend, x.shape
-    values, indices = backend.max_pool2d(x.data, kernel_size=kernel, stride=stride, padding=padding,
-                                         dilation=dilation, ceil_mode=ceil_mode)
-    xp = backend.xp
-    planes = xp.reshape(xp.arange(n * c, dtype=indices.dtype, device=backend.device) * (h * w), (n, c, 1, 1))
-    flat = xp.reshape(indices + planes, (-1,))
-    size = n * c * h * w
-    out = record("max_pool2d", values, backend, (x,), (
-        lambda ns, g, out, x: ns.reshape(ns._index_add(ns.reshape(g, (-1,)), (size,), 0, flat), x.shape),
-    ), saved=())
-    out, indices = (out[0], indices[0, ...]) if unbatched else (out, indices)
-    return (out, Tensor._wrap(indices, backend)) if return_indices else out
+    geometry = PoolGeometry(kernel, stride, padding, dilation, ceil_mode)
+    values, indices = x.backend.max_pool2d(x.data, **geometry._asdict())
+    out = record("max_pool2d", values, x.backend, (x,), (
+        lambda ns, g, out, x, indices=indices: ns._max_pool2d_backward(g, indices, x.shape, geometry),), saved=())
+    if unbatched:
+        out, indices = out[0], indices[0, ...]  # the VJP keeps the batched indices it was given
+    return (out, Tensor._wrap(indices, x.backend)) if return_indices else out
 
 
 def avg_pool2d(input: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None = None,  # noqa: A002

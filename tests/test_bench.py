@@ -15,7 +15,7 @@ import pytest
 
 from bench import report
 from bench.check import cross_check
-from bench.impls import Impl, NumpyByHand, Ours
+from bench.impls import Impl, JaxJit, NumpyByHand, Ours, OursCompiled, TorchEager
 from bench.impls.base import Runner
 from bench.impls.by_hand import _MLP
 from bench.progress import Progress
@@ -155,3 +155,35 @@ def test_hand_written_gradients_match_ours():
     result = run(settings, [Ours("numpy"), NumpyByHand()], quiet(), limit_threads=False)
     values = [r["check_value"] for r in result.records]
     assert len(values) == 2 and np.isclose(values[0], values[1], rtol=1e-5)
+
+
+def test_cnn_workload_agrees_across_implementations():
+    """One CNN training step per implementation (batch 8, three timed steps): ours on numpy (and
+    compiled on jax), PyTorch eager and fused, jax.jit; all agree on the loss. The hand-written
+    numpy has no CNN."""
+    pytest.importorskip("torch")
+    impls: list[Impl] = [Ours("numpy"), TorchEager(), TorchEager(fused=True)]
+    if JaxJit().unavailable() is None:
+        impls += [OursCompiled("jax"), JaxJit()]
+    assert "cnn" not in NumpyByHand().workloads
+    settings = Settings(workloads=("cnn",), cnn_batch=8, plan=TINY)
+    result = run(settings, [*impls, NumpyByHand()], quiet(), limit_threads=False)
+    assert not result.skipped and not result.warnings
+    assert {r["impl"]: r["check_ok"] for r in result.records} == {impl.name: True for impl in impls}
+    assert all(r["workload"] == "cnn" and r["batch"] == 8 and r["n"] == 3 for r in result.records)
+    assert "== cnn: one training step of the MNIST CNN" in report.workload_report(result.records, "cnn")
+
+
+def test_cnn_problem_matches_the_example_network():
+    """The bench's CNN is the example's without dropout: the same parameter and buffer names
+    (after the dropout layer, one index lower), and labels that a linear teacher of the pixels gives."""
+    import nn
+    from bench.problems import make_problem, mnist_cnn
+
+    problem = make_problem("cnn", 4)
+    example = mnist_cnn(nn).state_dict()
+    assert len(problem.weights) == len(example)
+    assert problem.weights["1.num_batches_tracked"].dtype == np.int64
+    assert {k: v.shape for k, v in problem.weights.items()}["9.weight"] == example["10.weight"].shape
+    x, y = problem.batches[0]
+    assert x.shape == (4, 1, 28, 28) and x.dtype == np.float32 and y.dtype == np.int64 and len(problem.batches) > 4

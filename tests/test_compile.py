@@ -90,3 +90,28 @@ def test_compiled_optimizer_state_round_trips(float64_backend):
     fresh = optim.AdamW(model.parameters())
     fresh.load_state_dict(opt.state_dict())
     assert all(s["step"] == 2 for s in fresh.state.values())
+
+
+@pytest.mark.parametrize("make_optimizer", OPTIMIZERS.values(), ids=OPTIMIZERS.keys())
+def test_a_schedule_reaches_the_compiled_step(float64_backend, make_optimizer):
+    """Learning rates (and Adam's betas) that change between calls are inputs of the trace,
+    not constants frozen into it; a change of another hyper-parameter traces again."""
+    eager_model, eager_opt, eager_step = setup(make_optimizer)
+    model, opt, step = setup(make_optimizer)
+    compiled = ag.compile(step, modules=[model], optimizers=[opt])
+    schedules = [optim.lr_scheduler.OneCycleLR(o, max_lr=0.05, total_steps=8) for o in (eager_opt, opt)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ag.CompileFallbackWarning)
+        for x, y in data(6):
+            assert compiled(x, y).item() == pytest.approx(eager_step(x, y).item(), rel=1e-12)
+            for schedule in schedules:
+                schedule.step()
+            assert isinstance(opt.param_groups[0]["lr"], float)
+        for group in (*eager_opt.param_groups, *opt.param_groups):
+            group["lr"], group["weight_decay"] = 0.0, 0.5  # no step at all, whatever the decay
+        frozen = [p.numpy() for p in model.parameters()]
+        x, y = data(1)[0]
+        assert compiled(x, y).item() == pytest.approx(eager_step(x, y).item(), rel=1e-12)
+    for ours, reference, before in zip(model.parameters(), eager_model.parameters(), frozen):
+        assert_close(ours, reference)
+        np.testing.assert_array_equal(ours.numpy(), before)

@@ -17,22 +17,12 @@ import optim
 from autograd_core.compile import CompileFallbackWarning
 from examples import common, mnist_cnn
 
-# max_pool2d's gradient adds into the flattened input through the backend's index_add, whose
-# portable default (array_api_strict) multiplies by an (inputs x outputs) one-hot matrix:
-# 150 GiB for this network at batch 64.
-STRICT_REASON = "array_api_strict: max_pool2d's gradient builds an (inputs x outputs) one-hot matrix (index_add)"
-
 
 @pytest.fixture(autouse=True)
 def one_thread():
     """One BLAS/torch thread: on a small shared machine, thread pools spin against each other."""
     with common.limited_threads(1):
         yield
-
-
-def skip_strict(backend) -> None:
-    if backend.name == "array_api_strict":
-        pytest.skip(STRICT_REASON)
 
 
 def read_record(path) -> dict:
@@ -45,7 +35,6 @@ def read_record(path) -> dict:
 
 def test_cnn_trains_and_writes_its_record(backend, tmp_path):
     """Two epochs of 4 steps: the loss falls, evaluation runs in eval mode, jax compiles the step."""
-    skip_strict(backend)
     out = tmp_path / "cnn.json"
     with warnings.catch_warnings():
         warnings.simplefilter("error", CompileFallbackWarning)  # a step that falls back is a failure
@@ -64,7 +53,6 @@ def test_cnn_trains_and_writes_its_record(backend, tmp_path):
 def test_cnn_float64_twin_matches_pytorch(float64_backend, tmp_path):
     """10 steps with dropout, label smoothing, clipping and OneCycleLR, ours against torch, float64."""
     pytest.importorskip("torch")
-    skip_strict(float64_backend)
     out = tmp_path / "cnn64.json"
     result = mnist_cnn.main(["--quiet", "--dtype", "float64", "--epochs", "1", "--limit", "640", "--eval-limit",
                              "500", "--torch-twin", "--out", str(out)])
@@ -82,10 +70,9 @@ def test_cnn_float64_twin_matches_pytorch(float64_backend, tmp_path):
 def test_compiled_step_follows_the_schedule(backend):
     """The step reads the learning rate the schedule set for this step, compiled or not: at lr 0
     the weights stay put (a trace that froze the first rate would move them)."""
-    skip_strict(backend)
     model = mnist_cnn.cnn_model()
     opt = optim.AdamW(model.parameters(), lr=1e-3)
-    step, compiled = mnist_cnn.training_step(model, opt, "float32")
+    step, compiled = mnist_cnn.training_step(model, opt)
     assert compiled == backend.can_compile
     x = ag.tensor(np.random.default_rng(0).random((4, 1, 28, 28), dtype=np.float32))
     y, keep = ag.tensor([0, 1, 2, 3]), ag.tensor(mnist_cnn.dropout_masks(0, 0.25, "float32")(4))

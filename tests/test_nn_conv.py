@@ -101,6 +101,12 @@ def test_max_pool_indices_and_tied_gradient_match_torch(float64_backend):
     ref_out, ref_index = TF.max_pool2d(ref, 3, 2, 1, ceil_mode=True, return_indices=True)
     np.testing.assert_array_equal(host(index), host(ref_index))
     assert index.dtype == ag.int64
+    with_nan = values.copy()
+    with_nan[0, 0, 2, 3] = with_nan[1, 2, 4, 1] = np.nan  # a NaN is its window's maximum, as in PyTorch
+    nan_out, nan_index = F.max_pool2d(ag.tensor(with_nan), 3, 2, 1, ceil_mode=True, return_indices=True)
+    ref_nan_out, ref_nan_index = TF.max_pool2d(torch.tensor(with_nan), 3, 2, 1, ceil_mode=True, return_indices=True)
+    np.testing.assert_array_equal(host(nan_index), host(ref_nan_index))
+    np.testing.assert_array_equal(host(nan_out), host(ref_nan_out))
     out.sum().backward()
     ref_out.sum().backward()
     assert_close(x.grad, ref.grad)  # each window's gradient goes to its first maximum only
@@ -146,6 +152,12 @@ GEOMETRY = dict(stride=(2, 1), padding=((1, 2), (0, 1)), dilation=(1, 2), groups
 POOL = dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 1), dilation=(1, 2), ceil_mode=True)
 
 
+def max_pool(b, x):
+    """A gradient for max pooling's output (twice its values) and the pooling's indices."""
+    values, indices = b.max_pool2d(x, **POOL)
+    return values * 2.0, indices
+
+
 def kernel_calls(b, x, w, g):
     return {
         "im2col": lambda: b.im2col(b.pad2d(x, ((1, 0), (2, 1)), 0.5), (2, 3), (1, 2), (2, 1), (3, 2)),
@@ -153,6 +165,7 @@ def kernel_calls(b, x, w, g):
         "conv2d_grad_input": lambda: b.conv2d_grad_input(g, w, (2, 4, 7, 6), **GEOMETRY),
         "conv2d_grad_weight": lambda: b.conv2d_grad_weight(g, x, (6, 2, 3, 2), **GEOMETRY),
         "max_pool2d": lambda: b.max_pool2d(x, **POOL),
+        "max_pool2d_backward": lambda: b.max_pool2d_backward(*max_pool(b, x), (2, 4, 7, 6), **POOL),
         "batch_norm": lambda: b.batch_norm(x, b.asarray(np.array([2.0, 0.5, 1.0, -1.0])), None, 1e-3),
         **{f"batch_norm_backward_{part}{'_unscaled' if unscaled else ''}": (
             lambda part=part, unscaled=unscaled: b.batch_norm_backward(
@@ -163,6 +176,7 @@ def kernel_calls(b, x, w, g):
 
 
 @pytest.mark.parametrize("kernel", ["im2col", "conv2d", "conv2d_grad_input", "conv2d_grad_weight", "max_pool2d",
+                                    "max_pool2d_backward",
                                     "batch_norm", "batch_norm_backward_input", "batch_norm_backward_input_unscaled",
                                     "batch_norm_backward_weight", "batch_norm_backward_bias"])
 def test_kernel_matches_portable_default(float64_backend, kernel):

@@ -1,0 +1,235 @@
+"""MNIST with a convolutional network (batch norm, dropout) under AdamW and a one-cycle schedule.
+
+Two conv-batchnorm-ReLU-maxpool blocks, dropout, a SiLU hidden layer; AdamW under
+OneCycleLR (max lr 3e-3), cross-entropy with label smoothing 0.1, gradients clipped to
+norm 1, batch 64, on 55,000 images; validation accuracy each epoch (batch norm on its
+running statistics, ``model.eval()``), test accuracy at the end.
+
+The network is `bench.problems.mnist_cnn`, which the benchmark times too; its convolutions
+have no bias, as usual before batch norm: the norm subtracts any, so a bias's gradient is
+zero but for rounding, and Adam would turn that rounding into steps.
+
+On a backend that compiles (jax), the whole training step goes through `ag.compile` (which
+traces the learning rate and betas a schedule changes as inputs). The dropout mask is drawn
+on the host and passed in as an argument (the Dropout layer is replaced by a multiplication
+with it; `nn.Dropout` refuses to run in a trace, which would freeze one mask). The masks come
+from their own seeded generator, so every backend sees the same ones.
+
+With --torch-twin a PyTorch model starts from the same weights and buffers, sees the same
+batches and the same dropout masks, and steps torch.optim.AdamW under torch's OneCycleLR and
+clip_grad_norm_; the largest difference of the parameters, and of batch norm's running
+statistics, is logged after each epoch. (The twin's batch norm computes its statistics in
+two passes, see `examples.twin.TwoPassBatchNorm2d`.)
+
+    AUTOGRAD_BACKEND=numpy python examples/mnist_cnn.py --threads 1
+    AUTOGRAD_BACKEND=jax python examples/mnist_cnn.py --threads 1
+    AUTOGRAD_BACKEND=numpy python examples/mnist_cnn.py --threads 1 --dtype float64 --epochs 1 --torch-twin
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make the `examples` package importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+
+import autograd_core as ag
+import backends
+import nn
+import nn.functional as F
+import optim
+from bench.problems import CNN_DROPOUT, CNN_IMAGE, mnist_cnn
+from examples import common, mnist
+from examples.data import Split, load_mnist
+
+NAME = "mnist_cnn"
+LABEL_SMOOTHING = 0.1
+MAX_NORM = 1.0
+EVAL_BATCH = 500  # divides the 5,000 validation and 10,000 test images: one shape for jax
+
+
+def cnn_model(dtype: str = "float32", seed: int = 0) -> nn.Module:
+    """Our network in `dtype`, initialised from `seed`."""
+    ag.manual_seed(seed)
+    return mnist_cnn(nn).to(dtype=getattr(ag, dtype))
+
+
+def images(x: np.ndarray) -> np.ndarray:
+    """Rows of 784 pixels as (N, 1, 28, 28) images."""
+    return x.reshape(-1, *CNN_IMAGE)
+
+
+def dropout_masks(seed: int, p: float, dtype: str) -> Callable[[int], np.ndarray]:
+    """``masks(n)``: the next (n, 3136) mask, 1/(1-p) where a feature is kept (probability
+    1 - p, as `nn.Dropout` draws) and 0 where it is dropped."""
+    rng = np.random.default_rng([seed, 1])  # a stream of its own: the data order does not move it
+    features = 64 * 7 * 7
+
+    def masks(n: int) -> np.ndarray:
+        keep = rng.random((n, features)) < 1 - p
+        return keep.astype(dtype) * np.asarray(1 / (1 - p), dtype)
+
+    return masks
+
+
+def training_step(model: nn.Module, opt: optim.Optimizer) -> tuple[Callable[..., ag.Tensor], bool]:
+    """``step(x, y, keep) -> loss``: forward with the dropout mask `keep`, label-smoothed
+    cross-entropy, backward, clipping, AdamW; and whether it is compiled (on a backend that
+    compiles, the whole step is one `ag.compile` call, which takes the schedule's current
+    learning rate and beta1 as inputs)."""
+
+    def step(x: ag.Tensor, y: ag.Tensor, keep: ag.Tensor) -> ag.Tensor:
+        loss = F.cross_entropy(common.forward_with_mask(model, x, keep, nn.Dropout), y, label_smoothing=LABEL_SMOOTHING)
+        opt.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), MAX_NORM)
+        opt.step()
+        return loss
+
+    if not backends.current().can_compile:
+        return step, False
+    return ag.compile(step, modules=[model], optimizers=[opt]), True
+
+
+def make_twin(model: nn.Module, dtype: str, lr: float, weight_decay: float, total_steps: int) -> Any:
+    """The PyTorch twin: the same weights and buffers, label smoothing and clipping, and
+    torch's own OneCycleLR over the same number of steps."""
+    import torch
+
+    from examples.twin import TorchTwin
+
+    def schedule(opt: torch.optim.Optimizer) -> Any:
+        return torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=total_steps)
+
+    return TorchTwin(model, dtype, lr=lr, weight_decay=weight_decay, label_smoothing=LABEL_SMOOTHING,
+                     max_norm=MAX_NORM, schedule=schedule)
+
+
+def accuracy(model: nn.Module, data: Split, dtype: str) -> float:
+    """Accuracy of `model` in evaluation mode (batch norm on its running statistics, no dropout)."""
+    model.eval()
+    try:
+        return common.accuracy(model, images(data.x), data.y, dtype, EVAL_BATCH)
+    finally:
+        model.train()
+
+
+def train_cnn(train: Split, val: Split | None, *, epochs: int = 4, batch_size: int = 64, lr: float = 3e-3,
+              weight_decay: float = 0.01, dtype: str = "float32", seed: int = 0, torch_twin: bool = False,
+              quiet: bool = True) -> dict:
+    """Train the network; returns the model, the twin (or None), whether the step was
+    compiled and the per-epoch record: ``train_loss`` (mean over the epoch),
+    ``val_accuracy``, ``twin_max_weight_diff`` (parameters), ``twin_max_buffer_diff``
+    (batch norm's running statistics), per state entry ``twin_weight_diff_by_param``,
+    ``twin_max_loss_diff``; and ``step_losses``."""
+    model = cnn_model(dtype, seed)
+    opt = optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    total_steps = epochs * common.num_batches(len(train), batch_size)
+    sched = optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=total_steps)
+    twin = make_twin(model, dtype, lr, weight_decay, total_steps) if torch_twin else None
+    step, compiled = training_step(model, opt)
+    order, masks = np.random.default_rng(seed), dropout_masks(seed, CNN_DROPOUT, dtype)
+    record: dict = {"train_loss": [], "val_accuracy": [], "twin_max_weight_diff": [], "twin_max_buffer_diff": [],
+                    "step_losses": [], "twin_max_loss_diff": [], "twin_weight_diff_by_param": []}
+    parameters = {name for name, _ in model.named_parameters()}
+    for epoch in range(1, epochs + 1):
+        bar = common.Progress(common.num_batches(len(train), batch_size), f"epoch {epoch}/{epochs}",
+                              enabled=not quiet)
+        losses, loss_diff = [], 0.0
+        for idx in common.shuffled_batches(len(train), batch_size, order):
+            x, y, keep = train.x[idx], train.y[idx], masks(len(idx))
+            loss = step(ag.tensor(images(x), dtype=dtype), ag.tensor(y), ag.tensor(keep))
+            sched.step()
+            losses.append(loss.item())
+            if twin is not None:
+                loss_diff = max(loss_diff, abs(twin.step(images(x), y, keep) - losses[-1]))
+            bar.update(loss=losses[-1])
+        bar.close()
+        record["train_loss"].append(float(np.mean(losses)))
+        record["step_losses"].extend(losses)
+        line = f"epoch {epoch}: train loss {record['train_loss'][-1]:.4f}"
+        if val is not None:
+            record["val_accuracy"].append(accuracy(model, val, dtype))
+            line += f", val accuracy {record['val_accuracy'][-1]:.4f}"
+        if twin is not None:
+            diffs = twin.weight_diffs(model)
+            record["twin_weight_diff_by_param"].append(diffs)
+            record["twin_max_weight_diff"].append(max(d for k, d in diffs.items() if k in parameters))
+            record["twin_max_buffer_diff"].append(max(d for k, d in diffs.items() if k not in parameters))
+            record["twin_max_loss_diff"].append(loss_diff)
+            line += (f", twin max |w - w_torch| {record['twin_max_weight_diff'][-1]:.3e} (running statistics "
+                     f"{record['twin_max_buffer_diff'][-1]:.3e})")
+        common.log(line, quiet)
+    return {"model": model, "twin": twin, "compiled": compiled, **record}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of this example."""
+    p = common.parser(NAME, __doc__.splitlines()[0])
+    p.add_argument("--epochs", type=int, default=4)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--lr", type=float, default=3e-3, help="AdamW's peak learning rate under OneCycleLR")
+    p.add_argument("--weight-decay", type=float, default=0.01, help="AdamW (decoupled) weight decay")
+    p.add_argument("--dtype", choices=("float32", "float64"), default="float32")
+    p.add_argument("--limit", type=int, default=None, help="train on the first LIMIT of the 55,000 images")
+    p.add_argument("--eval-limit", type=int, default=None,
+                   help="evaluate on the first EVAL_LIMIT validation and test images (default all)")
+    p.add_argument("--torch-twin", action="store_true",
+                   help="train a PyTorch twin from the same weights on the same batches and dropout masks and log "
+                        "the weight difference")
+    return p
+
+
+def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
+    """Run with the parsed `args` (`argv` is recorded as the command); returns what it wrote to the JSON."""
+    start = time.perf_counter()
+    data = load_mnist()
+    train = Split(data.train.x[: args.limit], data.train.y[: args.limit])
+    val = Split(data.val.x[: args.eval_limit], data.val.y[: args.eval_limit])
+    test = Split(data.test.x[: args.eval_limit], data.test.y[: args.eval_limit])
+    outcome = train_cnn(train, val, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
+                        weight_decay=args.weight_decay, dtype=args.dtype, seed=args.seed,
+                        torch_twin=args.torch_twin, quiet=args.quiet)
+    train_time = time.perf_counter() - start
+    results = {
+        "backend": backends.current().name, "dtype": args.dtype, "epochs": args.epochs,
+        "batch_size": args.batch_size, "lr": args.lr, "weight_decay": args.weight_decay, "schedule": "OneCycleLR",
+        "label_smoothing": LABEL_SMOOTHING, "max_grad_norm": MAX_NORM, "dropout": CNN_DROPOUT,
+        "compiled": outcome["compiled"],
+        "train_size": len(train), "val_size": len(val), "test_size": len(test),
+        "steps": len(outcome["step_losses"]), "train_loss": outcome["train_loss"],
+        "val_accuracy": outcome["val_accuracy"],
+        "test_accuracy": accuracy(outcome["model"], test, args.dtype),
+        "train_time_s": round(train_time, 3),
+    }
+    if outcome["twin"] is not None:
+        twin = outcome["twin"]
+        results["twin_max_weight_diff"] = outcome["twin_max_weight_diff"]
+        results["twin_max_buffer_diff"] = outcome["twin_max_buffer_diff"]
+        results["twin_max_loss_diff"] = outcome["twin_max_loss_diff"]
+        results["twin_weight_diff_by_param"] = outcome["twin_weight_diff_by_param"]
+        predicted = twin.predict(images(test.x), EVAL_BATCH).argmax(axis=1)
+        results["twin_test_accuracy"] = float(np.mean(predicted == test.y))
+    results["step_losses"] = outcome["step_losses"]
+    name = NAME if args.dtype == "float32" else f"{NAME}-{args.dtype}"
+    out = common.output_path(args.out, name)
+    mnist.plot(results, out)
+    common.write_results(out, results, common.command_line(NAME, argv), time.perf_counter() - start)
+    common.log(f"test accuracy {results['test_accuracy']:.4f}; wrote {out}", args.quiet)
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> dict:
+    """Run the MNIST CNN example from the command line `argv`; returns what it wrote to the JSON."""
+    return common.main(build_parser(), run, argv)
+
+
+if __name__ == "__main__":
+    main()
