@@ -195,14 +195,20 @@ def test_summary_table_from_json(tmp_path):
                             "wall_time_s": 200},
         "xor-torch.json": {"predictions": [-1, 1, 1, -1], "wall_time_s": 1},
         "twin_control-float64.json": {"control_max_weight_diff": [1e-15, 4.25e-14], "epochs": 2},
+        "mnist_cnn-jax.json": {"test_accuracy": 0.9931, "compiled": True, "wall_time_s": 300},
+        "mnist_cnn-float64-jax.json": {"twin_max_weight_diff": [6.5e-11], "twin_max_buffer_diff": [2.5e-12],
+                                       "wall_time_s": 400},
     }
     for name, rec in records.items():
         (tmp_path / name).write_text(json.dumps({**rec, "command": f"cmd {name}", "machine": machine}))
     text = summarize.main(["--results", str(tmp_path)])
     assert (tmp_path / "README.md").read_text() == text
-    rows = {r.split("|")[1].strip(): r for r in text.splitlines() if r.startswith("| ") and "backend" not in r}
+    first_table = text.split("MNIST CNN test accuracy")[0]
+    rows = {r.split("|")[1].strip(): r for r in first_table.splitlines() if r.startswith("| ") and "backend" not in r}
     assert set(rows) == {"numpy", "torch"}
     assert "0.9801" in rows["numpy"] and "3.50e-14" in rows["numpy"] and "1.791" in rows["numpy"]
     assert "100 / 50 / 200" in rows["numpy"] and "[-1, 1, 1, -1]" in rows["torch"]
     assert "bigram 2.480" in text and "mnist-jax.json" in text  # a missing run is named
     assert "4.25e-14 in float64 after 2 epochs" in text
+    cnn_row = next(r for r in text.splitlines() if r.startswith("| jax |") and "0.9931" in r)
+    assert "6.50e-11" in cnn_row and "2.50e-12" in cnn_row and "yes" in cnn_row and "300 / 400" in cnn_row
