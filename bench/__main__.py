@@ -3,6 +3,7 @@
     python -m bench                          # quick run (about 2 minutes), every available backend
     python -m bench --full                   # the whole sweep
     python -m bench --backends numpy,jax --batches 32,128 --threads 1 --workloads mlp,char,ops
+    python -m bench --workloads cnn          # one training step of the MNIST CNN at batch 64
     python -m bench --compare results/a.json results/b.json
     python -m bench --list                   # the implementations and whether they run here
 
@@ -22,7 +23,7 @@ from typing import Any
 
 from bench import threads
 
-WORKLOAD_NAMES = ("mlp", "char", "ops", "phase")
+WORKLOAD_NAMES = ("mlp", "char", "cnn", "ops", "phase")
 BASELINE_NAMES = ("torch", "torch-fused", "numpy-by-hand", "jax-jit")
 RESULTS = Path("results")
 

@@ -1,5 +1,5 @@
 """The PNG: MLP step time against batch size per implementation, the per-op cost, the
-character model and the phase split (matplotlib with the Agg backend, imported lazily)."""
+character model, the CNN and the phase split (matplotlib with the Agg backend, imported lazily)."""
 
 from __future__ import annotations
 
@@ -59,6 +59,7 @@ def plot(result: dict[str, Any], path: Path) -> str | None:
         ("ops", lambda ax: _bars(ax, records, "ops", 1e3, "µs per op (min)", "per-op cost, 2,000-multiply chain",
                                     log=True)),
         ("char", lambda ax: _bars(ax, records, "char", 1.0, "ms per step (min)", "character model step")),
+        ("cnn", lambda ax: _bars(ax, records, "cnn", 1.0, "ms per step (min)", "MNIST CNN step")),
         ("phase", lambda ax: _phases(ax, records)),
     ) if any(r["workload"] == w for r in records)]
     if not panels:

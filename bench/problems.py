@@ -7,6 +7,7 @@ batches, so their losses after the same number of steps can be compared.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from types import ModuleType
@@ -14,16 +15,19 @@ from typing import Any
 
 import numpy as np
 
-# The four workloads, in the order they run and print.
-WORKLOADS = ("mlp", "char", "ops", "phase")
+# The five workloads, in the order they run and print.
+WORKLOADS = ("mlp", "char", "cnn", "ops", "phase")
 # Which model each workload steps.
-MODEL_OF = {"mlp": "mlp", "char": "char", "ops": "chain", "phase": "mlp"}
+MODEL_OF = {"mlp": "mlp", "char": "char", "cnn": "cnn", "ops": "chain", "phase": "mlp"}
 PHASES = ("forward", "backward", "optimizer")
 
 MLP_SIZES = (784, 512, 256, 10)
 MLP_LR = 1e-3
 CHAR_VOCAB, CHAR_DIM, CHAR_CONTEXT, CHAR_HIDDEN = 65, 32, 16, 512
 CHAR_LR = 3e-3
+CNN_IMAGE = (1, 28, 28)
+CNN_LR = 3e-3
+CNN_DROPOUT = 0.25
 WEIGHT_DECAY = 0.01
 BETAS = (0.9, 0.999)
 ADAM_EPS = 1e-8
@@ -52,10 +56,12 @@ class Problem:
 
 
 def build_model(layers: ModuleType, model: str) -> Any:
-    """The `model` ("mlp" or "char") built from a PyTorch-shaped `nn` namespace `layers`.
+    """The `model` ("mlp", "char" or "cnn") built from a PyTorch-shaped `nn` namespace `layers`.
 
     The same function builds ours (``import nn``) and PyTorch's (``torch.nn``), so the two
-    models have the same layers and the same parameter names.
+    models have the same layers and the same parameter names. The CNN is that of
+    ``examples/mnist_cnn.py`` without its Dropout layer: a timed step draws no random mask,
+    so every implementation computes the same function and their losses can be compared.
     """
     if model == "mlp":
         sizes = MLP_SIZES
@@ -74,13 +80,28 @@ def build_model(layers: ModuleType, model: str) -> Any:
             layers.Tanh(),
             layers.Linear(CHAR_HIDDEN, CHAR_VOCAB),
         )
+    if model == "cnn":
+        return mnist_cnn(layers, dropout=None)
     raise ValueError(f"unknown model {model!r}")
+
+
+def mnist_cnn(layers: ModuleType, dropout: float | None = CNN_DROPOUT) -> Any:
+    """The MNIST CNN of ``examples/mnist_cnn.py``, built from `layers` (``nn`` or ``torch.nn``):
+    two blocks of 3x3 convolution (no bias: the batch norm after it subtracts any), batch
+    norm, ReLU and 2x2 max pooling, then dropout (left out with ``dropout=None``), a 128-unit
+    SiLU layer and 10 outputs."""
+    head = [layers.Dropout(dropout)] if dropout is not None else []
+    return layers.Sequential(
+        layers.Conv2d(1, 32, 3, padding=1, bias=False), layers.BatchNorm2d(32), layers.ReLU(), layers.MaxPool2d(2),
+        layers.Conv2d(32, 64, 3, padding=1, bias=False), layers.BatchNorm2d(64), layers.ReLU(), layers.MaxPool2d(2),
+        layers.Flatten(), *head, layers.Linear(64 * 7 * 7, 128), layers.SiLU(), layers.Linear(128, 10))
 
 
 @lru_cache(maxsize=4)
 def reference_weights(model: str, seed: int) -> dict[str, np.ndarray]:
-    """The initial weights of `model`: our model built on the numpy backend after
-    ``manual_seed(seed)`` (the same seed gives the same weights on every backend)."""
+    """The initial weights and buffers of `model`: our model built on the numpy backend after
+    ``manual_seed(seed)`` (the same seed gives the same weights on every backend); floating
+    point ones as float32, integer ones (batch norm's count) as they are."""
     import autograd_core as ag
     import backends
     import nn
@@ -88,7 +109,8 @@ def reference_weights(model: str, seed: int) -> dict[str, np.ndarray]:
     with backends.use("numpy"):
         ag.manual_seed(seed)
         built = build_model(nn, model)
-        return {name: t.numpy().astype(np.float32) for name, t in built.state_dict().items()}
+        state = {name: t.numpy() for name, t in built.state_dict().items()}
+        return {name: a.astype(np.float32) if a.dtype.kind == "f" else a for name, a in state.items()}
 
 
 def pool_size(batch: int) -> int:
@@ -98,14 +120,16 @@ def pool_size(batch: int) -> int:
 
 
 def _batches(model: str, batch: int, seed: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
-    """Learnable data: MLP labels from a fixed random linear teacher, char targets a fixed
-    function of the context; so a step that learns wrongly shows in the loss."""
+    """Learnable data: MLP and CNN labels from a fixed random linear teacher of the inputs
+    (CNN: 28x28 images), char targets a fixed function of the context; so a step that learns
+    wrongly shows in the loss."""
     rng = np.random.default_rng(seed + 1)
     count = pool_size(batch)
-    if model == "mlp":
-        teacher = rng.standard_normal((MLP_SIZES[0], MLP_SIZES[-1]))
-        inputs = [rng.standard_normal((batch, MLP_SIZES[0]), dtype=np.float32) for _ in range(count)]
-        return tuple((x, np.argmax(x @ teacher, axis=1).astype(np.int64)) for x in inputs)
+    if model in ("mlp", "cnn"):
+        shape = (MLP_SIZES[0],) if model == "mlp" else CNN_IMAGE
+        teacher = rng.standard_normal((math.prod(shape), MLP_SIZES[-1]))
+        inputs = [rng.standard_normal((batch, *shape), dtype=np.float32) for _ in range(count)]
+        return tuple((x, np.argmax(x.reshape(batch, -1) @ teacher, axis=1).astype(np.int64)) for x in inputs)
     contexts = [rng.integers(0, CHAR_VOCAB, (batch, CHAR_CONTEXT), dtype=np.int64) for _ in range(count)]
     return tuple((c, (3 * c[:, -1] + c[:, -3]) % CHAR_VOCAB) for c in contexts)
 
@@ -116,5 +140,5 @@ def make_problem(workload: str, batch: int, seed: int = 0) -> Problem:
     if model == "chain":
         weights = {"x": np.full(1, CHAIN_X, np.float32), "w": np.full(1, CHAIN_W, np.float32)}
         return Problem(workload, 1, model, weights, ())
-    lr = CHAR_LR if model == "char" else MLP_LR
+    lr = {"char": CHAR_LR, "cnn": CNN_LR}.get(model, MLP_LR)
     return Problem(workload, batch, model, dict(reference_weights(model, seed)), _batches(model, batch, seed), lr=lr)

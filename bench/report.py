@@ -17,6 +17,7 @@ Record = dict[str, Any]
 TITLES = {
     "mlp": "mlp: one training step of the 784-512-256-10 ReLU MLP (forward, backward, AdamW), ms",
     "char": "char: one training step of the character model, ms",
+    "cnn": "cnn: one training step of the MNIST CNN (conv, batch norm, pooling; forward, backward, AdamW), ms",
     "ops": "ops: forward + backward of a 2,000-multiply chain on one-element tensors, µs per op",
     "phase": "phase: the MLP step split into its phases, ms",
 }

@@ -18,12 +18,13 @@ from bench.timing import Outcome, Plan, time_lockstep
 
 MLP_BATCHES = (1, 32, 128, 512, 2048)
 CHAR_BATCH = 256
+CNN_BATCH = 64
 PHASE_BATCH = 128
 
 
 @dataclass(frozen=True)
 class Settings:
-    """What to measure and how long. `batches` are the MLP's; char and phase use fixed ones."""
+    """What to measure and how long. `batches` are the MLP's; char, cnn and phase use fixed ones."""
 
     workloads: tuple[str, ...] = WORKLOADS
     batches: tuple[int, ...] = MLP_BATCHES
@@ -31,11 +32,13 @@ class Settings:
     threads: int = 1
     seed: int = 0
     char_batch: int = CHAR_BATCH
+    cnn_batch: int = CNN_BATCH
     phase_batch: int = PHASE_BATCH
 
     def points(self) -> list[tuple[str, int]]:
         """(workload, batch) in the order they are measured."""
-        batch_of = {"char": [self.char_batch], "ops": [1], "phase": [self.phase_batch], "mlp": list(self.batches)}
+        batch_of = {"char": [self.char_batch], "cnn": [self.cnn_batch], "ops": [1], "phase": [self.phase_batch],
+                    "mlp": list(self.batches)}
         return [(w, b) for w in WORKLOADS if w in self.workloads for b in batch_of[w]]
 
     def as_dict(self) -> dict[str, Any]:

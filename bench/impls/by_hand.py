@@ -1,5 +1,8 @@
 """The models written directly in numpy: hand-derived gradients into preallocated buffers
-and an in-place AdamW. No graph, no wrappers: the floor for any numpy autograd engine."""
+and an in-place AdamW. No graph, no wrappers: the floor for any numpy autograd engine.
+
+Not the CNN: a hand-written convolution, batch norm and pooling with their gradients would
+be a second numpy backend to maintain, and PyTorch eager is its reference instead."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from bench.problems import ADAM_EPS, BETAS, LAYER_NORM_EPS, Problem
 
 class NumpyByHand(Impl):
     name = "numpy-by-hand"
+    workloads = frozenset({"mlp", "char", "ops", "phase"})
 
     def setup(self, problem: Problem) -> Runner:
         kinds = {"mlp": _MLP, "char": _Char, "chain": _Chain}
