@@ -4,6 +4,7 @@ batch with its rows reversed (the same mathematics, another summation order).
 
     python examples/twin_control.py --epochs 10
     python examples/twin_control.py --dtype float64 --epochs 3
+    python examples/twin_control.py --model cnn --dtype float64 --epochs 1
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: make the `examples` package importable
@@ -19,7 +20,8 @@ if __package__ in (None, ""):  # run as a script: make the `examples` package im
 
 import numpy as np
 
-from examples import common
+from bench.problems import CNN_LR
+from examples import common, mnist_cnn
 from examples.data import load_mnist
 from examples.mnist import mnist_model
 from examples.twin import TorchTwin
@@ -27,21 +29,36 @@ from examples.twin import TorchTwin
 NAME = "twin_control"
 
 
+def twins(model: str, dtype: str, seed: int, total_steps: int) -> tuple[TorchTwin, TorchTwin, Callable]:
+    """Two torch twins of the `model` example ("mlp": examples/mnist.py, "cnn": examples/mnist_cnn.py,
+    with its schedule, smoothing, clipping and dropout masks), and ``inputs(x, n)``: a batch of
+    `n` rows in that model's layout with its dropout mask (None for the MLP)."""
+    if model == "mlp":
+        source = mnist_model(dtype, seed)  # only the source of the initial weights
+        pair = tuple(TorchTwin(source, dtype, lr=1e-3, weight_decay=0.01) for _ in range(2))
+        return *pair, lambda x, n: (x, None)
+    source = mnist_cnn.cnn_model(dtype, seed)
+    pair = tuple(mnist_cnn.make_twin(source, dtype, CNN_LR, 0.01, total_steps) for _ in range(2))
+    masks = mnist_cnn.dropout_masks(seed, mnist_cnn.CNN_DROPOUT, dtype)
+    return *pair, lambda x, n: (mnist_cnn.images(x), masks(n))
+
+
 def drift(epochs: int, dtype: str, limit: int | None = None, batch_size: int = 128, seed: int = 0,
-          quiet: bool = True) -> list[float]:
+          quiet: bool = True, model: str = "mlp") -> list[float]:
     """The largest weight difference between the two torch runs after each epoch."""
     train = load_mnist().train
     x_all, y_all = train.x[:limit], train.y[:limit]
-    model = mnist_model(dtype, seed)  # only the source of the initial weights
-    first, second = (TorchTwin(model, dtype, lr=1e-3, weight_decay=0.01) for _ in range(2))
+    first, second, inputs = twins(model, dtype, seed, epochs * common.num_batches(len(y_all), batch_size))
     order = np.random.default_rng(seed)
     diffs = []
     for epoch in range(1, epochs + 1):
         bar = common.Progress(common.num_batches(len(y_all), batch_size), f"epoch {epoch}/{epochs}",
                               enabled=not quiet)
         for idx in common.shuffled_batches(len(y_all), batch_size, order):
-            loss = first.step(x_all[idx], y_all[idx])
-            second.step(x_all[idx[::-1]], y_all[idx[::-1]])
+            x, keep = inputs(x_all[idx], len(idx))
+            loss = first.step(x, y_all[idx], keep)
+            rows = np.arange(len(idx))[::-1]  # the same batch and masks, rows reversed
+            second.step(x[rows], y_all[idx][rows], None if keep is None else keep[rows])
             bar.update(loss=loss)
         bar.close()
         a, b = first.net.state_dict(), second.net.state_dict()
@@ -53,6 +70,8 @@ def drift(epochs: int, dtype: str, limit: int | None = None, batch_size: int = 1
 def build_parser() -> argparse.ArgumentParser:
     """The command line of this example."""
     p = common.parser(NAME, __doc__.splitlines()[0])
+    p.add_argument("--model", choices=("mlp", "cnn"), default="mlp",
+                   help="the network of examples/mnist.py (mlp) or examples/mnist_cnn.py (cnn, batch 64)")
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--dtype", choices=("float32", "float64"), default="float32")
     p.add_argument("--limit", type=int, default=None, help="train on the first LIMIT of the 55,000 images")
@@ -62,10 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
 def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     """Run with the parsed `args` (`argv` is recorded as the command); returns what it wrote to the JSON."""
     start = time.perf_counter()
-    diffs = drift(args.epochs, args.dtype, args.limit, seed=args.seed, quiet=args.quiet)
-    results = {"backend": "torch-only", "dtype": args.dtype, "epochs": args.epochs,
+    batch_size = 128 if args.model == "mlp" else 64
+    diffs = drift(args.epochs, args.dtype, args.limit, batch_size, seed=args.seed, quiet=args.quiet,
+                  model=args.model)
+    results = {"backend": "torch-only", "model": args.model, "dtype": args.dtype, "epochs": args.epochs,
                "control_max_weight_diff": diffs}
-    out = args.out or common.RESULTS_DIR / f"{NAME}-{args.dtype}.json"
+    name = NAME if args.model == "mlp" else f"{NAME}-cnn"
+    out = args.out or common.RESULTS_DIR / f"{name}-{args.dtype}.json"
     fig, (ax,) = common.figure(1)
     ax.semilogy(np.arange(1, len(diffs) + 1), diffs, "o-")
     ax.set(title=f"torch vs torch, rows reversed ({args.dtype})", xlabel="epoch", ylabel="max abs weight difference")

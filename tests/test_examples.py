@@ -110,6 +110,8 @@ def test_twin_control_measures_rounding_drift():
     pytest.importorskip("torch")
     drift = twin_control.drift(1, "float64", limit=1024)
     assert len(drift) == 1 and 0.0 < drift[0] < 1e-13
+    cnn_drift = twin_control.drift(1, "float64", limit=256, batch_size=64, model="cnn")
+    assert len(cnn_drift) == 1 and 0.0 < cnn_drift[0] < 1e-12
 
 
 def test_mnist_records_one_accuracy_per_epoch(tmp_path):
