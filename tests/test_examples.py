@@ -198,6 +198,7 @@ def test_summary_table_from_json(tmp_path):
         "xor-torch.json": {"predictions": [-1, 1, 1, -1], "wall_time_s": 1},
         "twin_control-float64.json": {"control_max_weight_diff": [1e-15, 4.25e-14], "epochs": 2},
         "mnist_cnn-jax.json": {"test_accuracy": 0.9931, "compiled": True, "wall_time_s": 300},
+        "twin_control-cnn-float64.json": {"control_max_weight_diff": [6.25e-11], "epochs": 1},
         "mnist_cnn-float64-jax.json": {"twin_max_weight_diff": [6.5e-11], "twin_max_buffer_diff": [2.5e-12],
                                        "wall_time_s": 400},
     }
@@ -214,3 +215,4 @@ def test_summary_table_from_json(tmp_path):
     assert "4.25e-14 in float64 after 2 epochs" in text
     cnn_row = next(r for r in text.splitlines() if r.startswith("| jax |") and "0.9931" in r)
     assert "6.50e-11" in cnn_row and "2.50e-12" in cnn_row and "yes" in cnn_row and "300 / 400" in cnn_row
+    assert "6.25e-11 in float64 after 1 epoch apart (`examples/twin_control.py --model cnn`)" in text
