@@ -198,8 +198,8 @@ class Backend:
         mean = xp.mean(x, axis=axes, keepdims=True)
         centred = x - mean
         var = xp.mean(centred * centred, axis=axes, keepdims=True)
-        out = centred / xp.sqrt(var + eps)
-        out = out if weight is None else out * xp.reshape(weight, channel)
+        scale = 1 / xp.sqrt(var + eps)  # per channel, so the full-size array is passed over once
+        out = centred * (scale if weight is None else scale * xp.reshape(weight, channel))
         out = out if bias is None else out + xp.reshape(bias, channel)
         return out, xp.reshape(mean, (-1,)), xp.reshape(var, (-1,))
 
