@@ -116,22 +116,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--lr", type=float, default=1e-3, help="AdamW learning rate")
     p.add_argument("--weight-decay", type=float, default=0.01, help="AdamW (decoupled) weight decay")
-    p.add_argument("--dtype", choices=("float32", "float64"), default="float32")
-    p.add_argument("--limit", type=int, default=None, help="train on the first LIMIT of the 55,000 images")
-    p.add_argument("--eval-limit", type=int, default=None,
-                   help="evaluate on the first EVAL_LIMIT validation and test images (default all)")
+    add_data_arguments(p)
     p.add_argument("--torch-twin", action="store_true",
                    help="train a PyTorch twin from the same weights on the same batches and log the weight difference")
     return p
 
 
+def add_data_arguments(p: argparse.ArgumentParser) -> None:
+    """The dtype and the data-size flags the MNIST examples share."""
+    p.add_argument("--dtype", choices=("float32", "float64"), default="float32")
+    p.add_argument("--limit", type=int, default=None, help="train on the first LIMIT of the 55,000 images")
+    p.add_argument("--eval-limit", type=int, default=None,
+                   help="evaluate on the first EVAL_LIMIT validation and test images (default all)")
+
+
+def limited_splits(args: argparse.Namespace) -> tuple[Split, Split, Split]:
+    """The training, validation and test splits cut to ``--limit`` and ``--eval-limit``."""
+    data = load_mnist()
+    return (Split(data.train.x[: args.limit], data.train.y[: args.limit]),
+            Split(data.val.x[: args.eval_limit], data.val.y[: args.eval_limit]),
+            Split(data.test.x[: args.eval_limit], data.test.y[: args.eval_limit]))
+
+
 def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     """Run with the parsed `args` (`argv` is recorded as the command); returns what it wrote to the JSON."""
     start = time.perf_counter()
-    data = load_mnist()
-    train = Split(data.train.x[: args.limit], data.train.y[: args.limit])
-    val = Split(data.val.x[: args.eval_limit], data.val.y[: args.eval_limit])
-    test = Split(data.test.x[: args.eval_limit], data.test.y[: args.eval_limit])
+    train, val, test = limited_splits(args)
     outcome = train_mnist(train, val, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                           weight_decay=args.weight_decay, dtype=args.dtype, seed=args.seed,
                           torch_twin=args.torch_twin, quiet=args.quiet)
@@ -151,10 +161,16 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
         results["twin_weight_diff_by_param"] = outcome["twin_weight_diff_by_param"]
         results["twin_test_accuracy"] = float(np.mean(outcome["twin"].predict(test.x).argmax(axis=1) == test.y))
     results["step_losses"] = outcome["step_losses"]
-    name = NAME if args.dtype == "float32" else f"{NAME}-{args.dtype}"
-    out = common.output_path(args.out, name)
+    return write_run(results, args, argv, start)
+
+
+def write_run(results: dict, args: argparse.Namespace, argv: Sequence[str] | None, start: float,
+              name: str = NAME) -> dict:
+    """Write an MNIST example's `results` (JSON and plot) where ``--out`` says, named after the
+    example and its dtype, and log the test accuracy; returns `results`."""
+    out = common.output_path(args.out, name if args.dtype == "float32" else f"{name}-{args.dtype}")
     plot(results, out)
-    common.write_results(out, results, common.command_line(NAME, argv), time.perf_counter() - start)
+    common.write_results(out, results, common.command_line(name, argv), time.perf_counter() - start)
     common.log(f"test accuracy {results['test_accuracy']:.4f}; wrote {out}", args.quiet)
     return results
 

@@ -47,7 +47,7 @@ import nn.functional as F
 import optim
 from bench.problems import CNN_DROPOUT, CNN_IMAGE, mnist_cnn
 from examples import common, mnist
-from examples.data import Split, load_mnist
+from examples.data import Split
 
 NAME = "mnist_cnn"
 LABEL_SMOOTHING = 0.1
@@ -177,10 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--lr", type=float, default=3e-3, help="AdamW's peak learning rate under OneCycleLR")
     p.add_argument("--weight-decay", type=float, default=0.01, help="AdamW (decoupled) weight decay")
-    p.add_argument("--dtype", choices=("float32", "float64"), default="float32")
-    p.add_argument("--limit", type=int, default=None, help="train on the first LIMIT of the 55,000 images")
-    p.add_argument("--eval-limit", type=int, default=None,
-                   help="evaluate on the first EVAL_LIMIT validation and test images (default all)")
+    mnist.add_data_arguments(p)
     p.add_argument("--torch-twin", action="store_true",
                    help="train a PyTorch twin from the same weights on the same batches and dropout masks and log "
                         "the weight difference")
@@ -190,10 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
 def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     """Run with the parsed `args` (`argv` is recorded as the command); returns what it wrote to the JSON."""
     start = time.perf_counter()
-    data = load_mnist()
-    train = Split(data.train.x[: args.limit], data.train.y[: args.limit])
-    val = Split(data.val.x[: args.eval_limit], data.val.y[: args.eval_limit])
-    test = Split(data.test.x[: args.eval_limit], data.test.y[: args.eval_limit])
+    train, val, test = mnist.limited_splits(args)
     outcome = train_cnn(train, val, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                         weight_decay=args.weight_decay, dtype=args.dtype, seed=args.seed,
                         torch_twin=args.torch_twin, quiet=args.quiet)
@@ -218,12 +212,7 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
         predicted = twin.predict(images(test.x), EVAL_BATCH).argmax(axis=1)
         results["twin_test_accuracy"] = float(np.mean(predicted == test.y))
     results["step_losses"] = outcome["step_losses"]
-    name = NAME if args.dtype == "float32" else f"{NAME}-{args.dtype}"
-    out = common.output_path(args.out, name)
-    mnist.plot(results, out)
-    common.write_results(out, results, common.command_line(NAME, argv), time.perf_counter() - start)
-    common.log(f"test accuracy {results['test_accuracy']:.4f}; wrote {out}", args.quiet)
-    return results
+    return mnist.write_run(results, args, argv, start, NAME)
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
