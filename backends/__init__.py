@@ -22,8 +22,8 @@ from importlib.metadata import entry_points
 from backends.base import Backend, host_rng, manual_seed
 
 __all__ = [
-    "Backend", "BackendUnavailableError", "available", "current", "get", "host_rng",
-    "known", "manual_seed", "set_backend", "use",
+    "Backend", "BackendUnavailableError", "available", "canonical", "current", "from_environment", "get",
+    "host_rng", "known", "manual_seed", "set_backend", "use",
 ]
 
 ENTRY_POINT_GROUP = "autograd_core.backends"
@@ -55,12 +55,29 @@ _instances: dict[tuple[str, str | None], Backend] = {}
 _creating = threading.RLock()
 
 
+def canonical(name: str) -> str:
+    """`name` as the registry spells it ("array-api-strict" is accepted for "array_api_strict").
+
+    >>> canonical("array-api-strict")
+    'array_api_strict'
+    """
+    return name.strip().replace("-", "_")
+
+
+def from_environment() -> tuple[str, str | None]:
+    """The (backend, device) that AUTOGRAD_BACKEND and AUTOGRAD_DEVICE select; an empty
+    variable counts as unset (numpy, the library's default device)."""
+    name = os.environ.get("AUTOGRAD_BACKEND", "").strip() or "numpy"
+    return canonical(name), os.environ.get("AUTOGRAD_DEVICE", "").strip() or None
+
+
 def get(name: str, device: str | None = None) -> Backend:
     """The Backend for library `name` on `device` (created once, then cached).
 
     >>> get("numpy").name
     'numpy'
     """
+    name = canonical(name)
     key = (name, device)
     if key in _instances:
         return _instances[key]
@@ -110,7 +127,7 @@ def current() -> Backend:
     if scoped is not None:
         return scoped
     if _default is None:
-        _default = get(os.environ.get("AUTOGRAD_BACKEND", "numpy"), os.environ.get("AUTOGRAD_DEVICE") or None)
+        _default = get(*from_environment())
     return _default
 
 

@@ -155,4 +155,8 @@ def _positive_steps(key, shape):
 
 
 def create(device: str | None = None) -> Backend:
-    return TorchBackend(xp, torch.Tensor, torch.device(device or "cpu"))
+    target = torch.device(device or "cpu")
+    if target.type == "cuda" and not torch.cuda.is_available():
+        build = "has no CUDA (a CPU build)" if torch.version.cuda is None else "sees no CUDA GPU"
+        raise RuntimeError(f"device {device!r}: this torch {torch.__version__} {build}; use AUTOGRAD_DEVICE=cpu")
+    return TorchBackend(xp, torch.Tensor, target)

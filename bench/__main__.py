@@ -56,6 +56,16 @@ def _workloads(text: str) -> list[str]:
     return names
 
 
+def _backends(text: str) -> list[str]:
+    import backends
+
+    names = [backends.canonical(n) for n in _names(text)]
+    unknown = [n for n in names if n not in backends.known()]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown backend(s) {unknown}; choose from {', '.join(backends.known())}")
+    return names
+
+
 def _baselines(text: str) -> list[str]:
     names = [] if text.strip() == "none" else _names(text)
     unknown = [n for n in names if n not in BASELINE_NAMES]
@@ -69,7 +79,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--full", action="store_true", help="the whole sweep: more warm-up, >= 20 steps and about "
                    "2 s per implementation per point (the quick run: >= 8 steps, about 0.5 s)")
-    p.add_argument("--backends", type=_names, help="our backends to time, e.g. numpy,jax (default: every known "
+    p.add_argument("--backends", type=_backends, help="our backends to time, e.g. numpy,jax (default: every known "
                    "one; unavailable ones are skipped with the reason)")
     p.add_argument("--baselines", type=_baselines, default=list(BASELINE_NAMES),
                    help=f"reference implementations, or 'none' (default: {','.join(BASELINE_NAMES)})")

@@ -19,14 +19,32 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    chosen = config.getoption("--backend") or os.environ.get("AUTOGRAD_BACKEND")
-    names = chosen.split(",") if chosen else backends.known()
+    chosen = (config.getoption("--backend") or os.environ.get("AUTOGRAD_BACKEND") or "").strip()
+    names = [backends.canonical(n) for n in chosen.split(",")] if chosen else backends.known()
     unknown = [n for n in names if n not in backends.known()]
     if unknown:
         raise pytest.UsageError(f"unknown backend(s) {unknown}; known: {backends.known()}")
     config.selected_backends = names
-    # Code that asks for the current backend outside the fixture gets the first selected one.
-    os.environ["AUTOGRAD_BACKEND"] = names[0]
+    # Code that asks for the current backend outside the fixture gets the first selected one
+    # that runs here; when none does, every test is skipped with the reasons.
+    reasons = {}
+    for name in names:
+        try:
+            backends.get(name)
+        except (backends.BackendUnavailableError, RuntimeError) as e:
+            reasons[name] = str(e)
+            continue
+        os.environ["AUTOGRAD_BACKEND"] = name
+        break
+    config.no_backend_reason = None if len(reasons) < len(names) else "; ".join(
+        f"backend {n} unavailable: {r}" for n, r in reasons.items())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.no_backend_reason:
+        skip = pytest.mark.skip(reason=config.no_backend_reason)
+        for item in items:
+            item.add_marker(skip)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -73,6 +73,77 @@ def test_python_m_backends_prints_the_table():
     assert listed["numpy"] == "available"
 
 
+def run_backends_table(backend: str, device: str = "", *args: str) -> subprocess.CompletedProcess:
+    import os
+
+    env = {**os.environ, "AUTOGRAD_BACKEND": backend, "AUTOGRAD_DEVICE": device}
+    return subprocess.run([sys.executable, "-m", "backends", *args], capture_output=True, text=True, env=env,
+                          timeout=120)
+
+
+@pytest.mark.parametrize(("selection", "status", "message"), [
+    ("bogus", 1, "AUTOGRAD_BACKEND='bogus' is not a backend; known: numpy, array_api_strict"),
+    ("NumPy", 1, "AUTOGRAD_BACKEND='NumPy' is not a backend"),
+    ("torch,jax", 1, "AUTOGRAD_BACKEND='torch,jax' is not a backend"),
+    ("", 0, ""),  # empty counts as unset: numpy
+    ("array-api-strict", 0, ""),
+])
+def test_python_m_backends_prints_the_table_whatever_the_selection(selection, status, message):
+    result = run_backends_table(selection)
+    assert result.returncode == status
+    assert "Traceback" not in result.stderr and message in result.stderr
+    assert result.stdout.startswith("backend ") and "numpy" in result.stdout and "choose one with" in result.stdout
+    selected = [line.split()[0] for line in result.stdout.splitlines() if line.rstrip().endswith("selected")]
+    assert selected == ({"": ["numpy"], "array-api-strict": ["array_api_strict"]}.get(selection, []))
+
+
+def test_a_device_the_library_cannot_use_is_reported_with_its_reason():
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this torch has a usable CUDA device")
+    result = run_backends_table("torch", "cuda")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    row = next(line for line in result.stdout.splitlines() if line.startswith("torch "))
+    assert "unavailable" in row and "selected" in row and "use AUTOGRAD_DEVICE=cpu" in row
+    with pytest.raises(RuntimeError, match="device 'cuda'.*use AUTOGRAD_DEVICE=cpu"):
+        backends.get("torch", "cuda")
+
+
+def test_python_m_backends_help():
+    result = run_backends_table("", "", "--help")
+    assert result.returncode == 0 and "AUTOGRAD_BACKEND" in result.stdout
+
+
+def test_empty_environment_variables_count_as_unset(monkeypatch):
+    monkeypatch.setenv("AUTOGRAD_BACKEND", " ")
+    monkeypatch.setenv("AUTOGRAD_DEVICE", "")
+    assert backends.from_environment() == ("numpy", None)
+    monkeypatch.setenv("AUTOGRAD_BACKEND", "array-api-strict")
+    assert backends.from_environment() == ("array_api_strict", None)
+    assert backends.get("array-api-strict") is backends.get("array_api_strict")
+
+
+def test_pytest_with_only_unavailable_backends_skips_everything_with_the_reason():
+    import os
+
+    if backends.available()["cupy"] is None:
+        pytest.skip("cupy runs here")
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "--backend", "cupy",
+                             "tests/test_backends.py", "tests/test_dtypes.py"], capture_output=True, text=True,
+                            env={**os.environ}, timeout=300, cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert result.returncode == 0, result.stdout[-2000:]
+    summary = result.stdout.strip().splitlines()[-1]
+    assert "skipped" in summary and "passed" not in summary and "failed" not in summary
+    assert "backend cupy unavailable" in result.stdout
+
+
+def test_bench_refuses_an_unknown_backend():
+    result = subprocess.run([sys.executable, "-m", "bench", "--backends", "bogus"], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 2 and "unknown backend(s) ['bogus']" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_entry_point_backends_are_found(monkeypatch):
     class PluginBackend(NumpyBackend):
         name = "plugin"
