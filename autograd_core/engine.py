@@ -121,7 +121,7 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
     pop, get, check_finite, check_complex = grads.pop, grads.get, anomaly.state.enabled, COMPLEX_IN_GRAPH[0]
     ns = backend = None
     parents_of = _parents_then if REBOUND[0] else _parents
-    with grad_mode.no_grad() if raw else grad_mode.enable_grad():
+    with grad_mode.no_grad() if raw else grad_mode.enable_grad(), roots[0].backend.silent_errors():
         for node in reversed(topological_order(roots)):
             grad = pop(id(node), None)
             if grad is None:

@@ -7,6 +7,7 @@ overrides only what that library does faster or differently.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any
 
@@ -83,6 +84,13 @@ class Backend:
 
     def synchronize(self, *arrays: Any) -> None:
         """Wait for queued work (on `arrays`, or all) to finish; asynchronous libraries override this."""
+
+    def silent_errors(self) -> contextlib.AbstractContextManager:
+        """A context in which floating-point errors (division by zero, overflow, invalid
+        operations) give inf and nan without a warning, as most libraries always do; the engine
+        runs backward in it, so rules the user never wrote do not warn (anomaly mode reports
+        non-finite gradients instead). Libraries that warn override this."""
+        return contextlib.nullcontext()
 
     def owns_memory(self, x: Any) -> bool:
         """Whether `x` is certainly not a view: no other array can see its memory. The engine

@@ -182,3 +182,20 @@ def test_gradients_after_an_in_place_change_of_a_view_match_pytorch(float64_back
         ((b * make(weights)).sum() + early.sum()).backward()
         grads.append(np.asarray(x.grad.tolist()))
     np.testing.assert_allclose(grads[0], grads[1])
+
+
+def test_backward_gives_inf_without_library_warnings(backend):
+    """A rule the user never wrote does not warn (numpy would warn at 0 ** -0.5 in pow's VJP);
+    the gradient is inf as on every backend, and anomaly mode is what reports it."""
+    import warnings
+
+    x = ag.tensor([0.0, 4.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (x**0.5).sum().backward()
+    assert x.grad.tolist() == [float("inf"), 0.25]
+    x.grad = None
+    with ag.detect_anomaly(), warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(RuntimeError, match="non-finite|nan|inf"):
+            (x**0.5).sum().backward()
