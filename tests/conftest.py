@@ -19,12 +19,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    chosen = (config.getoption("--backend") or os.environ.get("AUTOGRAD_BACKEND") or "").strip()
+    # xdist's workers inherit the environment, where AUTOGRAD_BACKEND is changed below: they read
+    # the selection the controller made from AUTOGRAD_TEST_BACKENDS.
+    chosen = (config.getoption("--backend") or os.environ.get("AUTOGRAD_TEST_BACKENDS")
+              or os.environ.get("AUTOGRAD_BACKEND") or "").strip()
     names = [backends.canonical(n) for n in chosen.split(",")] if chosen else backends.known()
     unknown = [n for n in names if n not in backends.known()]
     if unknown:
         raise pytest.UsageError(f"unknown backend(s) {unknown}; known: {backends.known()}")
     config.selected_backends = names
+    os.environ["AUTOGRAD_TEST_BACKENDS"] = ",".join(names)
     # Code that asks for the current backend outside the fixture gets the first selected one
     # that runs here; when none does, every test is skipped with the reasons.
     reasons = {}

@@ -137,6 +137,30 @@ def test_pytest_with_only_unavailable_backends_skips_everything_with_the_reason(
     assert "backend cupy unavailable" in result.stdout
 
 
+def test_parallel_workers_test_every_selected_backend():
+    """pytest-xdist's workers inherit the environment the controller changed; they must still
+    run the test matrix on every selected backend, not only the first."""
+    import os
+
+    pytest.importorskip("xdist")
+    env = {k: v for k, v in os.environ.items() if k not in ("AUTOGRAD_BACKEND", "AUTOGRAD_TEST_BACKENDS")}
+    root = os.path.dirname(os.path.dirname(__file__))
+
+    def summary(*args: str) -> str:
+        result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args,
+                                 "--backend", "numpy,array_api_strict", "tests/test_nn.py"],
+                                capture_output=True, text=True, env=env, cwd=root, timeout=300)
+        assert result.returncode == 0, result.stdout[-2000:]
+        return result.stdout.strip().splitlines()[-1].split(" in ")[0]
+
+    env_only = {**env, "AUTOGRAD_BACKEND": "numpy,array_api_strict"}
+    serial = summary()
+    assert serial == summary("-n", "2")
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2",
+                             "tests/test_nn.py"], capture_output=True, text=True, env=env_only, cwd=root, timeout=300)
+    assert result.stdout.strip().splitlines()[-1].split(" in ")[0] == serial  # selected by the variable
+
+
 def test_bench_refuses_an_unknown_backend():
     result = subprocess.run([sys.executable, "-m", "bench", "--backends", "bogus"], capture_output=True, text=True,
                             timeout=120)
