@@ -123,7 +123,7 @@ def accuracy(model: nn.Module, data: Split, dtype: str) -> float:
 
 def train_cnn(train: Split, val: Split | None, *, epochs: int = 4, batch_size: int = 64, lr: float = 3e-3,
               weight_decay: float = 0.01, dtype: str = "float32", seed: int = 0, torch_twin: bool = False,
-              quiet: bool = True) -> dict:
+              quiet: bool = True, dropout: float = CNN_DROPOUT) -> dict:
     """Train the network; returns the model, the twin (or None), whether the step was
     compiled and the per-epoch record: ``train_loss`` (mean over the epoch),
     ``val_accuracy``, ``twin_max_weight_diff`` (parameters), ``twin_max_buffer_diff``
@@ -135,7 +135,7 @@ def train_cnn(train: Split, val: Split | None, *, epochs: int = 4, batch_size: i
     sched = optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=total_steps)
     twin = make_twin(model, dtype, lr, weight_decay, total_steps) if torch_twin else None
     step, compiled = training_step(model, opt)
-    order, masks = np.random.default_rng(seed), dropout_masks(seed, CNN_DROPOUT, dtype)
+    order, masks = np.random.default_rng(seed), dropout_masks(seed, dropout, dtype)
     record: dict = {"train_loss": [], "val_accuracy": [], "twin_max_weight_diff": [], "twin_max_buffer_diff": [],
                     "step_losses": [], "twin_max_loss_diff": [], "twin_weight_diff_by_param": []}
     parameters = {name for name, _ in model.named_parameters()}
@@ -178,6 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lr", type=float, default=3e-3, help="AdamW's peak learning rate under OneCycleLR")
     p.add_argument("--weight-decay", type=float, default=0.01, help="AdamW (decoupled) weight decay")
     mnist.add_data_arguments(p)
+    p.add_argument("--dropout", type=float, default=CNN_DROPOUT,
+                   help="probability of dropping a feature before the hidden layer (0: none)")
     p.add_argument("--torch-twin", action="store_true",
                    help="train a PyTorch twin from the same weights on the same batches and dropout masks and log "
                         "the weight difference")
@@ -190,12 +192,12 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     train, val, test = mnist.limited_splits(args)
     outcome = train_cnn(train, val, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                         weight_decay=args.weight_decay, dtype=args.dtype, seed=args.seed,
-                        torch_twin=args.torch_twin, quiet=args.quiet)
+                        torch_twin=args.torch_twin, quiet=args.quiet, dropout=args.dropout)
     train_time = time.perf_counter() - start
     results = {
         "backend": backends.current().name, "dtype": args.dtype, "epochs": args.epochs,
         "batch_size": args.batch_size, "lr": args.lr, "weight_decay": args.weight_decay, "schedule": "OneCycleLR",
-        "label_smoothing": LABEL_SMOOTHING, "max_grad_norm": MAX_NORM, "dropout": CNN_DROPOUT,
+        "label_smoothing": LABEL_SMOOTHING, "max_grad_norm": MAX_NORM, "dropout": args.dropout,
         "compiled": outcome["compiled"],
         "train_size": len(train), "val_size": len(val), "test_size": len(test),
         "steps": len(outcome["step_losses"]), "train_loss": outcome["train_loss"],
