@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from autograd_core.ops import _index_add, common_backend, reshape
 from autograd_core.tensor import Tensor, record
+from backends.base import flat_positions
 
 
 class ConvGeometry(NamedTuple):
@@ -85,7 +86,5 @@ def _max_pool2d_backward(grad: Tensor, indices: Any, input_shape: tuple[int, ...
     """The gradient of max pooling's input on tensors: each window's gradient added at its
     maximum (`indices` in the flattened (H, W) planes), a scatter-add whose own VJP is the
     gather at the same positions. The raw twin is `Backend.max_pool2d_backward`."""
-    xp, (n, c, h, w) = grad.backend.xp, input_shape
-    planes = xp.reshape(xp.arange(n * c, dtype=indices.dtype, device=grad.backend.device) * (h * w), (n, c, 1, 1))
-    flat = xp.reshape(indices + planes, (-1,))
+    flat = flat_positions(grad.backend.xp, indices, input_shape, grad.backend.device)
     return reshape(_index_add(reshape(grad, (-1,)), (math.prod(input_shape),), 0, flat), input_shape)

@@ -355,12 +355,11 @@ class Backend:
         (`indices`, as `max_pool2d` gives them). The portable default goes tap by tap: where a
         window's maximum is under tap (i, j), its gradient is added through that tap's strided
         slice, as in `conv2d_grad_input`."""
-        xp, (n, c, h, w), (kh, kw), (sh, sw), (dh, dw) = self.xp, input_shape, kernel_size, stride, dilation
+        xp, (n, c, h, w), (kh, kw), (dh, dw) = self.xp, input_shape, kernel_size, dilation
         ho, wo = grad.shape[2:]
-        padded, _ = self._pool_input(xp.zeros((1, 1, h, w), dtype=grad.dtype, device=self.device), kernel_size,
-                                     stride, padding, dilation, ceil_mode)
-        out = xp.zeros((n, c, *padded.shape[2:]), dtype=grad.dtype, device=self.device)
-        starts = np.add.outer((np.arange(ho) * sh - padding[0]) * w, np.arange(wo) * sw - padding[1])
+        _, pads = _pool_padding((h, w), kernel_size, stride, padding, dilation, ceil_mode)
+        out = xp.zeros((n, c, h + sum(pads[0]), w + sum(pads[1])), dtype=grad.dtype, device=self.device)
+        starts = _window_starts((ho, wo), w, stride, padding)
         for i in range(kh):
             for j in range(kw):
                 under_tap = indices == self.asarray(starts + i * dh * w + j * dw, indices.dtype)
@@ -370,29 +369,24 @@ class Backend:
     def _scatter_to_maxima(self, grad: Any, indices: Any, input_shape: tuple[int, ...]) -> Any:
         """`max_pool2d_backward` as one scatter-add over the flattened input, for libraries
         whose index_add is fast."""
-        xp, (n, c, h, w) = self.xp, input_shape
-        planes = xp.reshape(xp.arange(n * c, dtype=indices.dtype, device=self.device) * (h * w), (n, c, 1, 1))
-        flat = xp.reshape(indices + planes, (-1,))
-        return xp.reshape(self.index_add((n * c * h * w,), 0, flat, xp.reshape(grad, (-1,))), input_shape)
+        flat = flat_positions(self.xp, indices, input_shape, self.device)
+        return self.xp.reshape(self.index_add((math.prod(input_shape),), 0, flat, self.xp.reshape(grad, (-1,))),
+                               input_shape)
 
     def _pool_input(self, x: Any, kernel_size: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int],
                     dilation: tuple[int, int], ceil_mode: bool) -> tuple[Any, tuple[int, int]]:
         """`x` padded with -inf for max pooling (on the right also for ceil_mode's last, partial
         windows), and the output's height and width."""
-        size = x.shape[2:]
-        out = tuple(pool_output_size(n, k, s, p, d, ceil_mode)
-                    for n, k, s, p, d in zip(size, kernel_size, stride, padding, dilation))
-        extra = [max((o - 1) * s + d * (k - 1) + 1 - n - 2 * p, 0)
-                 for o, n, k, s, p, d in zip(out, size, kernel_size, stride, padding, dilation)]
-        return self.pad2d(x, tuple((p, p + e) for p, e in zip(padding, extra)), -math.inf), out
+        out, pads = _pool_padding(tuple(x.shape[2:]), kernel_size, stride, padding, dilation, ceil_mode)
+        return self.pad2d(x, pads, -math.inf), out
 
     def _pool_indices(self, tap: Any, width: int, out: tuple[int, int], kernel_size: tuple[int, int],
                       stride: tuple[int, int], padding: tuple[int, int], dilation: tuple[int, int]) -> Any:
         """Each window's chosen kernel tap (N, C, Ho, Wo) as a position in the flattened input
         plane: the window's first position plus the tap's offset from it."""
-        (kh, kw), (sh, sw), (dh, dw) = kernel_size, stride, dilation
+        (kh, kw), (dh, dw) = kernel_size, dilation
         offsets = np.array([i * dh * width + j * dw for i in range(kh) for j in range(kw)])
-        starts = np.add.outer((np.arange(out[0]) * sh - padding[0]) * width, np.arange(out[1]) * sw - padding[1])
+        starts = _window_starts(out, width, stride, padding)
         int64 = self.dtype("int64")
         picked = self.xp.take(self.asarray(offsets, int64), self.xp.reshape(self.xp.astype(tap, int64), (-1,)))
         return self.xp.reshape(picked, tap.shape) + self.asarray(starts, int64)
@@ -479,6 +473,31 @@ def _tap(i: int, j: int, stride: tuple[int, int], dilation: tuple[int, int], out
     """The index of a padded (N, C, H, W) input that kernel tap (i, j) sees at every output position."""
     (sh, sw), (dh, dw), (ho, wo) = stride, dilation, out_size
     return (..., slice(i * dh, i * dh + sh * (ho - 1) + 1, sh), slice(j * dw, j * dw + sw * (wo - 1) + 1, sw))
+
+
+def _pool_padding(size: tuple[int, int], kernel_size: tuple[int, int], stride: tuple[int, int],
+                  padding: tuple[int, int], dilation: tuple[int, int], ceil_mode: bool) -> tuple[tuple, Padding2d]:
+    """A pooling's output height and width, and the padding its input gets: `padding` on both
+    sides, more on the right where ceil_mode's last windows run past it."""
+    out = tuple(pool_output_size(n, k, s, p, d, ceil_mode)
+                for n, k, s, p, d in zip(size, kernel_size, stride, padding, dilation))
+    extra = [max((o - 1) * s + d * (k - 1) + 1 - n - 2 * p, 0)
+             for o, n, k, s, p, d in zip(out, size, kernel_size, stride, padding, dilation)]
+    return out, tuple((p, p + e) for p, e in zip(padding, extra))
+
+
+def _window_starts(out: tuple[int, int], width: int, stride: tuple[int, int], padding: tuple[int, int]) -> np.ndarray:
+    """Each pooling window's first position in the flattened (unpadded) input plane, (Ho, Wo)."""
+    rows, cols = (np.arange(o) * s - p for o, s, p in zip(out, stride, padding))
+    return np.add.outer(rows * width, cols)
+
+
+def flat_positions(xp: Any, indices: Any, input_shape: tuple[int, ...], device: Any) -> Any:
+    """Positions in a (N, C, H, W) input's plane (`max_pool2d`'s indices) as positions in the
+    whole flattened input, 1-D."""
+    n, c, h, w = input_shape
+    planes = xp.reshape(xp.arange(n * c, dtype=indices.dtype, device=device) * (h * w), (n, c, 1, 1))
+    return xp.reshape(indices + planes, (-1,))
 
 
 def conv_output_size(size: tuple[int, int], kernel: tuple[int, int], stride: tuple[int, int], padding: Padding2d,
