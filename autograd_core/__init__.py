@@ -49,6 +49,7 @@ from autograd_core.manipulation import *  # noqa: F403
 from autograd_core.normalization import _batch_norm_backward
 from autograd_core.ops import (
     _basic_index,
+    _gelu_backward,
     _index_add,
     _relu_backward,
     _scatter,

@@ -5,6 +5,9 @@ Two are primitives with their own VJP: `flip` (undone by the same flip) and `rol
 rolling back). The others are compositions of differentiable ops, so their gradients follow:
 `repeat` and `tile` sum the copies, `unstack` is indexing, `take_along_axis` is one `take` of
 the flattened tensor, whose gradient is a scatter-add (right with repeated indices).
+
+Beyond the standard, as PyTorch has them: `masked_fill` (a `where`), and `split` and `chunk`
+(slices, so views).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 
 from autograd_core.ops import (
     _broadcast_shapes,
+    _cast,
     _check_bounds,
     _index_array,
     _tensor,
@@ -25,10 +29,12 @@ from autograd_core.ops import (
     permute_dims,
     reshape,
     take,
+    where,
 )
 from autograd_core.tensor import Tensor, record
 
-__all__ = ["broadcast_arrays", "flip", "moveaxis", "repeat", "roll", "take_along_axis", "tile", "unstack"]
+__all__ = ["broadcast_arrays", "chunk", "flip", "masked_fill", "moveaxis", "repeat", "roll", "split",
+           "take_along_axis", "tile", "unstack"]
 
 Axes = int | Sequence[int]
 
@@ -210,3 +216,64 @@ def take_along_axis(x: Tensor, indices: Any, /, *, axis: int = -1) -> Tensor:
             flat = flat + xp.reshape(coordinate, tuple(size if i == d else 1 for i in range(x.ndim)))
     flat = xp.reshape(xp.broadcast_to(flat, shape), (-1,))
     return reshape(take(reshape(x, (-1,)), flat, axis=0), shape)
+
+
+def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
+    """`x` with `value` (a scalar or a 0-d tensor) where the boolean `mask` (broadcast to x's
+    shape) is True, in x's dtype (PyTorch's `masked_fill`); no gradient flows to `x` there.
+
+    >>> import autograd_core as ag
+    >>> ag.masked_fill(ag.asarray([1.0, 2.0, 3.0]), ag.asarray([False, True, False]), -1.0).tolist()
+    [1.0, -1.0, 3.0]
+    """
+    x = _tensor("masked_fill", x)
+    if isinstance(mask, Tensor) and mask.dtype != "bool":
+        raise TypeError(f"masked_fill: the mask must be boolean, got {mask.dtype.name}")
+    if isinstance(value, Tensor) and value.ndim:
+        raise ValueError(f"masked_fill: value must be a scalar or a 0-d tensor, got shape {value.shape}")
+    filled = broadcast_to(where(mask, value, x), x.shape)
+    return filled if filled.dtype == x.dtype else _cast(filled, x.dtype)
+
+
+def split(x: Tensor, split_size_or_sections: int | Sequence[int], axis: int = 0) -> tuple[Tensor, ...]:
+    """`x` cut along `axis` into pieces of `split_size_or_sections` elements (an int: the last
+    piece may be smaller) or of the given sizes (which must add up to the axis's length); the
+    pieces are views (PyTorch's `split`).
+
+    >>> import autograd_core as ag
+    >>> [t.tolist() for t in ag.split(ag.arange(5), 2)]
+    [[0, 1], [2, 3], [4]]
+    """
+    x = _tensor("split", x)
+    axis = _axis(axis, x.ndim)
+    n = x.shape[axis]
+    if isinstance(split_size_or_sections, numbers.Integral):
+        size = int(split_size_or_sections)
+        if size < 0 or (size == 0 and n):
+            raise ValueError(f"split: split_size must be positive (0 only for an empty axis), got {size}")
+        sizes = [min(size, n - start) for start in range(0, n, size)] if n else [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if any(s < 0 for s in sizes) or sum(sizes) != n:
+            raise ValueError(f"split: the sizes {sizes} must be non-negative and add up to {n}, the length of "
+                             f"axis {axis}")
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    lead = (slice(None),) * axis
+    return tuple(getitem(x, (*lead, slice(start, start + size))) for start, size in zip(starts, sizes))
+
+
+def chunk(x: Tensor, chunks: int, axis: int = 0) -> tuple[Tensor, ...]:
+    """`x` cut along `axis` into `chunks` pieces of ceil(n / chunks) elements, so the last may
+    be smaller and there may be fewer than `chunks` (PyTorch's `chunk`); views.
+
+    >>> import autograd_core as ag
+    >>> [t.tolist() for t in ag.chunk(ag.arange(5), 4)]
+    [[0, 1], [2, 3], [4]]
+    """
+    x = _tensor("chunk", x)
+    if chunks <= 0:
+        raise ValueError(f"chunk: chunks must be positive, got {chunks}")
+    n = x.shape[_axis(axis, x.ndim)]
+    if n == 0:  # PyTorch gives `chunks` empty pieces
+        return split(x, [0] * chunks, axis)
+    return split(x, -(-n // chunks), axis)

@@ -53,6 +53,9 @@ class RawNamespace:
     def _relu_backward(self, grad: Any, out: Any) -> Any:
         return self.backend.relu_backward(grad, out)
 
+    def _gelu_backward(self, grad: Any, x: Any, approximate: str) -> Any:
+        return self.backend.gelu_backward(grad, x, approximate)
+
     def _einsum(self, subscripts: str, *arrays: Any) -> Any:
         return self.backend.einsum(subscripts, *arrays)
 

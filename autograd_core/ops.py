@@ -279,6 +279,11 @@ relu = unary_op("relu", lambda ns, d: ns._relu(d), lambda ns, g, out, x: ns._rel
 def _relu_backward(grad: Tensor, out: Tensor) -> Tensor:
     """relu's VJP on tensors (the raw twin is the backend's kernel): `grad` where `out` > 0."""
     return where(out > 0, grad, 0.0)
+def _gelu_backward(grad: Tensor, x: Tensor, approximate: str) -> Tensor:
+    """GELU's VJP on tensors (the raw twin is the backend's kernel), differentiable again."""
+    return grad * backends.base.gelu_slope(ag, ag.erf, x, approximate)
+
+
 abs = unary_op("abs", lambda ns, d: ns.abs(d), lambda ns, g, out, x: g * ns.sign(x))  # noqa: A001
 sign = unary_op("sign", lambda ns, d: ns.sign(d), None, "none")
 erf = unary_op("erf", _erf, lambda ns, g, out, x: g * (2 / math.sqrt(math.pi)) * ns.exp(-(x * x)),

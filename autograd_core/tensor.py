@@ -200,6 +200,18 @@ class Tensor:
             raise TypeError(f"{to}() needs a tensor with one element, this one has shape {self.shape}")
         return self.item()
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        """A leaf with a copy of the values, the same type (a Parameter stays one),
+        `requires_grad` and a copy of `.grad`, as PyTorch's; what ``copy.deepcopy(model)`` uses."""
+        if not self.is_leaf:
+            raise RuntimeError("only tensors created by the user (graph leaves) can be deep-copied, not the result "
+                               f"of {self._op}; deep-copy .detach() instead")
+        new = type(self)._wrap(self.backend.xp.asarray(self.data, copy=True), self.backend)
+        new.requires_grad = self.requires_grad
+        memo[id(self)] = new
+        new.grad = None if self.grad is None else self.grad.__deepcopy__(memo)
+        return new
+
     def detach(self) -> Tensor:
         """The same values, cut from the graph (shares the array)."""
         return Tensor._wrap(self.data, self.backend)
@@ -509,6 +521,10 @@ def install_methods() -> None:
         "double": lambda self: ops._cast(self, "float64"),
         "long": lambda self: ops._cast(self, "int64"),
         "to": _to,
+        "masked_fill": ag.masked_fill, "contiguous": lambda self: self,
+        "split": lambda self, split_size, dim=0: ag.split(self, split_size, axis=dim),
+        "chunk": lambda self, chunks, dim=0: ag.chunk(self, chunks, axis=dim),
+        "unbind": lambda self, dim=0: ag.unstack(self, axis=dim),
     }
     binary = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide", "floordiv": "floor_divide",
               "mod": "remainder", "pow": "pow", "matmul": "matmul", "and": "bitwise_and", "or": "bitwise_or",

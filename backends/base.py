@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -189,6 +190,14 @@ class Backend:
         """`grad` where relu's output `out` is positive, else 0."""
         return self.xp.where(out > 0, grad, 0.0)
 
+    def gelu(self, x: Any, approximate: str) -> Any:
+        """GELU, ``x * Phi(x)`` ("none") or its tanh approximation ("tanh"), as PyTorch's."""
+        return gelu_value(self.xp, self.erf, x, approximate)
+
+    def gelu_backward(self, grad: Any, x: Any, approximate: str) -> Any:
+        """`grad` times GELU's derivative at `x`."""
+        return grad * gelu_slope(self.xp, self.erf, x, approximate)
+
     def layer_norm(self, x: Any, normalized_shape: tuple[int, ...], weight: Any, bias: Any, eps: float) -> Any:
         """`x` normalised over its trailing `normalized_shape` axes (biased variance), then
         scaled by `weight` and shifted by `bias` where they are given."""
@@ -241,8 +250,8 @@ class Backend:
         """The error function, from its everywhere-convergent series of positive terms.
 
         erf(x) = 2/sqrt(pi) * exp(-x^2) * sum_n 2^n x^(2n+1) / (1*3*...*(2n+1)).
-        No cancellation, so it is accurate to float64 rounding; |x| >= 6 gives +-1
-        (erfc(6) is 2e-17). Libraries with a native erf override this.
+        No cancellation, so it is accurate to float64 rounding (clipped to [-1, 1], which the
+        rounding could pass); |x| >= 6 gives +-1 (erfc(6) is 2e-17). Libraries with a native erf override this.
         """
         xp = self.xp
         a = xp.clip(xp.abs(x), max=6.0)
@@ -251,7 +260,7 @@ class Backend:
         for n in range(1, 120):
             term = term * (2.0 * a2 / (2 * n + 1))
             total = total + term
-        return xp.sign(x) * (2.0 / math.sqrt(math.pi)) * xp.exp(-a2) * total
+        return xp.clip(xp.sign(x) * (2.0 / math.sqrt(math.pi)) * xp.exp(-a2) * total, min=-1.0, max=1.0)
 
     def adam_update(self, param, grad, exp_avg, exp_avg_sq, *, step: int, lr: float,
                     beta1: float, beta2: float, eps: float, weight_decay: float,
@@ -515,3 +524,23 @@ def pool_output_size(size: int, kernel: int, stride: int, padding: int, dilation
     if ceil_mode and (out - 1) * stride >= size + padding:
         out -= 1
     return out
+
+
+# GELU's formulas, once for the portable kernels and for their differentiable twin in
+# autograd_core: `xp` answers exp and tanh, `erf` is the error function of the same arrays.
+_TANH_SCALE, _CUBIC = math.sqrt(2 / math.pi), 0.044715
+
+
+def gelu_value(xp: Any, erf: Callable[[Any], Any], x: Any, approximate: str) -> Any:
+    """``0.5 x (1 + erf(x / sqrt 2))``, or ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
+    if approximate == "tanh":
+        return 0.5 * x * (1 + xp.tanh(_TANH_SCALE * (x + _CUBIC * x * x * x)))
+    return 0.5 * x * (1 + erf(x * math.sqrt(0.5)))
+
+
+def gelu_slope(xp: Any, erf: Callable[[Any], Any], x: Any, approximate: str) -> Any:
+    """The derivative of `gelu_value`: Phi(x) + x phi(x), or the tanh form's own derivative."""
+    if approximate == "tanh":
+        t = xp.tanh(_TANH_SCALE * (x + _CUBIC * x * x * x))
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _TANH_SCALE * (1 + 3 * _CUBIC * x * x)
+    return 0.5 * (1 + erf(x * math.sqrt(0.5))) + x * xp.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))

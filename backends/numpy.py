@@ -31,6 +31,21 @@ class NumpyBackend(Backend):
     def owns_memory(self, x):
         return x.base is None and x.flags.writeable
 
+    def erf(self, x):
+        if _kernels is not None and x.dtype in (np.float32, np.float64):
+            return _kernels.erf(x)
+        return super().erf(x)
+
+    def gelu(self, x, approximate):
+        if _kernels is not None and approximate == "none" and x.dtype in (np.float32, np.float64):
+            return _kernels.gelu(x)
+        return super().gelu(x, approximate)
+
+    def gelu_backward(self, grad, x, approximate):
+        if _kernels is not None and approximate == "none" and grad.dtype == x.dtype in (np.float32, np.float64):
+            return _kernels.gelu_backward(grad, x)
+        return super().gelu_backward(grad, x, approximate)
+
     def index_add(self, shape, axis, index, values):
         if len(shape) == 1 and values.dtype.kind == "f":  # one pass of bincount (summing in float64)
             index = np.where(index < 0, index + shape[0], index) if len(index) and index.min() < 0 else index
@@ -140,6 +155,31 @@ def _compile_fused_adam():
 
 
 _fused_adam = _compile_fused_adam()
+
+
+def _compile_elementwise():
+    """erf and GELU as numba ufuncs when numba is installed: one pass over memory each, where
+    the portable formulas make several (the series for erf, hundreds)."""
+    try:
+        import numba
+    except ImportError:
+        return None
+    from types import SimpleNamespace
+
+    def ufunc(arity: int):
+        signatures = [f"{t}({', '.join([t] * arity)})" for t in ("float32", "float64")]
+        return numba.vectorize(signatures, cache=True)
+
+    inverse_sqrt2, inverse_sqrt_2pi = math.sqrt(0.5), 1 / math.sqrt(2 * math.pi)
+    return SimpleNamespace(
+        erf=ufunc(1)(lambda x: math.erf(x)),
+        gelu=ufunc(1)(lambda x: 0.5 * x * (1 + math.erf(x * inverse_sqrt2))),
+        gelu_backward=ufunc(2)(lambda g, x: g * (0.5 * (1 + math.erf(x * inverse_sqrt2))
+                                                  + x * math.exp(-0.5 * x * x) * inverse_sqrt_2pi)),
+    )
+
+
+_kernels = _compile_elementwise()
 
 
 def create(device: str | None = None) -> Backend:

@@ -47,6 +47,12 @@ class TorchBackend(Backend):
     def relu_backward(self, grad, out):
         return torch.ops.aten.threshold_backward(grad, out, 0)  # several times faster than where()
 
+    def gelu(self, x, approximate):
+        return torch.nn.functional.gelu(x, approximate=approximate)
+
+    def gelu_backward(self, grad, x, approximate):
+        return torch.ops.aten.gelu_backward(grad, x, approximate=approximate)
+
     def layer_norm(self, x, normalized_shape, weight, bias, eps):
         return torch.nn.functional.layer_norm(x, normalized_shape, weight, bias, eps)
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from bench import threads
 
-WORKLOAD_NAMES = ("mlp", "char", "cnn", "ops", "phase")
+WORKLOAD_NAMES = ("mlp", "char", "cnn", "gpt", "ops", "phase")
 BASELINE_NAMES = ("torch", "torch-fused", "numpy-by-hand", "jax-jit")
 RESULTS = Path("results")
 

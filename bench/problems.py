@@ -15,10 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from bench.gpt_model import GPTConfig, gpt
+
 # The five workloads, in the order they run and print.
-WORKLOADS = ("mlp", "char", "cnn", "ops", "phase")
+WORKLOADS = ("mlp", "char", "cnn", "gpt", "ops", "phase")
 # Which model each workload steps.
-MODEL_OF = {"mlp": "mlp", "char": "char", "cnn": "cnn", "ops": "chain", "phase": "mlp"}
+MODEL_OF = {"mlp": "mlp", "char": "char", "cnn": "cnn", "gpt": "gpt", "ops": "chain", "phase": "mlp"}
 PHASES = ("forward", "backward", "optimizer")
 
 MLP_SIZES = (784, 512, 256, 10)
@@ -28,6 +30,7 @@ CHAR_LR = 3e-3
 CNN_IMAGE = (1, 28, 28)
 CNN_LR = 3e-3
 CNN_DROPOUT = 0.25
+GPT_LR = 1e-3
 WEIGHT_DECAY = 0.01
 BETAS = (0.9, 0.999)
 ADAM_EPS = 1e-8
@@ -56,12 +59,13 @@ class Problem:
 
 
 def build_model(layers: ModuleType, model: str) -> Any:
-    """The `model` ("mlp", "char" or "cnn") built from a PyTorch-shaped `nn` namespace `layers`.
+    """The `model` ("mlp", "char", "cnn" or "gpt") built from a PyTorch-shaped `nn` namespace `layers`.
 
     The same function builds ours (``import nn``) and PyTorch's (``torch.nn``), so the two
     models have the same layers and the same parameter names. The CNN is that of
     ``examples/mnist_cnn.py`` without its Dropout layer: a timed step draws no random mask,
     so every implementation computes the same function and their losses can be compared.
+    The GPT is nanoGPT's CPU configuration (``bench/gpt_model.py``, as in ``examples/gpt.py``).
     """
     if model == "mlp":
         sizes = MLP_SIZES
@@ -82,6 +86,8 @@ def build_model(layers: ModuleType, model: str) -> Any:
         )
     if model == "cnn":
         return mnist_cnn(layers, dropout=None)
+    if model == "gpt":
+        return gpt(layers, GPTConfig())
     raise ValueError(f"unknown model {model!r}")
 
 
@@ -122,7 +128,8 @@ def pool_size(batch: int) -> int:
 def _batches(model: str, batch: int, seed: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     """Learnable data: MLP and CNN labels from a fixed random linear teacher of the inputs
     (CNN: 28x28 images), char targets a fixed function of the context; so a step that learns
-    wrongly shows in the loss."""
+    wrongly shows in the loss; GPT targets at each position a fixed function of the
+    character there and the one two places back, flattened to rows as its logits are)."""
     rng = np.random.default_rng(seed + 1)
     count = pool_size(batch)
     if model in ("mlp", "cnn"):
@@ -130,6 +137,11 @@ def _batches(model: str, batch: int, seed: int) -> tuple[tuple[np.ndarray, np.nd
         teacher = rng.standard_normal((math.prod(shape), MLP_SIZES[-1]))
         inputs = [rng.standard_normal((batch, *shape), dtype=np.float32) for _ in range(count)]
         return tuple((x, np.argmax(x.reshape(batch, -1) @ teacher, axis=1).astype(np.int64)) for x in inputs)
+    if model == "gpt":
+        c = GPTConfig()
+        blocks = [rng.integers(0, c.vocab_size, (batch, c.block_size), dtype=np.int64) for _ in range(count)]
+        return tuple((x, ((3 * x + np.pad(x[:, :-2], ((0, 0), (2, 0)))) % c.vocab_size).reshape(-1))
+                     for x in blocks)
     contexts = [rng.integers(0, CHAR_VOCAB, (batch, CHAR_CONTEXT), dtype=np.int64) for _ in range(count)]
     return tuple((c, (3 * c[:, -1] + c[:, -3]) % CHAR_VOCAB) for c in contexts)
 
@@ -140,5 +152,5 @@ def make_problem(workload: str, batch: int, seed: int = 0) -> Problem:
     if model == "chain":
         weights = {"x": np.full(1, CHAIN_X, np.float32), "w": np.full(1, CHAIN_W, np.float32)}
         return Problem(workload, 1, model, weights, ())
-    lr = {"char": CHAR_LR, "cnn": CNN_LR}.get(model, MLP_LR)
+    lr = {"char": CHAR_LR, "cnn": CNN_LR, "gpt": GPT_LR}.get(model, MLP_LR)
     return Problem(workload, batch, model, dict(reference_weights(model, seed)), _batches(model, batch, seed), lr=lr)

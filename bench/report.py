@@ -18,6 +18,7 @@ TITLES = {
     "mlp": "mlp: one training step of the 784-512-256-10 ReLU MLP (forward, backward, AdamW), ms",
     "char": "char: one training step of the character model, ms",
     "cnn": "cnn: one training step of the MNIST CNN (conv, batch norm, pooling; forward, backward, AdamW), ms",
+    "gpt": "gpt: one training step of nanoGPT's CPU character GPT (4 layers, 12 x 64 characters), ms",
     "ops": "ops: forward + backward of a 2,000-multiply chain on one-element tensors, µs per op",
     "phase": "phase: the MLP step split into its phases, ms",
 }

@@ -19,12 +19,13 @@ from bench.timing import Outcome, Plan, time_lockstep
 MLP_BATCHES = (1, 32, 128, 512, 2048)
 CHAR_BATCH = 256
 CNN_BATCH = 64
+GPT_BATCH = 12  # nanoGPT's CPU batch, of 64-character blocks
 PHASE_BATCH = 128
 
 
 @dataclass(frozen=True)
 class Settings:
-    """What to measure and how long. `batches` are the MLP's; char, cnn and phase use fixed ones."""
+    """What to measure and how long. `batches` are the MLP's; char, cnn, gpt and phase use fixed ones."""
 
     workloads: tuple[str, ...] = WORKLOADS
     batches: tuple[int, ...] = MLP_BATCHES
@@ -33,12 +34,13 @@ class Settings:
     seed: int = 0
     char_batch: int = CHAR_BATCH
     cnn_batch: int = CNN_BATCH
+    gpt_batch: int = GPT_BATCH
     phase_batch: int = PHASE_BATCH
 
     def points(self) -> list[tuple[str, int]]:
         """(workload, batch) in the order they are measured."""
-        batch_of = {"char": [self.char_batch], "cnn": [self.cnn_batch], "ops": [1], "phase": [self.phase_batch],
-                    "mlp": list(self.batches)}
+        batch_of = {"char": [self.char_batch], "cnn": [self.cnn_batch], "gpt": [self.gpt_batch], "ops": [1],
+                    "phase": [self.phase_batch], "mlp": list(self.batches)}
         return [(w, b) for w in WORKLOADS if w in self.workloads for b in batch_of[w]]
 
     def as_dict(self) -> dict[str, Any]:

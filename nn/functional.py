@@ -35,7 +35,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise ValueError(f"linear: input shape {x.shape} does not end with in_features={in_features}")
     backend = common_backend("linear", *(t for t in (x, weight, bias) if t is not None))
     _same_dtype("linear", x, weight)
-    data = x.data @ weight.data.mT
+    data = _rows_times(backend.xp, x.data, weight.data.mT)
     if bias is not None:
         data = data + bias.data
 
@@ -50,8 +50,16 @@ def _linear_grad_weight(ns: Any, g: Any, out: Any, x: Any, weight: Any, bias: An
     return ns.matmul(ns.matrix_transpose(rows_g), rows_x)
 
 
+def _rows_times(ns: Any, x: Any, matrix: Any) -> Any:
+    """``x @ matrix`` with the leading axes of `x` folded into rows: one matrix product where
+    a stacked matmul would run one per leading index (about 15% slower at GPT sizes)."""
+    if x.ndim <= 2:
+        return ns.matmul(x, matrix)
+    return ns.reshape(ns.matmul(ns.reshape(x, (-1, x.shape[-1])), matrix), (*x.shape[:-1], matrix.shape[-1]))
+
+
 _LINEAR_VJPS = (
-    lambda ns, g, out, x, weight, bias: ns.matmul(g, weight),
+    lambda ns, g, out, x, weight, bias: _rows_times(ns, g, weight),
     _linear_grad_weight,
     lambda ns, g, out, x, weight, bias: sum_to(ns, g, bias.shape),
 )
@@ -70,12 +78,22 @@ def sigmoid(x: Tensor) -> Tensor:
 
 
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
-    """GELU as in PyTorch: exact (x * Phi(x), through erf) or ``approximate="tanh"``."""
-    if approximate == "tanh":
-        return 0.5 * x * (1 + ag.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)))
-    if approximate != "none":
+    """GELU as in PyTorch: exact (``x * Phi(x)``, through erf) or ``approximate="tanh"``; one
+    primitive (the backend's fused kernel where it has one).
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> round(F.gelu(ag.asarray([1.0])).item(), 4)
+    0.8413
+    """
+    if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
-    return 0.5 * x * (1 + ag.erf(x * (1 / math.sqrt(2))))
+    x = _tensor("gelu", x)
+    if x.dtype.kind != "real floating":
+        raise TypeError(f"gelu: expected a real floating-point tensor, got {x.dtype.name}")
+    return record("gelu", x.backend.gelu(x.data, approximate), x.backend, (x, approximate), _GELU_VJPS, saved=(x,))
+
+
+_GELU_VJPS = (lambda ns, g, out, x, approximate: ns._gelu_backward(g, x, approximate), None)
 
 
 def softmax(input: Tensor, dim: int | None = -1, _stacklevel: int = 3, dtype: Any = None) -> Tensor:  # noqa: A002
@@ -682,6 +700,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
 
 # Convolution, pooling, normalisation and resampling over images and sequences live in their
 # own modules, which build on the helpers above, so they are imported last.
+from nn.attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: E402, F401
 from nn.convolution import (  # noqa: E402
     avg_pool1d as avg_pool1d,
     avg_pool2d as avg_pool2d,

@@ -60,12 +60,12 @@ class LayerNorm(Module):
     """Normalise over the trailing `normalized_shape` axes, then scale and shift."""
 
     def __init__(self, normalized_shape: int | tuple[int, ...], eps: float = 1e-5,
-                 elementwise_affine: bool = True, dtype: Any = "float32") -> None:
+                 elementwise_affine: bool = True, bias: bool = True, dtype: Any = "float32") -> None:
         super().__init__()
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.normalized_shape, self.eps = shape, eps
         self.weight = Parameter(ag.ones(shape, dtype=dtype)) if elementwise_affine else None
-        self.bias = Parameter(ag.zeros(shape, dtype=dtype)) if elementwise_affine else None
+        self.bias = Parameter(ag.zeros(shape, dtype=dtype)) if elementwise_affine and bias else None
 
     def forward(self, x: Tensor) -> Tensor:
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)

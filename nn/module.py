@@ -91,12 +91,14 @@ class Module:
         return RemovableHandle(self._forward_hooks, hook)
 
     # --- the tree of modules and parameters ----------------------------------------------
-    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
+    def named_modules(self, prefix: str = "", remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+        """(name, module) pairs, depth first from this one; a module reachable by several
+        names comes once unless `remove_duplicate` is False."""
         seen: set[int] = set()
         stack = [(prefix, self)]
         while stack:
             name, module = stack.pop()
-            if id(module) in seen:
+            if remove_duplicate and id(module) in seen:
                 continue
             seen.add(id(module))
             yield name, module
@@ -185,14 +187,13 @@ class Module:
         return OrderedDict((name, t.detach()) for name, t in self._state_items())
 
     def _state_items(self) -> Iterator[tuple[str, ag.Tensor]]:
-        seen: set[int] = set()
-        for module_name, module in self.named_modules():
+        """Every name a tensor is reachable by: a parameter shared by two modules (tied
+        embedding and output weights) appears under both names, as in PyTorch."""
+        for module_name, module in self.named_modules(remove_duplicate=False):
             buffers = [(n, b) for n, b in module._buffers.items()
                        if b is not None and n not in module._non_persistent_buffers]
             for name, t in [*module._parameters.items(), *buffers]:
-                if id(t) not in seen:
-                    seen.add(id(t))
-                    yield (f"{module_name}.{name}" if module_name else name), t
+                yield (f"{module_name}.{name}" if module_name else name), t
 
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> None:
         """Copy values (tensors of any backend, or arrays) into the parameters and buffers,

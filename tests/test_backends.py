@@ -251,6 +251,21 @@ def test_erf_matches_the_portable_series(backend):
     assert_close(portable, reference, rtol=1e-14, atol=1e-15)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_kernels_match_the_portable_defaults(backend, dtype, approximate):
+    if dtype == "float64" and not backend.supports_float64:
+        pytest.skip(f"{backend.name} has no float64 here")
+    rng = np.random.default_rng(0)
+    x, g = (backend.asarray(rng.standard_normal(200) * 4, backend.dtype(dtype)) for _ in range(2))
+    # float32: the formulas cancel (1 + erf(x) for x << 0), so values of O(1) agree to ~1e-6 absolute
+    tolerance = {"rtol": 1e-5, "atol": 3e-5} if dtype == "float32" else {"rtol": 1e-13, "atol": 1e-13}
+    for kernel, args in (("gelu", (x, approximate)), ("gelu_backward", (g, x, approximate))):
+        fast = getattr(backend, kernel)(*args)
+        assert backend.dtype_name(fast.dtype) == dtype
+        assert_close(backend.to_numpy(fast), backend.to_numpy(getattr(Backend, kernel)(backend, *args)), **tolerance)
+
+
 def test_relu_kernels_match_the_portable_defaults(backend):
     x = np.random.default_rng(0).standard_normal((3, 5)).astype(np.float32)
     x[0, 0] = 0.0  # relu'(0) = 0, as PyTorch

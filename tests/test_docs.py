@@ -13,8 +13,9 @@ MODULES = [
     "autograd_core.fft", "autograd_core.gradcheck", "autograd_core.grad_mode", "autograd_core.info",
     "autograd_core.linalg", "autograd_core.manipulation", "autograd_core.namespace", "autograd_core.ops",
     "autograd_core.searching", "autograd_core.statistics", "autograd_core.tensor", "autograd_core.viz", "backends",
-    "backends.base", "nn.activation", "nn.conv_layers", "nn.convolution", "nn.functional", "nn.layers",
-    "nn.loss", "nn.module", "nn.normalization", "nn.norm_layers", "nn.serialization", "nn.spatial", "nn.utils",
+    "backends.base", "nn.activation", "nn.attention", "nn.conv_layers", "nn.convolution", "nn.functional", "nn.layers",
+    "nn.loss", "nn.module", "nn.normalization", "nn.norm_layers", "nn.recurrent", "nn.serialization", "nn.spatial",
+    "nn.transformer", "nn.utils",
     "optim.adagrad", "optim.adam",
     "optim.lr_scheduler", "optim.rmsprop", "optim.sgd",
 ]

@@ -35,6 +35,27 @@ def test_parameters_are_registered_once_and_named(backend):
     assert len(list(model.modules())) == 5
 
 
+def test_state_dict_names_shared_tensors_under_every_name_as_pytorch():
+    import torch
+
+    class Tied(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = torch.nn.Linear(3, 4)
+            self.heads = torch.nn.ModuleList([torch.nn.Linear(4, 2), torch.nn.Linear(4, 1)])
+            self.shared = self.body
+            self.scale = torch.nn.Parameter(torch.ones(1))
+            self.embed, self.out = torch.nn.Embedding(5, 4), torch.nn.Linear(4, 5, bias=False)
+            self.out.weight = self.embed.weight
+
+    ours = TwoHeads()
+    ours.embed, ours.out = nn.Embedding(5, 4), nn.Linear(4, 5, bias=False)
+    ours.out.weight = ours.embed.weight
+    assert list(ours.state_dict()) == list(Tied().state_dict())
+    assert len(list(ours.parameters())) == 8
+    ours.load_state_dict({k: v.detach().numpy() for k, v in Tied().state_dict().items()})
+
+
 def test_zero_grad_and_train_eval(backend):
     model = TwoHeads()
     a, b = model(ag.randn(2, 3))
@@ -197,3 +218,22 @@ def test_cross_entropy_ignore_index(backend):
     assert loss.item() == pytest.approx(kept.item(), rel=1e-12)
     loss.backward()
     assert np.all(logits.grad.numpy()[[1, 3]] == 0)
+
+
+def test_deepcopy_of_a_model_is_independent_as_in_pytorch(backend):
+    import copy
+
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+    model(ag.randn(5, 3)).sum().backward()
+    twin = copy.deepcopy(model)
+    assert type(twin[0].weight) is nn.Parameter and twin[0].weight.requires_grad
+    assert list(twin.state_dict()) == list(model.state_dict())
+    for (name, a), b in zip(model.state_dict().items(), twin.state_dict().values()):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=name)
+    np.testing.assert_array_equal(twin[0].weight.grad.numpy(), model[0].weight.grad.numpy())
+    with ag.no_grad():
+        twin[0].weight.zero_()
+        twin[1].running_mean.fill_(7.0)
+    assert np.any(model[0].weight.numpy() != 0) and np.all(model[1].running_mean.numpy() != 7.0)
+    with pytest.raises(RuntimeError, match="graph leaves"):
+        copy.deepcopy(model[0].weight * 2)

@@ -41,6 +41,8 @@ MODULES = [
     module_case("layer_norm", lambda: nn.LayerNorm(4, dtype=F64), lambda: torch.nn.LayerNorm(4), normal(3, 4)),
     module_case("layer_norm_2d", lambda: nn.LayerNorm((3, 4), eps=1e-3, dtype=F64),
                 lambda: torch.nn.LayerNorm((3, 4), eps=1e-3), normal(2, 3, 4)),
+    module_case("layer_norm_no_bias", lambda: nn.LayerNorm(4, bias=False, dtype=F64),
+                lambda: torch.nn.LayerNorm(4, bias=False), normal(3, 4)),
     module_case("layer_norm_no_affine", lambda: nn.LayerNorm(4, elementwise_affine=False, dtype=F64),
                 lambda: torch.nn.LayerNorm(4, elementwise_affine=False), normal(3, 4)),
     module_case("relu", nn.ReLU, torch.nn.ReLU, normal(3, 4)),

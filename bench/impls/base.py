@@ -63,7 +63,7 @@ class Impl:
     set it up. `requires` lists the modules it imports; a missing one makes it unavailable."""
 
     name: str = ""
-    workloads: frozenset[str] = frozenset({"mlp", "char", "cnn", "ops", "phase"})
+    workloads: frozenset[str] = frozenset({"mlp", "char", "cnn", "gpt", "ops", "phase"})
     requires: tuple[str, ...] = ()
 
     def unavailable(self) -> str | None:

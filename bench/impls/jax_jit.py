@@ -13,19 +13,21 @@ from typing import Any
 
 import numpy as np
 
+from bench.gpt_model import GPTConfig
 from bench.impls.base import BatchPool, Impl, Runner
 from bench.problems import ADAM_EPS, BETAS, LAYER_NORM_EPS, Problem
 
 # PyTorch's batch norm defaults, and the names of its buffers in a state dict
 BATCH_NORM_EPS, BATCH_NORM_MOMENTUM = 1e-5, 0.1
 BUFFERS = ("running_mean", "running_var", "num_batches_tracked")
+TIED = ("lm_head.weight",)  # the GPT's output layer is its token embedding
 
 
 class JaxJit(Impl):
     name = "jax-jit"
     requires = ("jax",)
     # One compiled program per step: there is no phase split to time.
-    workloads = frozenset({"mlp", "char", "cnn", "ops"})
+    workloads = frozenset({"mlp", "char", "cnn", "gpt", "ops"})
 
     def setup(self, problem: Problem) -> Runner:
         return _Chain(problem) if problem.model == "chain" else _Model(problem)
@@ -41,13 +43,16 @@ def _mlp_logits(jax: Any, params: tuple, buffers: tuple, x: Any) -> tuple[Any, t
     return h, buffers
 
 
+def _layer_norm(jnp: Any, x: Any, gamma: Any) -> Any:
+    centred = x - x.mean(axis=-1, keepdims=True)
+    return centred / jnp.sqrt(jnp.mean(centred * centred, axis=-1, keepdims=True) + LAYER_NORM_EPS) * gamma
+
+
 def _char_logits(jax: Any, params: tuple, buffers: tuple, idx: Any) -> tuple[Any, tuple]:
     jnp = jax.numpy
     table, w1, b1, gamma, beta, w2, b2 = params
     h = table[idx].reshape(idx.shape[0], -1) @ w1.T + b1
-    centred = h - h.mean(axis=1, keepdims=True)
-    normed = centred / jnp.sqrt(jnp.mean(centred * centred, axis=1, keepdims=True) + LAYER_NORM_EPS)
-    return jnp.tanh(normed * gamma + beta) @ w2.T + b2, buffers
+    return jnp.tanh(_layer_norm(jnp, h, gamma) + beta) @ w2.T + b2, buffers
 
 
 def _max_pool_2x2(jnp: Any, h: Any) -> Any:
@@ -86,12 +91,30 @@ def _cnn_logits(jax: Any, params: tuple, buffers: tuple, x: Any) -> tuple[Any, t
     return h @ w2.T + b2, (*stats1, *stats2)
 
 
+def _gpt_logits(jax: Any, params: tuple, buffers: tuple, idx: Any) -> tuple[Any, tuple]:
+    """nanoGPT's model (no biases) on `params` in our state-dict order, the output layer
+    tied to the token embedding (so "lm_head.weight" is not among them)."""
+    jnp, c = jax.numpy, GPTConfig()
+    wte, wpe, *blocks, ln_f = params
+    b, t = idx.shape
+    causal = jnp.tril(jnp.ones((t, t), dtype=bool))
+    x = wte[idx] + wpe[:t]
+    for i in range(c.n_layer):
+        ln_1, c_attn, attn_proj, ln_2, c_fc, mlp_proj = blocks[6 * i : 6 * i + 6]
+        q, k, v = (_layer_norm(jnp, x, ln_1) @ c_attn.T).reshape(b, t, 3, c.n_head, -1).transpose(2, 0, 3, 1, 4)
+        scores = jnp.where(causal, q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1]), -jnp.inf)
+        y = jax.nn.softmax(scores, axis=-1) @ v
+        x = x + y.transpose(0, 2, 1, 3).reshape(b, t, -1) @ attn_proj.T
+        x = x + jax.nn.gelu(_layer_norm(jnp, x, ln_2) @ c_fc.T, approximate=False) @ mlp_proj.T
+    return (_layer_norm(jnp, x, ln_f) @ wte.T).reshape(b * t, -1), buffers
+
+
 def _train_step(problem: Problem) -> Any:
     """The jitted ``(state, x, y, corrections) -> (state, loss)`` for `problem`'s model."""
     import jax
     import jax.numpy as jnp
 
-    logits_of = {"mlp": _mlp_logits, "char": _char_logits, "cnn": _cnn_logits}[problem.model]
+    logits_of = {"mlp": _mlp_logits, "char": _char_logits, "cnn": _cnn_logits, "gpt": _gpt_logits}[problem.model]
     lr, decay = problem.lr, problem.weight_decay
     beta1, beta2 = BETAS
 
@@ -123,7 +146,7 @@ class _Model(BatchPool):
         # Inputs and buffers keep their dtype (float32, int32 indices and counts) whether or not x64 is enabled.
         cast = lambda a: jax.device_put(a.astype(np.int32) if a.dtype.kind == "i" else a)
         is_buffer = {name: name.rsplit(".", 1)[-1] in BUFFERS for name in problem.weights}
-        params = tuple(cast(w) for name, w in problem.weights.items() if not is_buffer[name])
+        params = tuple(cast(w) for name, w in problem.weights.items() if not is_buffer[name] and name not in TIED)
         buffers = tuple(cast(w) for name, w in problem.weights.items() if is_buffer[name])
         zeros = tuple(jnp.zeros_like(p) for p in params)
         self.state = (params, zeros, tuple(jnp.zeros_like(p) for p in params), buffers)

@@ -39,7 +39,7 @@ class OursCompiled(Ours):
     """``ours:<backend>+compile``: the same step through `autograd_core.compile`, for
     backends that can trace a whole step (jax)."""
 
-    workloads = frozenset({"mlp", "char", "cnn"})
+    workloads = frozenset({"mlp", "char", "cnn", "gpt"})
 
     def __init__(self, backend: str) -> None:
         super().__init__(backend)

@@ -14,7 +14,8 @@ class TorchEager(Impl):
         self.fused = fused
         self.name = "torch-fused" if fused else "torch"
         # The op chain has no optimizer, so the fused variant would repeat the plain one.
-        self.workloads = frozenset({"mlp", "char", "cnn", "phase"} if fused else {"mlp", "char", "cnn", "ops", "phase"})
+        self.workloads = frozenset({"mlp", "char", "cnn", "gpt", "phase"} if fused
+                                   else {"mlp", "char", "cnn", "gpt", "ops", "phase"})
 
     def setup(self, problem: Problem) -> Runner:
         return _Chain(problem) if problem.model == "chain" else _Model(problem, self.fused)
