@@ -386,3 +386,50 @@ def test_compiled_training_step_matches_eager(backend):
     eager = losses(False)
     assert compiled[-1] < compiled[0]
     np.testing.assert_allclose(compiled, eager, rtol=1e-5)
+
+
+class _Block(nn.Module):
+    """The pre-norm transformer block of the README (and of the issue that asked for it)."""
+
+    def __init__(self, d: int, heads: int) -> None:
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    def forward(self, x):
+        h = self.ln1(x)
+        t = x.shape[1]
+        causal = ag.triu(ag.ones((t, t), dtype=ag.bool), k=1)  # True = masked
+        x = x + self.attn(h, h, h, attn_mask=causal, need_weights=False)[0]
+        return x + self.mlp(self.ln2(x))
+
+
+def test_readme_block_matches_pytorch_and_is_causal(float64_backend):
+    """The README's block: the same function as the same block in PyTorch, and causal (the
+    output at a position does not change when later positions do)."""
+    ag.manual_seed(0)
+    ours = _Block(8, 2).to(dtype="float64")
+
+    class TorchBlock(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = torch.nn.LayerNorm(8), torch.nn.LayerNorm(8)
+            self.attn = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+            self.mlp = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.GELU(), torch.nn.Linear(32, 8))
+
+        def forward(self, x):
+            h = self.ln1(x)
+            causal = torch.triu(torch.ones(x.shape[1], x.shape[1], dtype=torch.bool), diagonal=1)
+            x = x + self.attn(h, h, h, attn_mask=causal, need_weights=False)[0]
+            return x + self.mlp(self.ln2(x))
+
+    theirs = TorchBlock().double()
+    theirs.load_state_dict({k: torch.from_numpy(v.numpy().copy()) for k, v in ours.state_dict().items()})
+    x = np.random.default_rng(0).standard_normal((2, 5, 8))
+    out = ours(ag.tensor(x))
+    assert_close(out.numpy(), theirs(torch.from_numpy(x)).detach().numpy())
+    changed = x.copy()
+    changed[:, 3:] += 1.0
+    assert_close(ours(ag.tensor(changed)).numpy()[:, :3], out.numpy()[:, :3])
+    assert not np.allclose(ours(ag.tensor(changed)).numpy()[:, 3:], out.numpy()[:, 3:])
