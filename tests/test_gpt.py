@@ -84,8 +84,6 @@ def test_gpt_example_learns_and_writes_its_record(backend, tmp_path):
 def test_gpt_float64_twin_follows_pytorch(float64_backend, tmp_path):
     """Ours and the PyTorch copy from the same weights, batches and schedule: the losses of
     every step agree to 1e-9 (the committed 50-step run of the default model: results/)."""
-    if float64_backend.can_compile:
-        pytest.skip("compiled steps are covered by the eager twin; jax compiles the float64 model for minutes")
     out = example.main(["--quiet", "--dtype", "float64", "--iters", "8", "--n-layer", "2", "--n-embd", "32",
                         "--eval-every", "8", "--eval-blocks", "12", "--eval-limit", "12", "--sample-length", "5",
                         "--torch-twin", "--torch-timing-steps", "0", "--out", str(tmp_path / "twin.json")])
