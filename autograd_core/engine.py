@@ -245,13 +245,12 @@ def _cast_gradient(backend: backends.Backend, grad: Any, dtype: Any) -> Any:
 
 
 def _run_hooks(node: Tensor, grad: Any, raw: bool, store: bool) -> Any:
-    """Call `node`'s hooks on its gradient in order; a hook's return value replaces it."""
+    """Call `node`'s hooks on its gradient in order; a hook's return value replaces it. The
+    retained gradient is stored last, after every hook, as PyTorch does."""
     for hook in node._hooks:
-        as_tensor = Tensor._wrap(grad, node.backend) if raw else grad
         if hook is RETAIN_GRAD:
-            if store:
-                node.grad = as_tensor.detach() if node.grad is None else node.grad + as_tensor.detach()
-        elif (replaced := hook(as_tensor)) is not None:
+            continue
+        if (replaced := hook(Tensor._wrap(grad, node.backend) if raw else grad)) is not None:
             if not isinstance(replaced, Tensor) or replaced.shape != node.shape:
                 got = replaced.shape if isinstance(replaced, Tensor) else type(replaced).__name__
                 raise RuntimeError(f"a hook on a tensor of shape {node.shape} returned {got}; "
@@ -259,6 +258,9 @@ def _run_hooks(node: Tensor, grad: Any, raw: bool, store: bool) -> Any:
             grad = replaced.data if raw else replaced
             if anomaly.state.enabled:
                 anomaly.check_finite(replaced.data, node.backend, f"a hook on {node._op or 'a leaf'}", 0, node._trace)
+    if store and RETAIN_GRAD in node._hooks:
+        kept = (Tensor._wrap(grad, node.backend) if raw else grad).detach()
+        node.grad = kept if node.grad is None else node.grad + kept
     return grad
 
 

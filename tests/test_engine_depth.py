@@ -247,6 +247,15 @@ def test_retain_grad(backend):
     assert plain.grad is None
 
 
+def test_retained_gradient_is_stored_after_every_hook_as_in_pytorch(backend):
+    x = leaf([1.0, 2.0])
+    h = x * 2
+    h.retain_grad()
+    h.register_hook(lambda g: g * 10)  # registered after retain_grad, still runs before the store
+    h.sum().backward()
+    assert h.grad.tolist() == [10.0, 10.0] and x.grad.tolist() == [20.0, 20.0]
+
+
 # --- anomaly mode ------------------------------------------------------------------------------
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the nan is the point
 def test_detect_anomaly_names_the_op_and_the_line(backend):
