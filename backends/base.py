@@ -86,6 +86,16 @@ class Backend:
     def synchronize(self, *arrays: Any) -> None:
         """Wait for queued work (on `arrays`, or all) to finish; asynchronous libraries override this."""
 
+    def persist(self, arrays: list) -> list:
+        """`arrays` with their values computed and kept, called with the parameters and optimizer
+        state at the end of every optimizer step: lazy libraries (dask) materialise them so the
+        next step's graph starts from them instead of growing. Eager libraries return `arrays`."""
+        return arrays
+
+    def describe(self) -> str:
+        """Where this backend computes, in words, for ``python -m backends`` ("" when the device says it all)."""
+        return ""
+
     def silent_errors(self) -> contextlib.AbstractContextManager:
         """A context in which floating-point errors (division by zero, overflow, invalid
         operations) give inf and nan without a warning, as most libraries always do; the engine

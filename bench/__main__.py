@@ -4,11 +4,12 @@
     python -m bench --full                   # the whole sweep
     python -m bench --backends numpy,jax --batches 32,128 --threads 1 --workloads mlp,char,ops
     python -m bench --workloads cnn          # one training step of the MNIST CNN at batch 64
+    python -m bench --workloads fullbatch --threads 1   # rows/s of a full-batch step: numpy, dask 1 and 2 workers
     python -m bench --compare results/a.json results/b.json
     python -m bench --list                   # the implementations and whether they run here
+    python -m bench --full --reference       # the reference run: written to the repository's results/
 
-Thread settings must reach the libraries before they are imported, so this module parses
-the command line and configures threads first, and imports numpy and the rest after.
+A run writes its JSON, CSV and PNG to runs/ under the current folder (see --out).
 """
 
 from __future__ import annotations
@@ -19,13 +20,17 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
+# Thread settings must reach the libraries before they are imported: this module parses the
+# command line and configures threads first, and imports numpy and the rest after.
 from bench import threads
 
-WORKLOAD_NAMES = ("mlp", "char", "cnn", "gpt", "ops", "phase")
+WORKLOAD_NAMES = ("mlp", "char", "cnn", "gpt", "ops", "phase", "fullbatch")
+DEFAULT_WORKLOADS = WORKLOAD_NAMES[:-1]  # fullbatch (minutes, dask clusters) runs only when named
 BASELINE_NAMES = ("torch", "torch-fused", "numpy-by-hand", "jax-jit")
-RESULTS = Path("results")
+RESULTS = Path(__file__).resolve().parents[1] / "results"  # the committed reference runs: only with --reference
+RUNS = Path("runs")  # where runs go by default: under the current folder (git-ignored in the repository)
 
 # name -> (warmup, min_steps, min_time per implementation in seconds, max_steps)
 PRESETS = {
@@ -48,6 +53,31 @@ def _ints(text: str) -> list[int]:
     return values
 
 
+def _count(minimum: int) -> Any:
+    """An argparse type: an integer of at least `minimum`."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
+        return value
+
+    return parse
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
+    return value
+
+
 def _workloads(text: str) -> list[str]:
     names = _names(text)
     unknown = [n for n in names if n not in WORKLOAD_NAMES]
@@ -61,8 +91,9 @@ def _backends(text: str) -> list[str]:
 
     names = [backends.canonical(n) for n in _names(text)]
     unknown = [n for n in names if n not in backends.known()]
-    if unknown:
-        raise argparse.ArgumentTypeError(f"unknown backend(s) {unknown}; choose from {', '.join(backends.known())}")
+    if unknown or not names:
+        what = f"unknown backend(s) {unknown}" if unknown else f"no backend in {text!r}"
+        raise argparse.ArgumentTypeError(f"{what}; choose from {', '.join(backends.known())}")
     return names
 
 
@@ -74,38 +105,64 @@ def _baselines(text: str) -> list[str]:
     return names
 
 
+class _Parser(argparse.ArgumentParser):
+    """A mistake on the command line is one line on stderr and exit status 2 (no usage block)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--full", action="store_true", help="the whole sweep: more warm-up, >= 20 steps and about "
-                   "2 s per implementation per point (the quick run: >= 8 steps, about 0.5 s)")
-    p.add_argument("--backends", type=_backends, help="our backends to time, e.g. numpy,jax (default: every known "
-                   "one; unavailable ones are skipped with the reason)")
+    """The command line `argv` (default: sys.argv), checked: a mistake exits with status 2."""
+    p = _Parser(prog="python -m bench", description=__doc__,
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--full", action="store_true", help="Run the whole sweep: more warm-up, at least 20 steps and "
+                   "about 2 s per implementation per point. Without it, a quick run: at least 8 steps, about 0.5 s.")
+    p.add_argument("--backends", type=_backends, help="Our backends to time, comma-separated, e.g. numpy,jax "
+                   "(default: every known one; those that cannot run here are skipped with the reason).")
     p.add_argument("--baselines", type=_baselines, default=list(BASELINE_NAMES),
-                   help=f"reference implementations, or 'none' (default: {','.join(BASELINE_NAMES)})")
-    p.add_argument("--workloads", type=_workloads, default=list(WORKLOAD_NAMES),
-                   help=f"which of {','.join(WORKLOAD_NAMES)} (default: all)")
-    p.add_argument("--batches", type=_ints, help="MLP batch sizes (default: 1,32,128,512,2048)")
-    p.add_argument("--threads", type=int, default=1, help="threads for BLAS, torch and XLA (default 1; a count "
-                   "below the number of cores also pins the process to that many cores)")
-    p.add_argument("--no-pin", action="store_true", help="do not pin the process to --threads cores")
-    timing = p.add_argument_group("timing (override the quick or full preset)")
-    timing.add_argument("--warmup", type=int, help="untimed steps before timing")
-    timing.add_argument("--steps", type=int, help="minimum timed steps per implementation and point")
-    timing.add_argument("--min-time", type=float, help="seconds of timed steps per implementation and point")
-    timing.add_argument("--max-steps", type=int, help="at most this many timed steps per point")
-    p.add_argument("--seed", type=int, default=0, help="seed of the initial weights and data")
-    p.add_argument("--json", type=Path, help="result file (default results/bench-<timestamp>.json, also copied to "
-                   "results/bench-latest.json); the CSV and PNG are written next to it")
-    p.add_argument("--no-plot", action="store_true", help="skip the PNG")
+                   help=f"Reference implementations, comma-separated, or 'none' (default: {','.join(BASELINE_NAMES)}).")
+    p.add_argument("--workloads", type=_workloads, default=list(DEFAULT_WORKLOADS),
+                   help=f"Workloads to time, comma-separated, from {','.join(WORKLOAD_NAMES)} (default: all but "
+                        "fullbatch, which takes minutes and starts dask clusters).")
+    p.add_argument("--batches", type=_ints, help="MLP batch sizes, comma-separated (default: 1,32,128,512,2048).")
+    p.add_argument("--threads", type=_count(1), default=1, help="Threads for BLAS, torch and XLA; a count below the "
+                   "number of cores also pins the process to that many cores (default: 1).")
+    p.add_argument("--no-pin", action="store_true", help="Do not pin the process to --threads cores.")
+    timing = p.add_argument_group("timing (each overrides the quick or full preset)")
+    timing_flags = (("--warmup", _count(0), "Untimed steps before timing"),
+                    ("--steps", _count(1), "Fewest timed steps per implementation and point"),
+                    ("--min-time", _seconds, "Seconds of timed steps per implementation and point"),
+                    ("--max-steps", _count(1), "Most timed steps per implementation and point"))
+    for (flag, kind, text), quick, full in zip(timing_flags, PRESETS["quick"], PRESETS["full"]):
+        timing.add_argument(flag, type=kind, help=f"{text} (default: {quick}, with --full {full}).")
+    p.add_argument("--seed", type=_count(0), default=0, help="Seed of the initial weights and the data (default: 0).")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--out", "--json", dest="json", type=Path, metavar="PATH",
+                       help="The JSON result file; the CSV and PNG are written next to it (default: "
+                            "runs/bench-<timestamp>.json under the current folder, also copied to "
+                            "runs/bench-latest.json).")
+    where.add_argument("--reference", action="store_true", help="Write to the repository's results/ folder "
+                       "instead of runs/ (results/bench-<timestamp>.json and results/bench-latest.json).")
+    p.add_argument("--no-plot", action="store_true", help="Do not draw the PNG.")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="live progress bar (default: when stderr is a terminal)")
-    p.add_argument("--compare", nargs=2, type=Path, metavar=("A.json", "B.json"), help="print two saved runs "
-                   "side by side and exit")
-    p.add_argument("--list", action="store_true", help="list the implementations and whether they run here")
+                   help="Show a live progress bar (default: when stderr is a terminal).")
+    p.add_argument("--compare", nargs=2, type=Path, metavar=("A.json", "B.json"), help="Print two saved runs "
+                   "side by side and exit.")
+    p.add_argument("--list", action="store_true", help="List the implementations, whether they run here and "
+                   "their workloads, and exit.")
     args = p.parse_args(argv)
-    if args.threads < 1:
-        p.error("--threads must be at least 1")
+    if args.json is not None and args.json.suffix != ".json":
+        p.error(f"--out {args.json}: expected a file name ending in .json (the CSV and PNG go next to it)")
+    for path in args.compare or ():
+        if not path.is_file():
+            p.error(f"--compare {path}: no such file")
+    if not (args.compare or args.list):
+        folder = _output_paths(args)[0].parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            p.error(f"cannot create the output folder {folder}: {e.strerror or e}")
     return args
 
 
@@ -134,7 +191,7 @@ def _output_paths(args: argparse.Namespace) -> tuple[Path, bool]:
     if args.json is not None:
         return args.json, False
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    return RESULTS / f"bench-{stamp}.json", True
+    return (RESULTS if args.reference else RUNS) / f"bench-{stamp}.json", True
 
 
 def _list(implementations: list[Any]) -> int:
@@ -151,7 +208,12 @@ def main(argv: list[str] | None = None) -> int:
         from bench import report
 
         a, b = args.compare
-        print(report.compare(report.load(a), report.load(b), (a.name, b.name)))
+        try:
+            runs = report.load(a), report.load(b)
+        except (OSError, ValueError) as e:
+            print(f"python -m bench: error: --compare: cannot read a saved run: {e}", file=sys.stderr)
+            return 2
+        print(report.compare(*runs, (a.name, b.name)))
         return 0
     thread_setup = threads.configure_environment(args.threads, pin=not args.no_pin)
 
@@ -196,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             written.append(json_path.with_suffix(".png"))
     if default_path:
-        latest = RESULTS / "bench-latest.json"
+        latest = json_path.with_name("bench-latest.json")
         shutil.copyfile(json_path, latest)
         written.append(latest)
     print(report.text_report(result))

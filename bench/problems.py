@@ -17,10 +17,12 @@ import numpy as np
 
 from bench.gpt_model import GPTConfig, gpt
 
-# The five workloads, in the order they run and print.
-WORKLOADS = ("mlp", "char", "cnn", "gpt", "ops", "phase")
+# The workloads, in the order they run and print; fullbatch (minutes, dask clusters) only when asked for.
+WORKLOADS = ("mlp", "char", "cnn", "gpt", "ops", "phase", "fullbatch")
+DEFAULT_WORKLOADS = WORKLOADS[:-1]
 # Which model each workload steps.
-MODEL_OF = {"mlp": "mlp", "char": "char", "cnn": "cnn", "gpt": "gpt", "ops": "chain", "phase": "mlp"}
+MODEL_OF = {"mlp": "mlp", "char": "char", "cnn": "cnn", "gpt": "gpt", "ops": "chain", "phase": "mlp",
+            "fullbatch": "fullbatch"}
 PHASES = ("forward", "backward", "optimizer")
 
 MLP_SIZES = (784, 512, 256, 10)
@@ -37,6 +39,14 @@ ADAM_EPS = 1e-8
 LAYER_NORM_EPS = 1e-5
 CHAIN_LENGTH = 2000
 CHAIN_X, CHAIN_W = 1.0, 1.0001  # the chain computes x * w**2000; its gradient in w is ~2442
+# fullbatch: bench/synthetic.py's (examples/bigdata.py's) 64-128-1 MLP on its synthetic teacher set, every row in every
+# step. Two sizes: one whose rows fit in the workers' memory (kept there), one twice as large as
+# all the workers' memory limits together (drawn again from the seeds every step).
+FULLBATCH_LR = 0.05
+FULLBATCH_CHUNK_ROWS = 65_536  # 17 MB of inputs per chunk: a step's working set stays far below the limit
+FULLBATCH_WORKER_MEMORY = 512 * 2**20  # each dask worker's memory limit, bytes
+FULLBATCH_ROWS = (262_144, 4_194_304)  # 68 MB: fits in one worker; 1.09 GB: more than 2 workers' 1 GiB
+FULLBATCH_HOST_ROWS = 2_000_000  # the largest set the host (numpy) implementations draw
 
 
 @dataclass(frozen=True)
@@ -56,16 +66,18 @@ class Problem:
     lr: float = MLP_LR
     weight_decay: float = WEIGHT_DECAY
     chain: int = CHAIN_LENGTH
+    data: Any = None  # fullbatch: the examples.bigdata.SyntheticSet each implementation makes itself
 
 
 def build_model(layers: ModuleType, model: str) -> Any:
-    """The `model` ("mlp", "char", "cnn" or "gpt") built from a PyTorch-shaped `nn` namespace `layers`.
+    """The `model` ("mlp", "char", "cnn", "gpt" or "fullbatch") built from a PyTorch-shaped `nn` namespace `layers`.
 
     The same function builds ours (``import nn``) and PyTorch's (``torch.nn``), so the two
     models have the same layers and the same parameter names. The CNN is that of
     ``examples/mnist_cnn.py`` without its Dropout layer: a timed step draws no random mask,
     so every implementation computes the same function and their losses can be compared.
-    The GPT is nanoGPT's CPU configuration (``bench/gpt_model.py``, as in ``examples/gpt.py``).
+    The GPT is nanoGPT's CPU configuration (``bench/gpt_model.py``, as in ``examples/gpt.py``);
+    fullbatch's model the MLP student of ``examples/bigdata.py``.
     """
     if model == "mlp":
         sizes = MLP_SIZES
@@ -88,6 +100,10 @@ def build_model(layers: ModuleType, model: str) -> Any:
         return mnist_cnn(layers, dropout=None)
     if model == "gpt":
         return gpt(layers, GPTConfig())
+    if model == "fullbatch":
+        from bench.synthetic import student
+
+        return student(layers, "mlp")
     raise ValueError(f"unknown model {model!r}")
 
 
@@ -147,8 +163,13 @@ def _batches(model: str, batch: int, seed: int) -> tuple[tuple[np.ndarray, np.nd
 
 
 def make_problem(workload: str, batch: int, seed: int = 0) -> Problem:
-    """The inputs of `workload` at `batch` (ignored by the op chain)."""
+    """The inputs of `workload` at `batch` (ignored by the op chain; fullbatch: the rows)."""
     model = MODEL_OF[workload]
+    if model == "fullbatch":
+        from bench.synthetic import SyntheticSet
+
+        data = SyntheticSet(batch, seed=seed, chunk_rows=FULLBATCH_CHUNK_ROWS)
+        return Problem(workload, batch, model, dict(reference_weights(model, seed)), (), lr=FULLBATCH_LR, data=data)
     if model == "chain":
         weights = {"x": np.full(1, CHAIN_X, np.float32), "w": np.full(1, CHAIN_W, np.float32)}
         return Problem(workload, 1, model, weights, ())

@@ -21,7 +21,10 @@ TITLES = {
     "gpt": "gpt: one training step of nanoGPT's CPU character GPT (4 layers, 12 x 64 characters), ms",
     "ops": "ops: forward + backward of a 2,000-multiply chain on one-element tensors, µs per op",
     "phase": "phase: the MLP step split into its phases, ms",
+    "fullbatch": "fullbatch: one full-batch AdamW step of the 64-128-1 MLP of examples/bigdata.py over every row, "
+                 "rows per second (higher is better)",
 }
+RATE_WORKLOADS = ("fullbatch",)  # shown as rows per second (the batch is the rows of one step), not ms
 BASELINES_FOR_RATIOS = ("numpy-by-hand", "torch")
 TOTAL = "total"
 
@@ -54,6 +57,8 @@ def impl_order(records: Iterable[Record]) -> list[str]:
 
 
 def _column(record: Record) -> str:
+    if record["workload"] in RATE_WORKLOADS:
+        return f"{record['batch']:,} rows"
     if record["workload"] == "ops":
         return f"chain of {record['ops_per_step']}"
     return record["phase"] if record["workload"] == "phase" else f"b={record['batch']}"
@@ -93,9 +98,12 @@ def workload_report(records: Sequence[Record], workload: str) -> str:
         if r is None:
             return "-"
         flag = " !" if r.get("check_ok") is False else ""
+        if workload in RATE_WORKLOADS:
+            return f"{rows_per_s(r, 'min_ms'):,.0f} / {rows_per_s(r, 'median_ms'):,.0f}{flag}"
         return f"{fmt(r['min_ms'] * scale)} / {fmt(r['median_ms'] * scale)}{flag}"
 
-    parts = [f"== {TITLES[workload]}  (min / median)", grid("impl", rows, columns, timing)]
+    how = "best / median" if workload in RATE_WORKLOADS else "min / median"
+    parts = [f"== {TITLES[workload]}  ({how})", grid("impl", rows, columns, timing)]
     bases = [b for b in BASELINES_FOR_RATIOS if b in table]
     if bases:
 
@@ -110,6 +118,30 @@ def workload_report(records: Sequence[Record], workload: str) -> str:
     return "\n".join(parts)
 
 
+def rows_per_s(record: Record, time_key: str = "min_ms") -> float:
+    """Rows per second of a record whose batch is the rows of one step."""
+    return record["batch"] / (record[time_key] / 1e3)
+
+
+def _workers(impl: str) -> int:
+    """The worker count of a ``...@local:N`` implementation (0 for the others)."""
+    return int(impl.rsplit("@local:", 1)[1]) if "@local:" in impl else 0
+
+
+def rate_summary(records: Sequence[Record], workload: str = "fullbatch") -> list[str]:
+    """Per size: each implementation's best rows per second, and the speed-up of each
+    ``...@local:N`` cluster over the one-worker cluster."""
+    table = table_of(records, workload)
+    lines = []
+    for column in dict.fromkeys(c for row in table.values() for c in row):
+        rates = {impl: rows_per_s(row[column]) for impl, row in table.items() if column in row}
+        single = next((rate for impl, rate in rates.items() if _workers(impl) == 1), None)
+        parts = [f"{impl} {rate:,.0f}" + (f" ({rate / single:.2f}x 1 worker)" if single and _workers(impl) > 1
+                                           else "") for impl, rate in rates.items()]
+        lines.append(f"{workload} at {column}, rows/s: {', '.join(parts)}")
+    return lines
+
+
 def _geometric_mean(values: Sequence[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
@@ -119,6 +151,9 @@ def verdicts(records: Sequence[Record]) -> list[str]:
     the geometric mean of the minimums) and by how much, with ours:numpy's place."""
     lines = []
     for workload in WORKLOADS:
+        if workload in RATE_WORKLOADS:
+            lines.extend(rate_summary(records, workload))
+            continue
         table = table_of(records, workload)
         columns = [TOTAL] if workload == "phase" else list(dict.fromkeys(c for row in table.values() for c in row))
         eligible = {impl: row for impl, row in table.items()

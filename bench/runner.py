@@ -12,7 +12,7 @@ from typing import Any
 from bench import threads
 from bench.check import cross_check
 from bench.impls.base import Impl, Runner
-from bench.problems import PHASES, WORKLOADS, make_problem
+from bench.problems import DEFAULT_WORKLOADS, FULLBATCH_ROWS, PHASES, WORKLOADS, make_problem
 from bench.progress import Progress
 from bench.timing import Outcome, Plan, time_lockstep
 
@@ -25,9 +25,10 @@ PHASE_BATCH = 128
 
 @dataclass(frozen=True)
 class Settings:
-    """What to measure and how long. `batches` are the MLP's; char, cnn, gpt and phase use fixed ones."""
+    """What to measure and how long. `batches` are the MLP's; char, cnn, gpt and phase use fixed
+    ones; `fullbatch_rows` are the data sizes of the fullbatch workload (rows in one step)."""
 
-    workloads: tuple[str, ...] = WORKLOADS
+    workloads: tuple[str, ...] = DEFAULT_WORKLOADS
     batches: tuple[int, ...] = MLP_BATCHES
     plan: Plan = field(default_factory=Plan)
     threads: int = 1
@@ -36,11 +37,12 @@ class Settings:
     cnn_batch: int = CNN_BATCH
     gpt_batch: int = GPT_BATCH
     phase_batch: int = PHASE_BATCH
+    fullbatch_rows: tuple[int, ...] = FULLBATCH_ROWS
 
     def points(self) -> list[tuple[str, int]]:
         """(workload, batch) in the order they are measured."""
         batch_of = {"char": [self.char_batch], "cnn": [self.cnn_batch], "gpt": [self.gpt_batch], "ops": [1],
-                    "phase": [self.phase_batch], "mlp": list(self.batches)}
+                    "phase": [self.phase_batch], "mlp": list(self.batches), "fullbatch": list(self.fullbatch_rows)}
         return [(w, b) for w in WORKLOADS if w in self.workloads for b in batch_of[w]]
 
     def as_dict(self) -> dict[str, Any]:

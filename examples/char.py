@@ -5,6 +5,9 @@ character on the validation split against uniform, unigram and bigram baselines,
 writes a temperature-0.8 sample.
 
     AUTOGRAD_BACKEND=numpy python examples/char.py --steps 6000
+    python examples/char.py --quick    # 1,000 steps: below the bigram baseline, a sample with words in it
+
+Each run writes its JSON record and PNG to runs/ under the current folder (see --out).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from examples import common
 from examples.data import load_shakespeare
 
 NAME = "char"
+QUICK = {"steps": 1000, "eval_every": 250, "eval_subset": 4096, "sample_length": 200}
 VAL_FRACTION = 0.1  # the last 10% of the text
 
 
@@ -163,7 +167,7 @@ def train_char(corpus: Corpus, *, steps: int = 6000, batch_size: int = 256, lr: 
 
 def plot(results: dict, json_path: Path) -> Path:
     """Training and validation nats per character against the baselines."""
-    fig, (ax,) = common.figure(1, width=7)
+    fig, (ax,) = common.figure(1, width=9)
     for key, label in (("train_curve", "training batches"), ("val_curve", "validation subset")):
         if results[key]:
             steps, nats = zip(*results[key])
@@ -172,27 +176,39 @@ def plot(results: dict, json_path: Path) -> Path:
     for (name, value), style in zip(results["baselines"].items(), (":", "--", "-.")):
         ax.axhline(value, color="gray", ls=style, lw=1, label=f"{name} {value:.3f}")
     ax.set(title=f"character model ({results['backend']})", xlabel="step", ylabel="nats per character")
+    ax.set_xlim(left=0)  # a short run's single point still sits on a step axis from 0
+    common.integer_ticks(ax.xaxis)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    common.legend_outside(ax)
     return common.save_figure(fig, json_path)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of this example."""
-    p = common.parser(NAME, __doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=6000)
-    p.add_argument("--batch-size", type=int, default=256)
-    p.add_argument("--lr", type=float, default=3e-3, help="AdamW peak learning rate")
-    p.add_argument("--weight-decay", type=float, default=0.01)
-    p.add_argument("--context", type=int, default=16, help="characters of context")
-    p.add_argument("--eval-every", type=int, default=500, help="steps between validation checks")
-    p.add_argument("--eval-subset", type=int, default=10_000,
-                   help="validation positions used for the checks during training (the final score uses all)")
-    p.add_argument("--eval-limit", type=int, default=None,
-                   help="score the final model on the first EVAL_LIMIT validation positions only (default all)")
-    p.add_argument("--sample-length", type=int, default=500)
-    p.add_argument("--temperature", type=float, default=0.8)
+    p = common.parser(NAME, __doc__, QUICK)
+    p.add_argument("--steps", type=common.positive_int, default=6000, help="AdamW steps.")
+    p.add_argument("--batch-size", type=common.positive_int, default=256,
+                   help="Contexts per step (and per batch of the evaluation).")
+    p.add_argument("--lr", type=common.positive_float, default=3e-3, help="AdamW peak learning rate.")
+    p.add_argument("--weight-decay", type=common.natural_float, default=0.01, help="AdamW (decoupled) weight decay.")
+    p.add_argument("--context", type=common.positive_int, default=16,
+                   help="Characters of context the model sees before the one it predicts.")
+    p.add_argument("--eval-every", type=common.positive_int, default=500, help="Steps between validation checks.")
+    p.add_argument("--eval-subset", type=common.positive_int, default=10_000,
+                   help="Validation positions scored by the checks during training; the final score uses all.")
+    p.add_argument("--eval-limit", type=common.positive_int, default=None,
+                   help="Score the final model on the first EVAL_LIMIT validation positions only. Without it, on "
+                        "all of them.")
+    add_sample_arguments(p)
     return p
+
+
+def add_sample_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of the text sample the character examples write."""
+    p.add_argument("--sample-length", type=common.natural_int, default=500,
+                   help="Characters of the sample written after training (0: no sample).")
+    p.add_argument("--temperature", type=common.positive_float, default=0.8,
+                   help="Sampling temperature: below 1 favours the likelier characters.")
 
 
 def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
@@ -219,7 +235,7 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
         "temperature": args.temperature, "sample_prompt": prompt, "sample": text,
         "train_time_s": round(train_time, 3),
     }
-    out = common.output_path(args.out, NAME)
+    out = common.output_path(args, NAME)
     plot(results, out)
     common.write_results(out, results, common.command_line(NAME, argv), time.perf_counter() - start)
     b = results["baselines"]

@@ -12,36 +12,111 @@ import platform
 import shlex
 import subprocess
 import sys
-import time
+import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn
 
 import numpy as np
 
 import autograd_core as ag
 import backends
+from bench.plot import plain_log_axis
+from bench.progress import Bar
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS_DIR = ROOT / "results"
+RESULTS_DIR = ROOT / "results"  # the committed reference runs: written only with --reference
+RUNS_DIR = Path("runs")  # where runs go by default: under the current folder (git-ignored in the repository)
 
 
 # --- command line ---------------------------------------------------------------------------
-def parser(name: str, description: str) -> argparse.ArgumentParser:
-    """An argument parser with the options every example takes (--out, --seed, --quiet)."""
-    p = argparse.ArgumentParser(
-        prog=f"examples/{name}.py", description=description,
-        epilog="The backend is chosen by the AUTOGRAD_BACKEND environment variable (default numpy).",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-    p.add_argument("--out", type=Path, default=None,
-                   help=f"where to write the JSON (the PNG goes next to it); default results/{name}-<backend>.json")
-    p.add_argument("--seed", type=int, default=0, help="seed of the initial weights and of the data order")
-    p.add_argument("--quiet", action="store_true", help="no progress line")
-    p.add_argument("--threads", type=int, default=None,
-                   help="at most THREADS threads in BLAS, OpenMP and torch (default: the libraries' own choice; "
-                        "1 is much faster on a machine shared with other work)")
+class UsageError(Exception):
+    """A command-line mistake found after parsing (a bad backend, an output folder that cannot
+    be made, settings that do not fit together): `main` reports it in one line, exit status 2."""
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """The description as written, and each flag's default once, after its help (not for
+    switches, nor for a default of None: the help says what happens then)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if any(action.default is skip for skip in (None, False, argparse.SUPPRESS)) or "%(default)" in text:
+            return text
+        return f"{text} (default: %(default)s)"
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)  # a flag stays whole
+
+
+class Parser(argparse.ArgumentParser):
+    """An example's argument parser: a mistake is one line on stderr and exit status 2 (no
+    usage block, no traceback), and ``--quick`` applies the example's `quick` settings to the
+    flags not given on the command line."""
+
+    def __init__(self, *args: Any, quick: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.quick = quick or {}
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+    def parse_known_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> tuple[Any, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if getattr(parsed, "quick", False) and namespace is None:
+            self.set_defaults(**self.quick)  # flags given on the command line still win
+            parsed, extras = super().parse_known_args(args, namespace)
+        return parsed, extras
+
+
+def _checked(convert: Callable[[str], Any], test: Callable[[Any], bool], what: str) -> Callable[[str], Any]:
+    """An argparse type: `convert`, then refuse a value that fails `test` with "expected `what`"."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not test(value):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return value
+
+    return parse
+
+
+positive_int = _checked(int, lambda v: v > 0, "a positive integer")
+natural_int = _checked(int, lambda v: v >= 0, "an integer >= 0")
+positive_float = _checked(float, lambda v: 0 < v < math.inf, "a positive number")
+natural_float = _checked(float, lambda v: 0 <= v < math.inf, "a number >= 0")
+probability = _checked(float, lambda v: 0 <= v < 1, "a probability in [0, 1)")
+
+
+def quick_text(quick: dict[str, Any]) -> str:
+    """The quick settings as command-line flags: ``--steps 100 --eval-limit 4096``."""
+    return " ".join(f"--{key.replace('_', '-')} {value}" for key, value in quick.items())
+
+
+def parser(name: str, description: str, quick: dict[str, Any]) -> Parser:
+    """An example's parser, with the flags every example takes (--out, --reference, --quick,
+    --seed, --quiet, --threads); `quick` holds the settings of its ``--quick`` run."""
+    p = Parser(prog=f"examples/{name}.py", description=description, quick=quick, formatter_class=HelpFormatter,
+               epilog="The backend is chosen by the AUTOGRAD_BACKEND environment variable (numpy when unset).")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--out", type=Path, default=None, metavar="PATH",
+                       help="Write the JSON record to this .json file, and the PNG next to it. Without --out or "
+                            "--reference the run goes to the runs/ folder under the current folder.")
+    where.add_argument("--reference", action="store_true",
+                       help="Write to the repository's results/ folder, replacing the committed reference run "
+                            "(the command recorded in the JSON then includes --reference).")
+    p.add_argument("--quick", action="store_true",
+                   help=f"Make a short run that finishes in under a minute on numpy: {quick_text(quick)}. "
+                        "Flags given on the command line still win.")
+    p.add_argument("--seed", type=natural_int, default=0, help="Seed of the initial weights and of the data order.")
+    p.add_argument("--quiet", action="store_true", help="Print no progress line and no summary.")
+    p.add_argument("--threads", type=positive_int, default=None,
+                   help="Use at most THREADS threads in BLAS, OpenMP and torch; 1 is much faster on a machine "
+                        "shared with other work. Without it, each library chooses.")
     return p
 
 
@@ -99,15 +174,50 @@ def thread_facts() -> dict[str, Any]:
 
 def main(parser: argparse.ArgumentParser, run: Callable[[argparse.Namespace, Sequence[str] | None], dict],
          argv: Sequence[str] | None = None) -> dict:
-    """Parse `argv` (default: the command line) and call ``run(args, argv)`` under the thread limit."""
+    """Parse `argv` (default: the command line), check the backend and the output folder, and
+    call ``run(args, argv)`` under the thread limit; a `UsageError` exits with status 2."""
     args = parser.parse_args(argv)
     with limited_threads(args.threads):
-        return run(args, argv)
+        try:
+            try:
+                backends.current()
+            except (ValueError, backends.BackendUnavailableError) as e:
+                raise UsageError(f"AUTOGRAD_BACKEND={os.environ.get('AUTOGRAD_BACKEND', '')!r}: {e}") from None
+            prepare_output(args)
+            return run(args, argv)
+        except UsageError as e:
+            parser.error(str(e))
 
 
-def output_path(out: Path | None, name: str) -> Path:
-    """`out`, or ``results/<name>-<backend>.json``."""
-    return out if out is not None else RESULTS_DIR / f"{name}-{backends.current().name}.json"
+def output_folder(args: argparse.Namespace) -> Path:
+    """The folder a run writes to: that of ``--out``, the repository's results/ with
+    ``--reference``, else runs/ under the current folder."""
+    if args.out is not None:
+        return args.out.parent
+    return RESULTS_DIR if args.reference else RUNS_DIR
+
+
+def prepare_output(args: argparse.Namespace) -> None:
+    """Make the output folder now rather than after the training; a `UsageError` if ``--out``
+    is not a .json file or the folder cannot be made or written to."""
+    if args.out is not None and args.out.suffix != ".json":
+        raise UsageError(f"--out {args.out}: expected a file name ending in .json (the PNG goes next to it)")
+    folder = output_folder(args)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot create the output folder {folder}: {e.strerror or e}") from None
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"cannot write to the output folder {folder}")
+
+
+def output_path(args: argparse.Namespace, name: str, with_backend: bool = True) -> Path:
+    """Where the JSON goes: ``--out``, else ``<name>-<backend>.json`` (or ``<name>.json``) in
+    the `output_folder`."""
+    if args.out is not None:
+        return args.out
+    stem = f"{name}-{backends.current().name}" if with_backend else name
+    return output_folder(args) / f"{stem}.json"
 
 
 def command_line(script: str, argv: Sequence[str] | None) -> str:
@@ -117,42 +227,7 @@ def command_line(script: str, argv: Sequence[str] | None) -> str:
 
 
 # --- progress -----------------------------------------------------------------------------
-class Progress:
-    """A one-line progress bar on stderr: ``desc  120/430 [#####.....] loss 0.4123  52.1 it/s``.
-
-    Redrawn with '\\r' at most ten times a second; `close()` ends the line.
-    """
-
-    def __init__(self, total: int, desc: str = "", enabled: bool = True, stream: TextIO | None = None,
-                 width: int = 24) -> None:
-        self.total, self.desc, self.enabled, self.width = total, desc, enabled, width
-        self.stream = stream or sys.stderr
-        self.count, self.start, self._drawn = 0, time.perf_counter(), 0.0
-        self.info = ""
-
-    def update(self, n: int = 1, **values: float) -> None:
-        """Advance by `n` and show `values` (for example ``loss=0.41``)."""
-        self.count += n
-        if values:
-            self.info = "  ".join(f"{k} {v:.4f}" for k, v in values.items())
-        now = time.perf_counter()
-        if self.enabled and (now - self._drawn > 0.1 or self.count >= self.total):
-            self._drawn = now
-            self._draw(now)
-
-    def _draw(self, now: float) -> None:
-        filled = int(self.width * self.count / max(self.total, 1))
-        rate = self.count / max(now - self.start, 1e-9)
-        bar = "#" * filled + "." * (self.width - filled)
-        self.stream.write(f"\r{self.desc} {self.count:>{len(str(self.total))}}/{self.total} [{bar}] "
-                          f"{self.info}  {rate:.1f} it/s ")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            self._draw(time.perf_counter())
-            self.stream.write("\n")
-            self.stream.flush()
+Progress = Bar  # the training loops' progress: a tqdm bar on a terminal, plain periodic lines elsewhere
 
 
 def full_batch_training(model: Callable[[ag.Tensor], ag.Tensor], opt: Any, loss_fn: Callable, x: np.ndarray,
@@ -300,12 +375,32 @@ def save_figure(fig: Any, json_path: Path) -> Path:
 
 def plot_curve(ax: Any, values: Sequence[float], title: str, ylabel: str = "loss", xlabel: str = "step",
                log_scale: bool = False) -> None:
-    """One training curve on `ax`."""
+    """One training curve on `ax` (steps from 1, integer ticks; a log scale labelled plainly)."""
     ax.plot(np.arange(1, len(values) + 1), values, lw=1)
     ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
+    integer_ticks(ax.xaxis)
     if log_scale:
-        ax.set_yscale("log")
+        log_scale_plain(ax.yaxis)
     ax.grid(alpha=0.3)
+
+
+def integer_ticks(axis: Any) -> None:
+    """Ticks at whole numbers only on `axis` (``ax.xaxis``: epochs, steps), even when it spans a
+    single epoch (matplotlib's default would tick 0.95, 0.975 ... 1.05)."""
+    from matplotlib.ticker import MaxNLocator
+
+    axis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1, steps=[1, 2, 5, 10]))
+
+
+def log_scale_plain(axis: Any) -> None:
+    """A log scale on `axis`, labelled with plain numbers (30, 40) rather than 3×10¹, 4×10¹."""
+    axis.axes.set(**{f"{axis.axis_name}scale": "log"})
+    plain_log_axis(axis)
+
+
+def legend_outside(ax: Any, fontsize: int = 8) -> None:
+    """The legend of `ax` to the right of it, where it covers no line."""
+    ax.legend(fontsize=fontsize, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
 
 
 def plot_regions(ax: Any, predict_class: Callable[[np.ndarray], np.ndarray], x: np.ndarray, y: np.ndarray,

@@ -13,6 +13,9 @@ timed on the same machine right after training (--torch-timing-steps).
 
     AUTOGRAD_BACKEND=numpy python examples/gpt.py --threads 1
     AUTOGRAD_BACKEND=numpy python examples/gpt.py --dtype float64 --iters 50 --torch-twin
+    python examples/gpt.py --quick    # 200 iterations of the same model on a shortened schedule
+
+Each run writes its JSON record and PNG to runs/ under the current folder (see --out).
 """
 
 from __future__ import annotations
@@ -37,10 +40,12 @@ import nn
 import nn.functional as F
 import optim
 from bench.gpt_model import GPTConfig, gpt
-from examples import common
+from examples import char, common
 from examples.char import Corpus, load_corpus
 
 NAME = "gpt"
+QUICK = {"iters": 200, "warmup": 20, "lr_decay_iters": 200, "eval_every": 100, "eval_blocks": 120,
+         "eval_limit": 480, "sample_length": 200, "torch_timing_steps": 10}
 NANOGPT_VAL_LOSS = 1.88  # nanoGPT's README, the same configuration on a laptop CPU
 
 
@@ -79,16 +84,23 @@ def batch(data: np.ndarray, starts: np.ndarray, block: int) -> tuple[np.ndarray,
     return data[rows], data[rows + 1]
 
 
+def mean_nats(summed_loss: Callable[[np.ndarray, np.ndarray], float], data: np.ndarray, starts: np.ndarray,
+              batch_size: int, block: int) -> float:
+    """Mean nats per character over every position of the blocks at `starts`, from
+    ``summed_loss(x, y)``, the summed cross-entropy of a batch (of our model or PyTorch's)."""
+    total = sum(summed_loss(*batch(data, starts[i : i + batch_size], block)) for i in range(0, len(starts), batch_size))
+    return total / (len(starts) * block)
+
+
 def evaluate(model: nn.Module, data: np.ndarray, starts: np.ndarray, batch_size: int) -> float:
-    """Mean nats per character over every position of the blocks at `starts`."""
-    total, block = 0.0, model.config.block_size
+    """Our model's mean nats per character over every position of the blocks at `starts`."""
     model.eval()
     with ag.no_grad():
-        for i in range(0, len(starts), batch_size):
-            x, y = batch(data, starts[i : i + batch_size], block)
-            total += F.cross_entropy(model(ag.tensor(x)), ag.tensor(y.reshape(-1)), reduction="sum").item()
+        nats = mean_nats(lambda x, y: F.cross_entropy(model(ag.tensor(x)), ag.tensor(y.reshape(-1)),
+                                                      reduction="sum").item(),
+                         data, starts, batch_size, model.config.block_size)
     model.train()
-    return total / (len(starts) * block)
+    return nats
 
 
 def sample(model: nn.Module, corpus: Corpus, prompt: str, length: int, temperature: float = 0.8) -> str:
@@ -164,6 +176,7 @@ def train_gpt(corpus: Corpus, config: GPTConfig, *, iters: int = 2000, batch_siz
     bar.close()
     if twin is not None:
         record["twin_max_weight_diff"] = twin.max_weight_diff(model)
+    record["twin"] = twin
     return record
 
 
@@ -199,6 +212,14 @@ class TorchGPTTwin:
         self.sched.step()
         return loss.item()
 
+    def evaluate(self, data: np.ndarray, starts: np.ndarray, batch_size: int) -> float:
+        """The twin's mean nats per character, measured as ours is (`evaluate`)."""
+        torch = self.torch
+        with torch.no_grad():
+            return mean_nats(lambda x, y: torch.nn.functional.cross_entropy(
+                self.net(torch.from_numpy(x)), torch.from_numpy(y.reshape(-1)), reduction="sum").item(),
+                data, starts, batch_size, self.net.config.block_size)
+
     def max_weight_diff(self, model: nn.Module) -> float:
         theirs = {k: v.detach().numpy() for k, v in self.net.state_dict().items()}
         return max(float(np.max(np.abs(v.numpy() - theirs[k]))) for k, v in model.state_dict().items())
@@ -231,7 +252,7 @@ def torch_eager_step_times(config: GPTConfig, corpus: Corpus, steps: int, batch_
 # --- the command line ---------------------------------------------------------------------------
 def plot(results: dict, json_path: Path) -> Path:
     """Training and validation nats per character against nanoGPT's published 1.88."""
-    fig, (ax,) = common.figure(1, width=7)
+    fig, (ax,) = common.figure(1, width=9)
     for key, label in (("train_curve", "training batches (mean since last point)"),
                        ("val_curve", "validation subset")):
         if results[key]:
@@ -241,45 +262,55 @@ def plot(results: dict, json_path: Path) -> Path:
     ax.axhline(NANOGPT_VAL_LOSS, color="gray", ls="--", lw=1, label=f"nanoGPT's CPU result {NANOGPT_VAL_LOSS}")
     ax.set(title=f"character GPT ({results['backend']}, {results['dtype']})", xlabel="iteration",
            ylabel="nats per character", ylim=(1.0, 4.5))
+    ax.set_xlim(left=0)  # a short run's single point still sits on a step axis from 0
+    common.integer_ticks(ax.xaxis)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    common.legend_outside(ax)
     return common.save_figure(fig, json_path)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of this example (defaults: nanoGPT's CPU recipe)."""
-    p = common.parser(NAME, __doc__.splitlines()[0])
+    p = common.parser(NAME, __doc__, QUICK)
     d = GPTConfig()
-    p.add_argument("--iters", type=int, default=2000)
-    p.add_argument("--batch-size", type=int, default=12)
-    p.add_argument("--block-size", type=int, default=d.block_size)
-    p.add_argument("--n-layer", type=int, default=d.n_layer)
-    p.add_argument("--n-head", type=int, default=d.n_head)
-    p.add_argument("--n-embd", type=int, default=d.n_embd)
-    p.add_argument("--dropout", type=float, default=d.dropout)
-    p.add_argument("--bias", action="store_true", help="biases in the linear and LayerNorm layers")
-    p.add_argument("--lr", type=float, default=1e-3, help="AdamW peak learning rate")
-    p.add_argument("--min-lr", type=float, default=1e-4)
-    p.add_argument("--warmup", type=int, default=100, help="iterations of linear warm-up")
-    p.add_argument("--lr-decay-iters", type=int, default=2000, help="iteration where the cosine decay ends")
-    p.add_argument("--weight-decay", type=float, default=0.1)
-    p.add_argument("--dtype", choices=("float32", "float64"), default="float32")
-    p.add_argument("--eval-every", type=int, default=250, help="iterations between validation checks")
-    p.add_argument("--eval-blocks", type=int, default=240,
-                   help="validation blocks used for the checks during training (the final score uses all)")
-    p.add_argument("--eval-limit", type=int, default=None,
-                   help="score the final model on the first EVAL_LIMIT validation blocks only (default all)")
-    p.add_argument("--sample-length", type=int, default=500)
-    p.add_argument("--temperature", type=float, default=0.8)
+    positive, natural, rate = common.positive_int, common.natural_int, common.positive_float
+    p.add_argument("--iters", type=positive, default=2000, help="Training iterations (AdamW steps).")
+    p.add_argument("--batch-size", type=positive, default=12, help="Blocks per iteration.")
+    p.add_argument("--block-size", type=positive, default=d.block_size, help="Characters per block (the context).")
+    p.add_argument("--n-layer", type=positive, default=d.n_layer, help="Transformer blocks.")
+    p.add_argument("--n-head", type=positive, default=d.n_head, help="Attention heads; they must divide --n-embd.")
+    p.add_argument("--n-embd", type=positive, default=d.n_embd, help="Width of the embeddings.")
+    p.add_argument("--dropout", type=common.probability, default=d.dropout,
+                   help="Dropout probability; above 0 the step is not compiled.")
+    p.add_argument("--bias", action="store_true", help="Give the linear and LayerNorm layers biases.")
+    p.add_argument("--lr", type=rate, default=1e-3, help="AdamW peak learning rate.")
+    p.add_argument("--min-lr", type=common.natural_float, default=1e-4,
+                   help="Learning rate at the end of the cosine decay.")
+    p.add_argument("--warmup", type=natural, default=100, help="Iterations of linear warm-up.")
+    p.add_argument("--lr-decay-iters", type=positive, default=2000, help="Iteration where the cosine decay ends.")
+    p.add_argument("--weight-decay", type=common.natural_float, default=0.1,
+                   help="AdamW (decoupled) weight decay of the matrices.")
+    p.add_argument("--dtype", choices=("float32", "float64"), default="float32",
+                   help="Floating-point type of the weights.")
+    p.add_argument("--eval-every", type=positive, default=250, help="Iterations between validation checks.")
+    p.add_argument("--eval-blocks", type=positive, default=240,
+                   help="Validation blocks scored by the checks during training; the final score uses all.")
+    p.add_argument("--eval-limit", type=positive, default=None,
+                   help="Score the final model on the first EVAL_LIMIT validation blocks only. Without it, on all "
+                        "of them.")
+    char.add_sample_arguments(p)
     p.add_argument("--torch-twin", action="store_true",
-                   help="train a PyTorch copy from the same weights on the same batches; record the differences")
-    p.add_argument("--torch-timing-steps", type=int, default=50,
-                   help="steps of a float32 PyTorch eager copy timed after training (0: none)")
+                   help="Train a PyTorch copy from the same weights on the same batches, and record the largest "
+                        "loss and weight differences.")
+    p.add_argument("--torch-timing-steps", type=natural, default=50,
+                   help="Steps of a float32 PyTorch eager copy timed after training (0: no timing).")
     return p
 
 
 def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     """Run with the parsed `args` (`argv` is recorded as the command); returns what it wrote to the JSON."""
+    if args.n_embd % args.n_head:
+        raise common.UsageError(f"--n-embd {args.n_embd} is not a multiple of --n-head {args.n_head}")
     start = time.perf_counter()
     corpus = load_corpus()
     config = GPTConfig(args.block_size, len(corpus.chars), args.n_layer, args.n_head, args.n_embd, args.dropout,
@@ -314,19 +345,20 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     if args.torch_twin:
         results["twin_max_loss_diff"] = max(outcome["twin_loss_diffs"])
         results["twin_max_weight_diff"] = outcome["twin_max_weight_diff"]
+        results["twin_val_nats"] = outcome["twin"].evaluate(corpus.val, final_starts, args.batch_size)
     if args.torch_timing_steps:
         theirs = np.array(torch_eager_step_times(config, corpus, args.torch_timing_steps + 1, args.batch_size,
                                                  args.lr, args.weight_decay, betas, max_norm, args.seed)[1:])
         results["torch_eager_ms_per_iter"] = {"min": 1e3 * float(theirs.min()),
                                               "median": 1e3 * float(np.median(theirs))}
         results["ratio_to_torch_eager_median"] = float(np.median(times) / np.median(theirs))
-    out = common.output_path(args.out, NAME if args.dtype == "float32" else f"{NAME}-{args.dtype}")
+    out = common.output_path(args, NAME if args.dtype == "float32" else f"{NAME}-{args.dtype}")
     plot(results, out)
     common.write_results(out, results, common.command_line(NAME, argv), time.perf_counter() - start)
     line = f"validation {val_nats:.4f} nats/char (nanoGPT {NANOGPT_VAL_LOSS})"
     if args.torch_twin:
         line += (f"; twin: max |loss - loss_torch| {results['twin_max_loss_diff']:.2e}, max |w - w_torch| "
-                 f"{results['twin_max_weight_diff']:.2e}")
+                 f"{results['twin_max_weight_diff']:.2e}, validation {results['twin_val_nats']:.4f}")
     if args.torch_timing_steps:
         line += (f"; {results['ms_per_iter']['median']:.1f} ms/iter, PyTorch eager "
                  f"{results['torch_eager_ms_per_iter']['median']:.1f} ms/iter")

@@ -2,6 +2,9 @@
 error; w converges to 2 and b to 1.
 
     AUTOGRAD_BACKEND=torch python examples/line.py --steps 300
+    python examples/line.py --quick    # 150 steps: w and b within 1e-4 of 2 and 1
+
+Each run writes its JSON record and PNG to runs/ under the current folder (see --out).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import optim
 from examples import common
 
 NAME = "line"
+QUICK = {"steps": 150}
 
 
 def line_data(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -57,10 +61,10 @@ def plot(fit: dict, json_path: Path) -> Path:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of this example."""
-    p = common.parser(NAME, __doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=300, help="full-batch SGD steps")
-    p.add_argument("--lr", type=float, default=0.1, help="learning rate")
-    p.add_argument("--points", type=int, default=64, help="number of points on the line")
+    p = common.parser(NAME, __doc__, QUICK)
+    p.add_argument("--steps", type=common.positive_int, default=300, help="Full-batch SGD steps.")
+    p.add_argument("--lr", type=common.positive_float, default=0.1, help="SGD learning rate.")
+    p.add_argument("--points", type=common.positive_int, default=64, help="Number of points on the line.")
     return p
 
 
@@ -70,7 +74,7 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     fit = fit_line(args.steps, args.lr, args.points, args.seed, args.quiet)
     results = {"backend": backends.current().name, "steps": args.steps, "lr": args.lr,
                "w": fit["w"], "b": fit["b"], "final_loss": fit["losses"][-1], "losses": fit["losses"]}
-    out = common.output_path(args.out, NAME)
+    out = common.output_path(args, NAME)
     plot(fit, out)
     common.write_results(out, results, common.command_line(NAME, argv), time.perf_counter() - start)
     common.log(f"w = {fit['w']:.6f}, b = {fit['b']:.6f} (target 2, 1); wrote {out}", args.quiet)

@@ -6,6 +6,9 @@ It is scored as `examples/char.py` is: nats per character of the validation targ
 the 16th character on, against the same baselines, and writes a temperature-0.8 sample.
 
     AUTOGRAD_BACKEND=numpy python examples/lstm_char.py --steps 2000
+    python examples/lstm_char.py --quick    # 100 steps of a narrower model: below the unigram baseline
+
+Each run writes its JSON record and PNG to runs/ under the current folder (see --out).
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ import optim
 from examples import char, common
 
 NAME = "lstm_char"
+QUICK = {"steps": 100, "hidden": 128, "lr": 1e-2, "eval_every": 50, "eval_chars": 4096, "eval_limit": 16384,
+         "sample_length": 200}
 SCORED_FROM = 16  # the first target scored: char.py's context, so both score the same characters
 IGNORED = -100  # F.cross_entropy's default ignore_index
 
@@ -142,24 +147,26 @@ def train_lstm(corpus: char.Corpus, args: argparse.Namespace) -> dict:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of this example."""
-    p = common.parser(NAME, __doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=2000)
-    p.add_argument("--batch-size", type=int, default=32, help="parallel streams of the training text")
-    p.add_argument("--block", type=int, default=64, help="characters per window of truncated backpropagation")
-    p.add_argument("--embed", type=int, default=64)
-    p.add_argument("--hidden", type=int, default=256)
-    p.add_argument("--layers", type=int, default=2)
-    p.add_argument("--dropout", type=float, default=0.0, help="between the LSTM layers")
-    p.add_argument("--lr", type=float, default=3e-3, help="AdamW peak learning rate")
-    p.add_argument("--weight-decay", type=float, default=0.01)
-    p.add_argument("--clip", type=float, default=1.0, help="gradient norm clipping")
-    p.add_argument("--eval-every", type=int, default=250, help="steps between validation checks")
-    p.add_argument("--eval-chars", type=int, default=20_000,
-                   help="validation characters used for the checks during training (the final score uses all)")
-    p.add_argument("--eval-limit", type=int, default=None,
-                   help="score the final model on the first EVAL_LIMIT validation targets only (default all)")
-    p.add_argument("--sample-length", type=int, default=500)
-    p.add_argument("--temperature", type=float, default=0.8)
+    p = common.parser(NAME, __doc__, QUICK)
+    positive = common.positive_int
+    p.add_argument("--steps", type=positive, default=2000, help="AdamW steps, one window each.")
+    p.add_argument("--batch-size", type=positive, default=32, help="Parallel streams of the training text.")
+    p.add_argument("--block", type=positive, default=64, help="Characters per window of truncated backpropagation.")
+    p.add_argument("--embed", type=positive, default=64, help="Width of the character embeddings.")
+    p.add_argument("--hidden", type=positive, default=256, help="Width of the LSTM state.")
+    p.add_argument("--layers", type=positive, default=2, help="Stacked LSTM layers.")
+    p.add_argument("--dropout", type=common.probability, default=0.0,
+                   help="Dropout probability between the LSTM layers.")
+    p.add_argument("--lr", type=common.positive_float, default=3e-3, help="AdamW peak learning rate.")
+    p.add_argument("--weight-decay", type=common.natural_float, default=0.01, help="AdamW (decoupled) weight decay.")
+    p.add_argument("--clip", type=common.positive_float, default=1.0, help="Largest gradient norm; larger is clipped.")
+    p.add_argument("--eval-every", type=positive, default=250, help="Steps between validation checks.")
+    p.add_argument("--eval-chars", type=positive, default=20_000,
+                   help="Validation characters scored by the checks during training; the final score uses all.")
+    p.add_argument("--eval-limit", type=positive, default=None,
+                   help="Score the final model on the first EVAL_LIMIT validation targets only. Without it, on all "
+                        "of them.")
+    char.add_sample_arguments(p)
     return p
 
 
@@ -186,7 +193,7 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
         "temperature": args.temperature, "sample_prompt": prompt, "sample": text,
         "train_time_s": round(train_time, 3), "seconds_per_step": round(train_time / max(args.steps, 1), 4),
     }
-    out = common.output_path(args.out, NAME)
+    out = common.output_path(args, NAME)
     char.plot(results, out)
     common.write_results(out, results, common.command_line(NAME, argv), time.perf_counter() - start)
     b = results["baselines"]

@@ -6,6 +6,9 @@ steps torch.optim.AdamW; the largest weight difference is logged after each epoc
 
     AUTOGRAD_BACKEND=numpy python examples/mnist.py --torch-twin
     AUTOGRAD_BACKEND=numpy python examples/mnist.py --dtype float64 --epochs 3 --torch-twin
+    python examples/mnist.py --quick    # one epoch: test accuracy about 0.97
+
+Each run writes its JSON record and PNG to runs/ under the current folder (see --out).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from examples import common
 from examples.data import Split, load_mnist
 
 NAME = "mnist"
+QUICK = {"epochs": 1}
 
 
 def mnist_model(dtype: str = "float32", seed: int = 0) -> nn.Module:
@@ -89,8 +93,6 @@ def train_mnist(train: Split, val: Split | None, *, epochs: int = 10, batch_size
 def plot(results: dict, json_path: Path) -> Path:
     """Loss per step, validation accuracy and (with the twin) weight difference per epoch;
     `results` is the JSON record, so a PNG can be redrawn from a saved run."""
-    from matplotlib.ticker import MaxNLocator
-
     has_twin = bool(results.get("twin_max_weight_diff"))
     fig, axes = common.figure(3 if has_twin else 2, width=4.5)
     common.plot_curve(axes[0], results["step_losses"], f"training loss ({results['backend']}, {results['dtype']})",
@@ -101,33 +103,38 @@ def plot(results: dict, json_path: Path) -> Path:
                 ylabel="accuracy")
     axes[1].grid(alpha=0.3)
     if has_twin:
-        axes[2].semilogy(epochs, results["twin_max_weight_diff"], "o-")
+        axes[2].plot(epochs, results["twin_max_weight_diff"], "o-")
+        common.log_scale_plain(axes[2].yaxis)
         axes[2].set(title="max |w - w_torch| after each epoch", xlabel="epoch", ylabel="max abs difference")
         axes[2].grid(alpha=0.3)
     for ax in axes[1:]:
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        common.integer_ticks(ax.xaxis)
     return common.save_figure(fig, json_path)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of this example."""
-    p = common.parser(NAME, __doc__.splitlines()[0])
-    p.add_argument("--epochs", type=int, default=10)
-    p.add_argument("--batch-size", type=int, default=128)
-    p.add_argument("--lr", type=float, default=1e-3, help="AdamW learning rate")
-    p.add_argument("--weight-decay", type=float, default=0.01, help="AdamW (decoupled) weight decay")
+    p = common.parser(NAME, __doc__, QUICK)
+    p.add_argument("--epochs", type=common.positive_int, default=10, help="Passes over the training images.")
+    p.add_argument("--batch-size", type=common.positive_int, default=128, help="Images per AdamW step.")
+    p.add_argument("--lr", type=common.positive_float, default=1e-3, help="AdamW learning rate.")
+    p.add_argument("--weight-decay", type=common.natural_float, default=0.01, help="AdamW (decoupled) weight decay.")
     add_data_arguments(p)
     p.add_argument("--torch-twin", action="store_true",
-                   help="train a PyTorch twin from the same weights on the same batches and log the weight difference")
+                   help="Train a PyTorch twin from the same weights on the same batches and log the largest weight "
+                        "difference after each epoch.")
     return p
 
 
 def add_data_arguments(p: argparse.ArgumentParser) -> None:
     """The dtype and the data-size flags the MNIST examples share."""
-    p.add_argument("--dtype", choices=("float32", "float64"), default="float32")
-    p.add_argument("--limit", type=int, default=None, help="train on the first LIMIT of the 55,000 images")
-    p.add_argument("--eval-limit", type=int, default=None,
-                   help="evaluate on the first EVAL_LIMIT validation and test images (default all)")
+    p.add_argument("--dtype", choices=("float32", "float64"), default="float32",
+                   help="Floating-point type of the weights and the images.")
+    p.add_argument("--limit", type=common.positive_int, default=None,
+                   help="Train on the first LIMIT of the 55,000 training images only. Without it, on all of them.")
+    p.add_argument("--eval-limit", type=common.positive_int, default=None,
+                   help="Evaluate on the first EVAL_LIMIT validation and test images only. Without it, on all "
+                        "5,000 and 10,000.")
 
 
 def limited_splits(args: argparse.Namespace) -> tuple[Split, Split, Split]:
@@ -168,7 +175,7 @@ def write_run(results: dict, args: argparse.Namespace, argv: Sequence[str] | Non
               name: str = NAME) -> dict:
     """Write an MNIST example's `results` (JSON and plot) where ``--out`` says, named after the
     example and its dtype, and log the test accuracy; returns `results`."""
-    out = common.output_path(args.out, name if args.dtype == "float32" else f"{name}-{args.dtype}")
+    out = common.output_path(args, name if args.dtype == "float32" else f"{name}-{args.dtype}")
     plot(results, out)
     common.write_results(out, results, common.command_line(name, argv), time.perf_counter() - start)
     common.log(f"test accuracy {results['test_accuracy']:.4f}; wrote {out}", args.quiet)

@@ -24,6 +24,9 @@ two passes, see `examples.twin.TwoPassBatchNorm2d`.)
     AUTOGRAD_BACKEND=numpy python examples/mnist_cnn.py --threads 1
     AUTOGRAD_BACKEND=jax python examples/mnist_cnn.py --threads 1
     AUTOGRAD_BACKEND=numpy python examples/mnist_cnn.py --threads 1 --dtype float64 --epochs 1 --torch-twin
+    python examples/mnist_cnn.py --quick    # one epoch on 8,000 images: test accuracy about 0.95
+
+Each run writes its JSON record and PNG to runs/ under the current folder (see --out).
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from examples import common, mnist
 from examples.data import Split
 
 NAME = "mnist_cnn"
+QUICK = {"epochs": 1, "limit": 8000, "eval_limit": 2000}
 LABEL_SMOOTHING = 0.1
 MAX_NORM = 1.0
 EVAL_BATCH = 500  # divides the 5,000 validation and 10,000 test images: one shape for jax
@@ -172,17 +176,18 @@ def train_cnn(train: Split, val: Split | None, *, epochs: int = 4, batch_size: i
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of this example."""
-    p = common.parser(NAME, __doc__.splitlines()[0])
-    p.add_argument("--epochs", type=int, default=4)
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--lr", type=float, default=3e-3, help="AdamW's peak learning rate under OneCycleLR")
-    p.add_argument("--weight-decay", type=float, default=0.01, help="AdamW (decoupled) weight decay")
+    p = common.parser(NAME, __doc__, QUICK)
+    p.add_argument("--epochs", type=common.positive_int, default=4, help="Passes over the training images.")
+    p.add_argument("--batch-size", type=common.positive_int, default=64, help="Images per AdamW step.")
+    p.add_argument("--lr", type=common.positive_float, default=3e-3,
+                   help="AdamW's peak learning rate under OneCycleLR.")
+    p.add_argument("--weight-decay", type=common.natural_float, default=0.01, help="AdamW (decoupled) weight decay.")
     mnist.add_data_arguments(p)
-    p.add_argument("--dropout", type=float, default=CNN_DROPOUT,
-                   help="probability of dropping a feature before the hidden layer (0: none)")
+    p.add_argument("--dropout", type=common.probability, default=CNN_DROPOUT,
+                   help="Probability of dropping a feature before the hidden layer (0: no dropout).")
     p.add_argument("--torch-twin", action="store_true",
-                   help="train a PyTorch twin from the same weights on the same batches and dropout masks and log "
-                        "the weight difference")
+                   help="Train a PyTorch twin from the same weights on the same batches and dropout masks, and log "
+                        "the largest weight difference after each epoch.")
     return p
 
 

@@ -2,6 +2,9 @@
 the mean squared error against targets -1/1; the predictions round to [-1, 1, 1, -1].
 
     AUTOGRAD_BACKEND=jax python examples/xor.py
+    python examples/xor.py --quick    # 500 steps: the predictions are already [-1, 1, 1, -1]
+
+Each run writes its JSON record and PNG to runs/ under the current folder (see --out).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import optim
 from examples import common
 
 NAME = "xor"
+QUICK = {"steps": 500}
 INPUTS = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=np.float32)
 TARGETS = np.array([[-1], [1], [1], [-1]], dtype=np.float32)
 
@@ -62,9 +66,9 @@ def plot(outcome: dict, json_path: Path) -> Path:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of this example."""
-    p = common.parser(NAME, __doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=1000, help="full-batch SGD steps")
-    p.add_argument("--lr", type=float, default=0.1, help="learning rate")
+    p = common.parser(NAME, __doc__, QUICK)
+    p.add_argument("--steps", type=common.positive_int, default=1000, help="Full-batch SGD steps.")
+    p.add_argument("--lr", type=common.positive_float, default=0.1, help="SGD learning rate.")
     return p
 
 
@@ -75,7 +79,7 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     results = {"backend": backends.current().name, "steps": args.steps, "lr": args.lr,
                "predictions": outcome["predictions"], "outputs": outcome["outputs"], "targets": TARGETS[:, 0].tolist(),
                "final_loss": outcome["losses"][-1], "losses": outcome["losses"]}
-    out = common.output_path(args.out, NAME)
+    out = common.output_path(args, NAME)
     plot(outcome, out)
     common.write_results(out, results, common.command_line(NAME, argv), time.perf_counter() - start)
     common.log(f"predictions {outcome['predictions']} (target [-1, 1, 1, -1]), loss {outcome['losses'][-1]:.2e}; "

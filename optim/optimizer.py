@@ -71,6 +71,21 @@ class Optimizer:
                         raise RuntimeError(f"a gradient on {p.grad.backend} for a parameter on {p.backend}")
                     self.update(p, group, self._state_on_backend_of(p))
                     bump_version(p)  # a graph that saved p before the step must not reuse it
+        self._persist()
+
+    def _persist(self) -> None:
+        """Hand each backend, in one call, the new parameters and optimizer state
+        (`Backend.persist`: a lazy library computes them now, once for all, so the next step's
+        graph starts from their values); eager backends give them back unchanged."""
+        params = [p for group in self.param_groups for p in group["params"] if p.grad is not None]
+        for backend in dict.fromkeys(p.backend for p in params):
+            mine = [p for p in params if p.backend is backend]
+            keys = [[k for k, v in self.state.get(p, {}).items() if backend.is_native(v)] for p in mine]
+            arrays = [a for p, ks in zip(mine, keys) for a in (p.data, *(self.state[p][k] for k in ks))]
+            done = iter(backend.persist(arrays))
+            for p, ks in zip(mine, keys):
+                p.data = next(done)
+                self.state.get(p, {}).update((k, next(done)) for k in ks)
 
     def _state_on_backend_of(self, p: Tensor) -> dict[str, Any]:
         """The state of `p`, moved to p's backend if the model was moved (``model.to(...)``)

@@ -88,6 +88,7 @@ def test_gpt_float64_twin_follows_pytorch(float64_backend, tmp_path):
                         "--eval-every", "8", "--eval-blocks", "12", "--eval-limit", "12", "--sample-length", "5",
                         "--torch-twin", "--torch-timing-steps", "0", "--out", str(tmp_path / "twin.json")])
     assert 0 <= out["twin_max_loss_diff"] < 1e-9 and 0 <= out["twin_max_weight_diff"] < 1e-9
+    assert abs(out["twin_val_nats"] - out["val_nats"]) < 1e-9
     assert out["step_losses"][-1] < out["step_losses"][0]
 
 

@@ -2,6 +2,7 @@
 
     ours:<backend>   this framework on that backend (numpy, torch, jax, array_api_strict, cupy...)
     ours:<backend>+compile   the same step through autograd_core.compile (backends that can compile)
+    ours:dask@local:N   fullbatch only: dask on a LocalCluster of N memory-limited workers (N = 1, 2)
     torch            PyTorch eager, torch.optim.AdamW (default implementation)
     torch-fused      the same with AdamW(fused=True)
     numpy-by-hand    the models in plain numpy with hand-written gradients and in-place AdamW
@@ -15,10 +16,11 @@ from __future__ import annotations
 from bench.impls.base import BatchPool, Impl, Runner
 from bench.impls.by_hand import NumpyByHand
 from bench.impls.jax_jit import JaxJit
-from bench.impls.ours import Ours, OursCompiled
+from bench.impls.ours import Ours, OursCluster, OursCompiled
 from bench.impls.torch_eager import TorchEager
 
 BASELINES = ("torch", "torch-fused", "numpy-by-hand", "jax-jit")
+CLUSTER_WORKERS = (1, 2)  # the LocalClusters fullbatch is timed on, when dask is among the backends
 
 
 def baseline(name: str) -> Impl:
@@ -35,11 +37,12 @@ def baseline(name: str) -> Impl:
 
 
 def select(backend_names: list[str], baseline_names: list[str]) -> list[Impl]:
-    """``ours:<backend>`` for each backend (and ``+compile`` where the backend can compile),
-    then the chosen baselines, in that order."""
+    """``ours:<backend>`` for each backend (and ``+compile`` where the backend can compile; and
+    ``ours:dask@local:N`` for dask), then the chosen baselines, in that order."""
     compiled = [OursCompiled(b) for b in backend_names if OursCompiled(b).unavailable() is None]
-    return [*(Ours(b) for b in backend_names), *compiled, *(baseline(n) for n in baseline_names)]
+    clusters = [OursCluster(n) for n in CLUSTER_WORKERS] if "dask" in backend_names else []
+    return [*(Ours(b) for b in backend_names), *compiled, *clusters, *(baseline(n) for n in baseline_names)]
 
 
-__all__ = ["BASELINES", "BatchPool", "Impl", "NumpyByHand", "JaxJit", "Ours", "OursCompiled", "Runner", "TorchEager",
-           "baseline", "select"]
+__all__ = ["BASELINES", "CLUSTER_WORKERS", "BatchPool", "Impl", "NumpyByHand", "JaxJit", "Ours", "OursCluster",
+           "OursCompiled", "Runner", "TorchEager", "baseline", "select"]

@@ -1,7 +1,10 @@
-"""This framework on one of its backends: the `nn` model, `optim.AdamW`, `F.cross_entropy`."""
+"""This framework on one of its backends: the `nn` model, `optim.AdamW`, `F.cross_entropy`;
+for fullbatch, bench/synthetic.py's (examples/bigdata.py's) step, on the host or on a dask cluster."""
 
 from __future__ import annotations
 
+import atexit
+import os
 from typing import Any
 
 import autograd_core as ag
@@ -10,7 +13,9 @@ import nn
 import nn.functional as F
 import optim
 from bench.impls.base import BatchPool, Impl, Runner
-from bench.problems import ADAM_EPS, BETAS, Problem, build_model
+from bench.problems import ADAM_EPS, BETAS, FULLBATCH_HOST_ROWS, FULLBATCH_WORKER_MEMORY, Problem, build_model
+
+FULLBATCH_HOSTS = ("numpy",)  # the backends whose ours:<backend> also times fullbatch, on the host's rows
 
 
 class Ours(Impl):
@@ -21,6 +26,8 @@ class Ours(Impl):
     def __init__(self, backend: str) -> None:
         self.backend = backend
         self.name = f"ours:{backend}"
+        if backend in FULLBATCH_HOSTS:
+            self.workloads = Impl.workloads | {"fullbatch"}
 
     def unavailable(self) -> str | None:
         try:
@@ -32,6 +39,8 @@ class Ours(Impl):
     def setup(self, problem: Problem) -> Runner:
         backend = backends.get(self.backend)
         with backends.use(backend):
+            if problem.model == "fullbatch":
+                return _FullBatch(backend, problem, persist=False)
             return _Chain(backend, problem) if problem.model == "chain" else _Model(backend, problem)
 
 
@@ -55,6 +64,63 @@ class OursCompiled(Ours):
         backend = backends.get(self.backend)
         with backends.use(backend):
             return _CompiledModel(backend, problem)
+
+
+class OursCluster(Ours):
+    """``ours:dask@local:N``, fullbatch only: the dask backend on a LocalCluster of N
+    single-threaded worker processes (free to use every core), each limited to
+    `FULLBATCH_WORKER_MEMORY`. Rows that fit in half the workers' memory are computed once
+    and kept there; larger sets are drawn again from their seeds by the workers every step."""
+
+    workloads = frozenset({"fullbatch"})
+
+    def __init__(self, workers: int) -> None:
+        super().__init__("dask")
+        self.workers = workers
+        self.name = f"ours:dask@local:{workers}"
+
+    def unavailable(self) -> str | None:
+        reason = super().unavailable()
+        if reason is None:
+            try:
+                import distributed  # noqa: F401
+            except ImportError as e:
+                reason = f"distributed cannot be imported ({e})"
+        return reason
+
+    def setup(self, problem: Problem) -> Runner:
+        backend = cluster_backend(self.workers)
+        fits = problem.data.nbytes <= self.workers * FULLBATCH_WORKER_MEMORY / 2
+        with backends.use(backend):
+            return _FullBatch(backend, problem, persist=fits)
+
+
+_clusters: dict[int, tuple[backends.Backend, Any]] = {}  # workers -> (backend, its LocalCluster)
+
+
+def cluster_backend(workers: int) -> backends.Backend:
+    """The dask backend on a LocalCluster of `workers` single-threaded worker processes of
+    `FULLBATCH_WORKER_MEMORY` each, started on first use and stopped at exit. The workers are
+    unpinned (a ``--threads 1`` bench pins this process to one core, and children inherit it)."""
+    if workers not in _clusters:
+        from distributed import LocalCluster
+
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                               dashboard_address=":0", memory_limit=FULLBATCH_WORKER_MEMORY)
+        atexit.register(cluster.close)
+        backend = backends.get("dask", cluster.scheduler_address)
+        if hasattr(os, "sched_setaffinity"):
+            backend.client.run(os.sched_setaffinity, 0, set(range(os.cpu_count() or 1)))
+        _clusters[workers] = backend, cluster
+    return _clusters[workers][0]
+
+
+def close_clusters() -> None:
+    """Stop the clusters `cluster_backend` started (otherwise they stop at exit)."""
+    while _clusters:
+        _, (backend, cluster) = _clusters.popitem()
+        backend.close()
+        cluster.close()
 
 
 class _Model(BatchPool):
@@ -90,6 +156,32 @@ class _Model(BatchPool):
 
     def check_value(self) -> float:
         return float(self.loss.item())
+
+
+class _FullBatch(Runner):
+    """One full-batch AdamW step of bench/synthetic.py's (examples/bigdata.py's) MLP on every row of `problem.data`:
+    on a dask backend the workers' rows (kept there with `persist`), elsewhere the host's."""
+
+    def __init__(self, backend: backends.Backend, problem: Problem, persist: bool) -> None:
+        from bench import synthetic as bigdata
+
+        if backend.name not in bigdata.LAZY_BACKENDS and problem.data.rows > FULLBATCH_HOST_ROWS:
+            raise ValueError(f"{problem.data.rows:,} rows is the set larger than the workers' memory, drawn by "
+                             f"dask workers only (the host implementations stop at {FULLBATCH_HOST_ROWS:,})")
+        self.backend, self.step_of = backend, bigdata.train_step
+        self.model = build_model(nn, problem.model)
+        self.model.load_state_dict(problem.weights)
+        self.opt = optim.AdamW(self.model.parameters(), lr=problem.lr, betas=BETAS, eps=ADAM_EPS,
+                               weight_decay=problem.weight_decay)
+        self.x, self.y = bigdata.tensors(problem.data, persist=persist)
+        self.loss = float("nan")
+
+    def step(self) -> None:
+        with backends.use(self.backend):
+            self.loss, _ = self.step_of(self.model, self.opt, self.x, self.y)
+
+    def check_value(self) -> float:
+        return self.loss
 
 
 class _Chain(Runner):
