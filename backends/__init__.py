@@ -35,6 +35,7 @@ BUILTINS: dict[str, tuple[str, str | None]] = {
     "torch": ("backends.torch", "torch"),
     "jax": ("backends.jax", "jax"),
     "cupy": ("backends.cupy", "cupy"),
+    "dask": ("backends.dask", "dask"),
 }
 
 

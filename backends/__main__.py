@@ -37,8 +37,9 @@ def table(selected: str, device: str | None) -> tuple[list[tuple[str, ...]], str
                          ("selected; " if chosen else "") + str(e)))
             problem = f"the selected backend {name!r} cannot run here: {e}" if chosen else problem
             continue
-        rows.append((name, "available", _version(name), str(b.device or "default"),
-                     "yes" if b.supports_float64 else "no", "yes" if b.mutable else "no", "selected" if chosen else ""))
+        notes = "; ".join(n for n in ("selected" if chosen else "", b.describe()) if n)
+        rows.append((name, "available", _version(name), str((device if chosen else None) or b.device or "default"),
+                     "yes" if b.supports_float64 else "no", "yes" if b.mutable else "no", notes))
     if selected not in backends.known():
         problem = (f"AUTOGRAD_BACKEND={os.environ.get('AUTOGRAD_BACKEND', '')!r} is not a backend; "
                    f"known: {', '.join(backends.known())} (one name; array-api-strict is accepted)")

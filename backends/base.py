@@ -42,6 +42,8 @@ class Backend:
         xp: the array-API namespace of the library.
         device: the device arrays are created on (``None`` for the library's default).
         mutable: whether arrays may be updated in place (jax: no).
+        lazy: whether arrays are task graphs computed on demand (dask); optimizers then call
+            `persist` on the new parameters and state after every step.
         supports_float64: whether float64 arrays work.
         device_kinds: the kinds of device the library can target.
         can_compile: whether `jit` can trace a whole step into one compiled function.
@@ -49,6 +51,7 @@ class Backend:
 
     name: str = "base"
     mutable: bool = True
+    lazy: bool = False  # arrays are task graphs computed on demand (dask): `persist` after each step
     supports_float64: bool = True
     device_kinds: tuple[str, ...] = ("cpu",)
     can_compile: bool = False

@@ -51,8 +51,9 @@ class NumpyBackend(Backend):
         return kernels.gelu_slope_times(grad, x, kernels.normal_cdf(x))
 
     def index_add(self, shape, axis, index, values):
+        if len(index) and index.min() < 0:  # -1 and n-1 are one row: count them as one
+            index = np.where(index < 0, index + shape[axis], index)
         if len(shape) == 1 and values.dtype.kind == "f":  # one pass of bincount (summing in float64)
-            index = np.where(index < 0, index + shape[0], index) if len(index) and index.min() < 0 else index
             return np.bincount(index, weights=values, minlength=shape[0]).astype(values.dtype, copy=False)
         # Sort the rows by index and sum each run of equal indices with reduceat: several
         # times faster than np.add.at, which loops element by element.

@@ -76,8 +76,8 @@ class Optimizer:
     def _persist(self) -> None:
         """Hand each backend, in one call, the new parameters and optimizer state
         (`Backend.persist`: a lazy library computes them now, once for all, so the next step's
-        graph starts from their values); eager backends give them back unchanged."""
-        params = [p for group in self.param_groups for p in group["params"] if p.grad is not None]
+        graph starts from their values); eager backends have nothing to do."""
+        params = [p for group in self.param_groups for p in group["params"] if p.grad is not None and p.backend.lazy]
         for backend in dict.fromkeys(p.backend for p in params):
             mine = [p for p in params if p.backend is backend]
             keys = [[k for k, v in self.state.get(p, {}).items() if backend.is_native(v)] for p in mine]

@@ -16,6 +16,24 @@ import backends
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--backend", default=None,
                      help="comma-separated backends to test (default: $AUTOGRAD_BACKEND, else all known)")
+    parser.addoption("--dask-op-matrix", action="store_true",
+                     help="run every test module on the dask backend (by default only DASK_MODULES do)")
+
+
+# The dask backend builds a task graph per op and lacks parts of the standard (take_along_axis,
+# linalg.eigh...): in the default run it takes only these modules; the rest skip on it, saying how
+# to run them.
+DASK_MODULES = {"test_backends.py", "test_cross_backend.py", "test_dask.py"}
+DASK_SKIPS = {
+    "test_capability_flags_are_true": "dask arrays take item assignment (the Array object gets a new graph) but "
+                                      "views taken before do not see it, so the backend declares mutable=False; "
+                                      "tests/test_dask.py checks that",
+    "test_cross_entropy_rows_matches_the_portable_default": "the portable default calls take_along_axis, which "
+                                                            "dask lacks; tests/test_dask.py checks dask's kernel "
+                                                            "against numpy's",
+}
+DASK_OP_MATRIX = ("the op matrix on dask is run by `python -m pytest --backend dask --dask-op-matrix` "
+                  "(results/dask-op-matrix.md)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -49,6 +67,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         skip = pytest.mark.skip(reason=config.no_backend_reason)
         for item in items:
             item.add_marker(skip)
+    for item in items:
+        if getattr(item, "callspec", None) is None or item.callspec.params.get("backend") != "dask":
+            continue
+        if item.originalname in DASK_SKIPS:
+            item.add_marker(pytest.mark.skip(reason=DASK_SKIPS[item.originalname]))
+        elif item.path.name not in DASK_MODULES and not config.getoption("--dask-op-matrix"):
+            item.add_marker(pytest.mark.skip(reason=DASK_OP_MATRIX))
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -208,14 +208,15 @@ def test_moving_between_backends_is_differentiable(backend):
 
 
 # --- fast kernels against the portable defaults -----------------------------------------------
-def test_index_add_sums_repeated_indices(backend):
+@pytest.mark.parametrize("positions", [[1, 3, 1, 1, 0]])
+def test_index_add_sums_repeated_indices(backend, positions):
     rng = np.random.default_rng(0)
     values = backend.asarray(rng.standard_normal((2, 5, 3)), backend.dtype("float64"))
-    index = backend.asarray(np.array([1, 3, 1, 1, 0]), backend.dtype("int64"))
+    index = backend.asarray(np.array(positions), backend.dtype("int64"))
     fast = backend.to_numpy(backend.index_add((2, 4, 3), 1, index, values))
     portable = backend.to_numpy(Backend.index_add(backend, (2, 4, 3), 1, index, values))
     expected = np.zeros((2, 4, 3))
-    np.add.at(expected, (slice(None), [1, 3, 1, 1, 0]), backend.to_numpy(values))
+    np.add.at(expected, (slice(None), positions), backend.to_numpy(values))
     assert_close(fast, expected)
     assert_close(portable, expected)
 

@@ -113,3 +113,12 @@ def test_a_real_tensor_cast_to_complex_gets_the_real_part_back(float64_backend):
     x = ag.tensor([1.0, 2.0], dtype="float64", requires_grad=True)
     (ag.real(ag.astype(x, ag.complex128)) * 3.0).sum().backward()
     assert x.grad.tolist() == [3.0, 3.0] and x.grad.dtype == ag.float64
+
+
+def test_take_with_negative_indices_adds_their_gradients_to_the_same_rows(backend):
+    """-1 and n-1 name one row: its gradient is the sum of both picks, as PyTorch gives."""
+    x = ag.tensor(np.ones((5, 3)), dtype="float32", requires_grad=True)
+    ag.take(x, ag.tensor([-1, 4, 0, -5, 2]), axis=0).sum().backward()
+    t = torch.ones(5, 3, requires_grad=True)
+    t[torch.tensor([-1, 4, 0, -5, 2])].sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())

@@ -1,0 +1,288 @@
+"""The dask backend: devices, chunking, laziness with bounded graphs, its kernels against numpy,
+training equal to numpy's on threads and on a LocalCluster, and a worker killed mid-step."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import threading
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed")
+
+import dask.array as da  # noqa: E402
+import psutil  # noqa: E402
+
+import autograd_core as ag  # noqa: E402
+import backends  # noqa: E402
+import nn  # noqa: E402
+import nn.functional as F  # noqa: E402
+import optim  # noqa: E402
+from backends import dask as dask_backend  # noqa: E402
+from backends.__main__ import table  # noqa: E402
+from helpers import assert_close  # noqa: E402
+
+CHUNK_ROWS = 16  # small, so the test data is several chunks and reductions cross chunks
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _dask_selected(request: pytest.FixtureRequest) -> None:
+    if "dask" not in request.config.selected_backends:
+        pytest.skip("dask is not among the selected backends (--backend)")
+
+
+@pytest.fixture(scope="module")
+def threads() -> backends.Backend:
+    """The threaded scheduler, with CHUNK_ROWS-row chunks (made apart from the registry)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AUTOGRAD_DASK_CHUNK_ROWS", str(CHUNK_ROWS))
+        return dask_backend.create(None)
+
+
+@pytest.fixture(scope="module")
+def cluster() -> backends.Backend:
+    """A three-worker LocalCluster owned by the backend, closed after the module; no worker
+    process may outlive it."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AUTOGRAD_DASK_CHUNK_ROWS", str(CHUNK_ROWS))
+        backend = backends.get("dask", "local:3")
+    yield backend
+    workers = [p for p in psutil.Process().children(recursive=True)
+               if "resource_tracker" not in " ".join(p.cmdline())]  # multiprocessing's, until exit
+    assert len(workers) >= 3
+    backend.close()
+    _, alive = psutil.wait_procs(workers, timeout=10)
+    assert not alive, f"processes left after the cluster closed: {alive}"
+    assert ("dask", "local:3") not in backends._instances
+
+
+@pytest.fixture(params=["threads", "cluster"])
+def on_dask(request: pytest.FixtureRequest) -> backends.Backend:
+    with backends.use(request.getfixturevalue(request.param)) as b:
+        yield b
+
+
+# --- devices ----------------------------------------------------------------------------------------
+def test_no_device_is_the_threaded_scheduler():
+    b = backends.get("dask")
+    assert b is backends.get("dask", None) and b.client is None and not b.mutable and b.supports_float64
+    assert "threaded" in b.describe()
+
+
+@pytest.mark.parametrize("device", ["local:0", "local:two"])
+def test_a_bad_local_device_says_what_to_write(device):
+    with pytest.raises(ValueError, match="local:N"):
+        dask_backend.create(device)
+
+
+def test_an_unreachable_scheduler_is_a_clear_error_within_the_timeout(monkeypatch):
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{s.getsockname()[1]}"
+    monkeypatch.setenv("AUTOGRAD_DASK_TIMEOUT", "1")
+    start = time.monotonic()
+    with pytest.raises(backends.BackendUnavailableError, match=f"{address}.*within 1 s"):
+        backends.get("dask", address)
+    assert time.monotonic() - start < 10
+
+
+def test_python_m_backends_shows_the_cluster(cluster):
+    rows, problem = table("dask", "local:3")
+    (row,) = [r for r in rows if r[0] == "dask"]
+    assert problem is None and row[1] == "available" and row[3] == "local:3"
+    assert "scheduler tcp://127.0.0.1:" in row[-1] and "3 workers" in row[-1] and "dashboard" in row[-1]
+
+
+# --- chunks, laziness, graphs -----------------------------------------------------------------------------
+def test_host_data_is_chunked_along_rows_and_parameters_are_one_chunk(threads):
+    with backends.use(threads):
+        x = ag.tensor(np.zeros((50, 3)))
+        weight = nn.Linear(3, 4).weight
+    assert x.data.chunks == ((16, 16, 16, 2), (3,))
+    assert weight.data.numblocks == (1, 1)
+
+
+def test_values_are_computed_only_when_python_needs_them(threads):
+    with backends.use(threads):
+        x = ag.tensor([1.0, -2.0, 3.0], dtype="float64")
+        y = (x * 2).sum()
+        assert isinstance(y.data, da.Array)
+        assert y.item() == 4.0 and bool(y > 3) and float(y) == 4.0
+        assert "4." in repr(y) and y.numpy().shape == () and (x > 0).tolist() == [True, False, True]
+
+
+def test_setitem_does_not_reach_earlier_views_hence_immutable(threads):
+    array = threads.asarray(np.zeros(4))
+    view = array[1:]
+    array[1] = 1.0
+    assert threads.to_numpy(array)[1] == 1.0 and threads.to_numpy(view)[0] == 0.0
+
+
+def test_optimizer_steps_keep_the_graph_bounded(on_dask):
+    model = mlp()
+    opt = optim.AdamW(model.parameters(), lr=1e-2)
+    x, y = data()
+    sizes = []
+    for _ in range(6):
+        loss = F.cross_entropy(model(ag.tensor(x)), ag.tensor(y))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        arrays = [p.data for p in model.parameters()] + [s["exp_avg_sq"] for s in opt.state.values()]
+        sizes.append(sum(len(a.__dask_graph__()) for a in arrays))
+    # one chunk per array (a key holding it, and on a cluster a second naming the scattered value): no history
+    assert sizes[-1] == sizes[0] <= 2 * len(arrays), sizes
+
+
+# --- kernels against numpy -------------------------------------------------------------------------------
+RNG = np.random.default_rng(3)
+VALUES, INDEX = RNG.standard_normal((40, 3)), RNG.integers(0, 5, 40)
+LOGITS, TARGET = RNG.standard_normal((40, 6)) * 30, RNG.integers(0, 6, 40)
+ADAM = [RNG.standard_normal((20, 2)) for _ in range(3)] + [np.abs(RNG.standard_normal((20, 2)))]
+KERNELS = {  # name: call(backend, host -> array), from host arrays to one array or a tuple of them
+    "index_add_rows": lambda b, a: b.index_add((5, 3), 0, a(INDEX), a(VALUES)),
+    "index_add_columns": lambda b, a: b.index_add((3, 5), 1, a(INDEX), a(VALUES.T)),
+    "index_add_empty": lambda b, a: b.index_add((5, 3), 0, a(INDEX[:0]), a(VALUES[:0])),
+    "scatter": lambda b, a: b.scatter((6, 4), (slice(5, 0, -2), None, slice(None, None, 3)), a(VALUES[:3, None, :2])),
+    "getitem": lambda b, a: b.getitem(a(VALUES), (slice(None, None, -3), 1)),
+    "erf": lambda b, a: b.erf(a(np.linspace(-7, 7, 57))),
+    "gelu_backward": lambda b, a: b.gelu_backward(a(VALUES), a(VALUES * 3), "none"),
+    "cross_entropy_rows": lambda b, a: b.cross_entropy_rows(a(LOGITS), a(TARGET)),
+    "adamw_update": lambda b, a: b.adam_update(*map(a, ADAM), step=3, lr=1e-2, beta1=0.9, beta2=0.999, eps=1e-8,
+                                               weight_decay=0.1, decoupled=True),
+    "adam_update": lambda b, a: b.adam_update(*map(a, ADAM), step=3, lr=1e-2, beta1=0.9, beta2=0.999, eps=1e-8,
+                                              weight_decay=0.1, decoupled=False),
+}
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_kernel_matches_numpy(threads, kernel):
+    results = []
+    for b in (threads, backends.get("numpy")):
+        out = KERNELS[kernel](b, lambda host, b=b: b.asarray(np.array(host)))  # numpy's kernels may write in place
+        results.append([b.to_numpy(o) for o in (out if isinstance(out, tuple) else (out,))])
+    for mine, expected in zip(*results):
+        assert mine.shape == expected.shape and mine.dtype == expected.dtype
+        assert_close(mine, expected, rtol=1e-13, atol=1e-13)
+
+
+def test_index_add_takes_negative_indices(threads):
+    index = INDEX - 5  # the same rows, counted from the end
+    expected = np.zeros((5, 3))
+    np.add.at(expected, index, VALUES)
+    assert_close(threads.to_numpy(threads.index_add((5, 3), 0, threads.asarray(index), threads.asarray(VALUES))),
+                 expected, rtol=1e-14, atol=1e-14)
+
+
+def test_integer_array_indexing_and_its_gradient_match_numpy(threads):
+    def gather(backend):
+        with backends.use(backend):
+            x = ag.tensor(VALUES, requires_grad=True)
+            picked = x[ag.tensor(INDEX[:7]), 1:]
+            (picked * picked).sum().backward()
+            return picked.numpy(), x.grad.numpy()
+
+    for mine, expected in zip(gather(threads), gather(backends.get("numpy"))):
+        assert_close(mine, expected, rtol=1e-14, atol=0)
+
+
+# --- training equals numpy's ----------------------------------------------------------------------------
+def mlp() -> nn.Module:
+    ag.manual_seed(0)
+    return nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 3)).to(dtype="float64")
+
+
+def logistic() -> nn.Module:
+    ag.manual_seed(1)
+    return nn.Linear(5, 1).to(dtype="float64")
+
+
+def data() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(5)
+    return rng.standard_normal((50, 5)), rng.integers(0, 3, 50)
+
+
+LOSSES = {
+    "mlp": (mlp, lambda out, y: F.cross_entropy(out, ag.tensor(y))),
+    "logistic": (logistic, lambda out, y: F.binary_cross_entropy_with_logits(
+        ag.reshape(out, (-1,)), ag.tensor((y == 1).astype(np.float64)))),
+}
+
+
+def train(name: str, steps: int = 20) -> tuple[np.ndarray, np.ndarray]:
+    """Every step's loss and gradients, and the final weights, of 20 AdamW steps (float64):
+    one computation per step besides the step's own."""
+    make, loss_fn = LOSSES[name]
+    model = make()
+    opt = optim.AdamW(model.parameters(), lr=5e-2, weight_decay=0.01)
+    x, y = data()
+    seen = []
+    for _ in range(steps):
+        loss = loss_fn(model(ag.tensor(x)), y)
+        opt.zero_grad()
+        loss.backward()
+        seen.append(ag.concat([ag.reshape(t, (-1,)) for t in (loss.detach(), *(p.grad for p in model.parameters()))])
+                    .numpy())
+        opt.step()
+    return np.stack(seen), ag.concat([ag.reshape(p, (-1,)) for p in model.parameters()]).numpy()
+
+
+@pytest.mark.parametrize("model", LOSSES)
+def test_training_equals_numpy(on_dask, model):
+    steps, weights = train(model)
+    with backends.use("numpy"):
+        expected_steps, expected_weights = train(model)
+    assert steps[-1, 0] < steps[0, 0]  # column 0: the loss; then the gradients
+    np.testing.assert_allclose(steps[:, 0], expected_steps[:, 0], rtol=1e-10, atol=0)
+    np.testing.assert_allclose(steps[:, 1:], expected_steps[:, 1:], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(weights, expected_weights, rtol=1e-10, atol=1e-12)
+
+
+# --- faults ---------------------------------------------------------------------------------------------
+def _slowly(block: np.ndarray) -> np.ndarray:
+    time.sleep(0.15)  # each chunk takes a while, so the step lasts long enough to be interrupted
+    return block
+
+
+def step_on_slow_data(backend: backends.Backend) -> tuple[float, list[np.ndarray]]:
+    """One AdamW step of the MLP on 24 slow chunks generated on the workers; its loss and weights."""
+    model = mlp()
+    opt = optim.AdamW(model.parameters(), lr=1e-2)
+    x = ag.asarray(da.random.default_rng(0).standard_normal((24 * CHUNK_ROWS, 5), chunks=(CHUNK_ROWS, 5))
+                   .map_blocks(_slowly))
+    y = ag.asarray(da.arange(24 * CHUNK_ROWS, chunks=CHUNK_ROWS) % 3)
+    loss = F.cross_entropy(model(x), y)
+    value = loss.item()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return value, [p.numpy() for p in model.parameters()]
+
+
+def test_a_worker_killed_mid_step_changes_nothing(cluster):
+    with backends.use(cluster):
+        expected = step_on_slow_data(cluster)
+        victim = next(iter(cluster.client.run(os.getpid).values()))
+        killed_at = []
+
+        def kill_when_busy() -> None:
+            deadline = time.monotonic() + 30
+            while not any(cluster.client.processing().values()) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            time.sleep(0.3)
+            os.kill(victim, signal.SIGKILL)
+            killed_at.append(time.monotonic())
+
+        killer = threading.Thread(target=kill_when_busy)
+        killer.start()
+        loss, weights = step_on_slow_data(cluster)
+        finished_at = time.monotonic()
+        killer.join()
+    assert killed_at and killed_at[0] < finished_at, "the worker was not killed during the step"
+    assert loss == expected[0]
+    for mine, theirs in zip(weights, expected[1]):
+        np.testing.assert_array_equal(mine, theirs)
