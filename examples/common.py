@@ -221,9 +221,11 @@ def output_path(args: argparse.Namespace, name: str, with_backend: bool = True) 
 
 
 def command_line(script: str, argv: Sequence[str] | None) -> str:
-    """The command that reproduces this run (the backend variable included)."""
+    """The command that reproduces this run (the backend and device variables included)."""
     args = sys.argv[1:] if argv is None else list(argv)
-    return shlex.join([f"AUTOGRAD_BACKEND={backends.current().name}", "python", f"examples/{script}.py", *args])
+    device = os.environ.get("AUTOGRAD_DEVICE", "").strip()
+    where = [f"AUTOGRAD_BACKEND={backends.current().name}", *([f"AUTOGRAD_DEVICE={device}"] if device else [])]
+    return shlex.join([*where, "python", f"examples/{script}.py", *args])
 
 
 # --- progress -----------------------------------------------------------------------------

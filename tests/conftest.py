@@ -32,6 +32,11 @@ DASK_SKIPS = {
                                                             "dask lacks; tests/test_dask.py checks dask's kernel "
                                                             "against numpy's",
 }
+# `-m "not slow"` (the inner loop) leaves out the training runs, subprocess CLIs, clusters and
+# the site build, and the backends that compile (jax) or schedule (dask) every op.
+SLOW_MODULES = {"test_examples.py", "test_gpt.py", "test_lstm_char.py", "test_bench.py", "test_mnist_cnn.py",
+                "test_bigdata.py", "test_dask.py", "test_cli.py", "test_docs_site.py", "test_threads.py"}
+SLOW_BACKENDS = {"jax", "dask"}
 DASK_OP_MATRIX = ("the op matrix on dask is run by `python -m pytest --backend dask --dask-op-matrix` "
                   "(results/dask-op-matrix.md)")
 
@@ -68,7 +73,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             item.add_marker(skip)
     for item in items:
-        if getattr(item, "callspec", None) is None or item.callspec.params.get("backend") != "dask":
+        backend = getattr(item, "callspec", None) and item.callspec.params.get("backend")
+        if item.path.name in SLOW_MODULES or backend in SLOW_BACKENDS:
+            item.add_marker(pytest.mark.slow)
+        if backend != "dask":
             continue
         if item.originalname in DASK_SKIPS:
             item.add_marker(pytest.mark.skip(reason=DASK_SKIPS[item.originalname]))
