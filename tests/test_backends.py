@@ -52,6 +52,7 @@ def test_set_backend_changes_the_default(monkeypatch):
     assert backends.current() is chosen is backends.get("numpy")
 
 
+@pytest.mark.slow  # starts Python subprocesses
 def test_environment_variable_selects_and_only_that_library_is_imported():
     code = ("import sys, autograd_core as ag, nn, optim; t = ag.tensor([1.0]);"
             "print(t.backend.name, 'torch' in sys.modules, 'jax' in sys.modules)")
@@ -63,6 +64,7 @@ def test_unknown_name_in_the_environment_is_a_clear_error():
     assert result.returncode != 0 and "unknown backend 'nope'" in result.stderr
 
 
+@pytest.mark.slow  # starts Python subprocesses
 def test_python_m_backends_prints_the_table():
     result = subprocess.run([sys.executable, "-m", "backends"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0
@@ -88,6 +90,7 @@ def run_backends_table(backend: str, device: str = "", *args: str) -> subprocess
     ("", 0, ""),  # empty counts as unset: numpy
     ("array-api-strict", 0, ""),
 ])
+@pytest.mark.slow  # starts Python subprocesses
 def test_python_m_backends_prints_the_table_whatever_the_selection(selection, status, message):
     result = run_backends_table(selection)
     assert result.returncode == status
@@ -97,6 +100,7 @@ def test_python_m_backends_prints_the_table_whatever_the_selection(selection, st
     assert selected == ({"": ["numpy"], "array-api-strict": ["array_api_strict"]}.get(selection, []))
 
 
+@pytest.mark.slow  # starts Python subprocesses
 def test_a_device_the_library_cannot_use_is_reported_with_its_reason():
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
@@ -123,6 +127,7 @@ def test_empty_environment_variables_count_as_unset(monkeypatch):
     assert backends.get("array-api-strict") is backends.get("array_api_strict")
 
 
+@pytest.mark.slow  # starts Python subprocesses
 def test_pytest_with_only_unavailable_backends_skips_everything_with_the_reason():
     import os
 
@@ -137,6 +142,7 @@ def test_pytest_with_only_unavailable_backends_skips_everything_with_the_reason(
     assert "backend cupy unavailable" in result.stdout
 
 
+@pytest.mark.slow  # starts Python subprocesses
 def test_parallel_workers_test_every_selected_backend():
     """pytest-xdist's workers inherit the environment the controller changed; they must still
     run the test matrix on every selected backend, not only the first."""
