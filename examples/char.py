@@ -176,11 +176,7 @@ def plot(results: dict, json_path: Path) -> Path:
     for (name, value), style in zip(results["baselines"].items(), (":", "--", "-.")):
         ax.axhline(value, color="gray", ls=style, lw=1, label=f"{name} {value:.3f}")
     ax.set(title=f"character model ({results['backend']})", xlabel="step", ylabel="nats per character")
-    ax.set_xlim(left=0)  # a short run's single point still sits on a step axis from 0
-    common.integer_ticks(ax.xaxis)
-    ax.grid(alpha=0.3)
-    common.legend_outside(ax)
-    return common.save_figure(fig, json_path)
+    return common.save_curve_figure(fig, ax, json_path)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -238,10 +234,16 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     out = common.output_path(args, NAME)
     plot(results, out)
     common.write_results(out, results, common.command_line(NAME, argv), time.perf_counter() - start)
-    b = results["baselines"]
-    common.log(f"validation {val_nats:.3f} nats/char (uniform {b['uniform']:.3f}, unigram {b['unigram']:.3f}, "
-               f"bigram {b['bigram']:.3f}); wrote {out}\n--- sample (T={args.temperature}) ---\n{text}", args.quiet)
+    log_summary(results, out, args.quiet)
     return results
+
+
+def log_summary(results: dict, out: Path, quiet: bool) -> None:
+    """The validation score against the baselines, where the record went, and the sample."""
+    b = results["baselines"]
+    common.log(f"validation {results['val_nats']:.3f} nats/char (uniform {b['uniform']:.3f}, unigram "
+               f"{b['unigram']:.3f}, bigram {b['bigram']:.3f}); wrote {out}\n--- sample (T={results['temperature']}) "
+               f"---\n{results['sample']}", quiet)
 
 
 def main(argv: Sequence[str] | None = None) -> dict:

@@ -405,6 +405,17 @@ def legend_outside(ax: Any, fontsize: int = 8) -> None:
     ax.legend(fontsize=fontsize, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
 
 
+def save_curve_figure(fig: Any, ax: Any, json_path: Path) -> Path:
+    """Finish a learning-curve figure (steps from 0 on whole-number ticks, so a short run's
+    single point still sits on a step axis; a grid; the legend outside) and save it as the PNG
+    next to the JSON at `json_path`."""
+    ax.set_xlim(left=0)
+    integer_ticks(ax.xaxis)
+    ax.grid(alpha=0.3)
+    legend_outside(ax)
+    return save_figure(fig, json_path)
+
+
 def plot_regions(ax: Any, predict_class: Callable[[np.ndarray], np.ndarray], x: np.ndarray, y: np.ndarray,
                  title: str, resolution: int = 200) -> None:
     """The decision regions of a 2-D classifier, with the points (x, labels y) on top."""

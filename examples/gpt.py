@@ -262,11 +262,7 @@ def plot(results: dict, json_path: Path) -> Path:
     ax.axhline(NANOGPT_VAL_LOSS, color="gray", ls="--", lw=1, label=f"nanoGPT's CPU result {NANOGPT_VAL_LOSS}")
     ax.set(title=f"character GPT ({results['backend']}, {results['dtype']})", xlabel="iteration",
            ylabel="nats per character", ylim=(1.0, 4.5))
-    ax.set_xlim(left=0)  # a short run's single point still sits on a step axis from 0
-    common.integer_ticks(ax.xaxis)
-    ax.grid(alpha=0.3)
-    common.legend_outside(ax)
-    return common.save_figure(fig, json_path)
+    return common.save_curve_figure(fig, ax, json_path)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -196,9 +196,7 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     out = common.output_path(args, NAME)
     char.plot(results, out)
     common.write_results(out, results, common.command_line(NAME, argv), time.perf_counter() - start)
-    b = results["baselines"]
-    common.log(f"validation {val_nats:.3f} nats/char (uniform {b['uniform']:.3f}, unigram {b['unigram']:.3f}, "
-               f"bigram {b['bigram']:.3f}); wrote {out}\n--- sample (T={args.temperature}) ---\n{text}", args.quiet)
+    char.log_summary(results, out, args.quiet)
     return results
 
 
