@@ -1,6 +1,6 @@
 """``python -m bench``: numpy against the alternatives, and where the time goes.
 
-    python -m bench                          # quick run (about 2 minutes), every available backend
+    python -m bench                          # quick run (about 4 minutes here), every available backend
     python -m bench --full                   # the whole sweep
     python -m bench --backends numpy,jax --batches 32,128 --threads 1 --workloads mlp,char,ops
     python -m bench --workloads cnn          # one training step of the MNIST CNN at batch 64
@@ -119,7 +119,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--full", action="store_true", help="Run the whole sweep: more warm-up, at least 20 steps and "
                    "about 2 s per implementation per point. Without it, a quick run: at least 8 steps, about 0.5 s.")
     p.add_argument("--backends", type=_backends, help="Our backends to time, comma-separated, e.g. numpy,jax "
-                   "(default: every known one; those that cannot run here are skipped with the reason).")
+                   "(default: every known one but dask, which builds task graphs: name it to time it; those that "
+                   "cannot run here are skipped with the reason).")
     p.add_argument("--baselines", type=_baselines, default=list(BASELINE_NAMES),
                    help=f"Reference implementations, comma-separated, or 'none' (default: {','.join(BASELINE_NAMES)}).")
     p.add_argument("--workloads", type=_workloads, default=list(DEFAULT_WORKLOADS),
@@ -182,8 +183,19 @@ def _implementations(args: argparse.Namespace) -> list[Any]:
     import backends
     from bench import impls
 
-    names = args.backends if args.backends is not None else backends.known()
+    names = args.backends if args.backends is not None else [n for n in backends.known() if not _lazy(n)]
     return impls.select(names, args.baselines)
+
+
+def _lazy(name: str) -> bool:
+    """Whether backend `name` builds task graphs (dask): per-step timings of small models say
+    nothing about it, so it is timed only when named (``--backends dask``, ``--workloads fullbatch``)."""
+    import backends
+
+    try:
+        return backends.get(name).lazy
+    except Exception:  # noqa: BLE001 - an unavailable backend is kept, to be skipped with its reason
+        return False
 
 
 def _output_paths(args: argparse.Namespace) -> tuple[Path, bool]:
