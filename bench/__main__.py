@@ -1,6 +1,6 @@
 """``python -m bench``: numpy against the alternatives, and where the time goes.
 
-    python -m bench                          # quick run (about 4 minutes here), every available backend
+    python -m bench                          # quick run (106 s here), every available backend but dask
     python -m bench --full                   # the whole sweep
     python -m bench --backends numpy,jax --batches 32,128 --threads 1 --workloads mlp,char,ops
     python -m bench --workloads cnn          # one training step of the MNIST CNN at batch 64
