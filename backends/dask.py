@@ -5,7 +5,9 @@ The device (``device=`` or AUTOGRAD_DEVICE) says where the work runs:
 
     None or ""          dask's local threaded scheduler, no cluster
     "local:N"           a LocalCluster of N single-threaded worker processes owned by the
-                        backend (closed at exit, or by ``backend.close()``)
+                        backend (closed at exit, or by ``backend.close()``), each with the
+                        memory limit AUTOGRAD_DASK_WORKER_MEMORY ("2GiB"; default: the
+                        machine's memory shared among the workers, as dask does)
     "tcp://host:port"   an existing cluster's scheduler (connecting waits at most
                         AUTOGRAD_DASK_TIMEOUT seconds, default 10)
 
@@ -29,6 +31,7 @@ import array_api_compat.dask.array as xp
 import dask
 import dask.array as da
 import numpy as np
+from dask.utils import parse_bytes
 
 import backends
 from backends.base import Backend
@@ -158,6 +161,18 @@ def _timeout_s() -> float:
     return float(value) if value else DEFAULT_TIMEOUT_S
 
 
+def _worker_memory() -> str:
+    """AUTOGRAD_DASK_WORKER_MEMORY for a LocalCluster's workers, checked; "auto" when unset."""
+    value = os.environ.get("AUTOGRAD_DASK_WORKER_MEMORY", "").strip()
+    if not value:
+        return "auto"
+    try:
+        parse_bytes(value)
+    except ValueError as e:
+        raise ValueError(f"AUTOGRAD_DASK_WORKER_MEMORY={value!r} is not a size: use e.g. 2GiB or 512MiB") from e
+    return value
+
+
 def create(device: str | None = None) -> Backend:
     """The dask backend for `device`: None (threads), ``"local:N"`` or a scheduler address."""
     if not device:
@@ -169,7 +184,7 @@ def create(device: str | None = None) -> Backend:
         if not workers.isdigit() or int(workers) < 1:
             raise ValueError(f"dask device {device!r}: use local:N with N >= 1 worker processes")
         cluster = LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=":0")
+                               dashboard_address=":0", memory_limit=_worker_memory())
         backend = DaskBackend(device, Client(cluster), cluster)
     else:
         timeout = _timeout_s()

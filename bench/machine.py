@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import datetime
+import hashlib
 import os
 import platform
 import subprocess
 import sys
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+ROOT = Path(__file__).resolve().parent.parent
+PROJECT_PACKAGES = ("autograd_core", "backends", "nn", "optim", "bench", "examples")
 DISTRIBUTIONS = ("autograd-core", "numpy", "torch", "jax", "jaxlib", "array-api-strict", "array-api-compat",
                  "cupy-cuda12x", "threadpoolctl", "matplotlib")
 
@@ -57,15 +61,47 @@ def blas_info() -> list[dict[str, Any]] | str:
 
 def git_commit() -> str | None:
     """The checked-out commit of the project (with "+dirty" for local changes), if known."""
-    root = Path(__file__).resolve().parent.parent
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                                 text=True, timeout=5, check=True).stdout.strip()
         status = ["git", "--no-optional-locks", "status", "--porcelain", "--untracked-files=no"]
-        dirty = subprocess.run(status, cwd=root, capture_output=True, text=True, timeout=5).stdout.strip()
+        dirty = subprocess.run(status, cwd=ROOT, capture_output=True, text=True, timeout=5).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
     return commit + ("+dirty" if dirty else "")
+
+
+def imported_sources() -> list[str]:
+    """The project's source files this process has imported (the running script included), as
+    paths relative to the repository root. A project module imported from anywhere else (an
+    installed copy) is listed by its absolute path, so that a check against this tree fails."""
+    found = set()
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if path is None or (name.split(".")[0] not in PROJECT_PACKAGES and name != "__main__"):
+            continue
+        path = Path(path).resolve()
+        if path.is_relative_to(ROOT):
+            found.add(path.relative_to(ROOT).as_posix())
+        elif name != "__main__":
+            found.add(str(path))
+    return sorted(found)
+
+
+def source_hash(files: Sequence[str], root: Path = ROOT) -> str:
+    """sha256 over the names and contents of `files` (relative to `root`): the code a result
+    was measured with, whatever git knows of it (uncommitted edits included)."""
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        digest.update(name.encode() + b"\0" + (root / name).read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def source_facts() -> dict[str, Any]:
+    """The files of the project this run imported and their hash; call it at the end of the run,
+    when every lazily imported module is in."""
+    files = imported_sources()
+    return {"files": files, "sha256": source_hash(files)}
 
 
 def at_start() -> dict[str, Any]:
@@ -88,5 +124,6 @@ def at_end(facts: dict[str, Any]) -> dict[str, Any]:
         finished=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         load_end=load_average(),
         blas=blas_info(),
+        source=source_facts(),
     )
     return facts

@@ -10,11 +10,9 @@ import math
 import os
 import platform
 import shlex
-import subprocess
 import sys
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -22,6 +20,7 @@ import numpy as np
 
 import autograd_core as ag
 import backends
+from bench import machine
 from bench.plot import plain_log_axis
 from bench.progress import Bar
 
@@ -294,52 +293,21 @@ def accuracy(model: Callable[[ag.Tensor], ag.Tensor], x: np.ndarray, y: np.ndarr
 
 
 # --- the record of a run ----------------------------------------------------------------------
-def _version(dist: str) -> str | None:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def cpu_model() -> str:
-    """The CPU's model name (from /proc/cpuinfo where there is one)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def _git_commit() -> str | None:
-    """The checked-out commit, with ``+dirty`` for uncommitted changes (read-only git calls)."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if head.returncode:
-        return None
-    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
-
-
 def machine_facts() -> dict[str, Any]:
     """Python and library versions, CPU, core count, load and thread settings of this run."""
     backend = backends.current()
     return {
         "python": platform.python_version(),
         "platform": platform.platform(),
-        "cpu": cpu_model(),
+        "cpu": machine.cpu_model(),
         "cpu_count": os.cpu_count(),
         "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
         "backend": backend.name,
         "device": str(backend.device),
-        "versions": {d: _version(d) for d in ("autograd-core", "numpy", "torch", "jax", "jaxlib",
-                                              "array-api-strict", "array-api-compat", "matplotlib")},
+        "versions": {k: v for k, v in machine.versions().items() if k != "python"},
         "threads": thread_facts(),
-        "git_commit": _git_commit(),
+        "git_commit": machine.git_commit(),
+        "source": machine.source_facts(),
     }
 
 

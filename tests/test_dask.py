@@ -45,10 +45,11 @@ def threads() -> backends.Backend:
 
 @pytest.fixture(scope="module")
 def cluster() -> backends.Backend:
-    """A three-worker LocalCluster owned by the backend, closed after the module; no worker
-    process may outlive it."""
+    """A three-worker LocalCluster owned by the backend, 1 GiB per worker, closed after the
+    module; no worker process may outlive it."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("AUTOGRAD_DASK_CHUNK_ROWS", str(CHUNK_ROWS))
+        mp.setenv("AUTOGRAD_DASK_WORKER_MEMORY", "1GiB")
         backend = backends.get("dask", "local:3")
     yield backend
     workers = [p for p in psutil.Process().children(recursive=True)
@@ -77,6 +78,17 @@ def test_no_device_is_the_threaded_scheduler():
 def test_a_bad_local_device_says_what_to_write(device):
     with pytest.raises(ValueError, match="local:N"):
         dask_backend.create(device)
+
+
+def test_local_workers_take_the_memory_limit(cluster):
+    limits = {w["memory_limit"] for w in cluster.client.scheduler_info()["workers"].values()}
+    assert limits == {2**30}
+
+
+def test_a_bad_worker_memory_limit_says_what_to_write(monkeypatch):
+    monkeypatch.setenv("AUTOGRAD_DASK_WORKER_MEMORY", "lots")
+    with pytest.raises(ValueError, match="AUTOGRAD_DASK_WORKER_MEMORY='lots' is not a size: use e.g. 2GiB"):
+        dask_backend.create("local:1")
 
 
 def test_an_unreachable_scheduler_is_a_clear_error_within_the_timeout(monkeypatch):
