@@ -306,6 +306,17 @@ class Backend:
         return self.xp.stack([x[_tap(i, j, stride, dilation, out_size)]
                               for i in range(kernel[0]) for j in range(kernel[1])], axis=2)
 
+    def col2im(self, cols: Any, shape: tuple[int, ...], kernel: tuple[int, int], stride: tuple[int, int],
+               dilation: tuple[int, int]) -> Any:
+        """The adjoint of `im2col`: windows (N, C, kh*kw, Ho, Wo) added back where they sat in
+        a zero array of `shape` (N, C, H, W), tap by tap in order. The portable default adds
+        one strided slice per tap."""
+        out = self.xp.zeros(shape, dtype=cols.dtype, device=self.device)
+        for i in range(kernel[0]):
+            for j in range(kernel[1]):
+                out[_tap(i, j, stride, dilation, tuple(cols.shape[3:]))] += cols[:, :, i * kernel[1] + j, ...]
+        return out
+
     def pad2d(self, x: Any, padding: Padding2d, value: float) -> Any:
         """`x` (N, C, H, W) with `padding` ((top, bottom), (left, right)) rows and columns of `value`."""
         (top, bottom), (left, right) = padding
@@ -348,18 +359,16 @@ class Backend:
         g = xp.reshape(grad, (n, groups, o // groups, ho * wo))
         shares = xp.reshape(xp.matrix_transpose(xp.reshape(weight, (groups, o // groups, -1))) @ g,
                             (n, c, kh * kw, ho, wo))
-        out = xp.zeros((n, c, h + top + bottom, w + left + right), dtype=grad.dtype, device=self.device)
-        for i in range(kh):
-            for j in range(kw):
-                out[_tap(i, j, stride, dilation, (ho, wo))] += shares[:, :, i * kw + j, ...]
+        out = self.col2im(shares, (n, c, h + top + bottom, w + left + right), (kh, kw), stride, dilation)
         return out[:, :, top : top + h, left : left + w]
 
     def max_pool2d(self, x: Any, *, kernel_size: tuple[int, int], stride: tuple[int, int],
                    padding: tuple[int, int], dilation: tuple[int, int], ceil_mode: bool) -> tuple[Any, Any]:
         """The maximum of each window of `x` (N, C, H, W), and its position as an index into
         the flattened (H, W) plane, the first maximum where several tie (PyTorch's indices; a
-        NaN is the maximum of its window). One strided slice per kernel tap, no window copy."""
-        xp = self.xp
+        NaN is the maximum of its window; a position in the padding is never chosen). One
+        strided slice per kernel tap, no window copy."""
+        xp, (h, w) = self.xp, x.shape[2:]
         padded, out = self._pool_input(x, kernel_size, stride, padding, dilation, ceil_mode)
         taps = [padded[_tap(i, j, stride, dilation, out)] for i in range(kernel_size[0]) for j in range(kernel_size[1])]
         values = taps[0]
@@ -367,7 +376,9 @@ class Backend:
             values = xp.maximum(values, seen)
         chosen = xp.zeros(values.shape, dtype=self.dtype("int64"), device=self.device)
         for k in reversed(range(len(taps))):  # the last assignment, the first tap, wins
-            chosen = xp.where((taps[k] == values) | xp.isnan(taps[k]), k, chosen)
+            hit = (taps[k] == values) | xp.isnan(taps[k])
+            inside = _tap_inside(divmod(k, kernel_size[1]), (h, w), out, stride, padding, dilation)
+            chosen = xp.where(hit if inside.all() else hit & self.asarray(inside), k, chosen)
         return values, self._pool_indices(chosen, x.shape[3], out, kernel_size, stride, padding, dilation)
 
     def max_pool2d_backward(self, grad: Any, indices: Any, input_shape: tuple[int, ...], *,
@@ -495,6 +506,14 @@ def _tap(i: int, j: int, stride: tuple[int, int], dilation: tuple[int, int], out
     """The index of a padded (N, C, H, W) input that kernel tap (i, j) sees at every output position."""
     (sh, sw), (dh, dw), (ho, wo) = stride, dilation, out_size
     return (..., slice(i * dh, i * dh + sh * (ho - 1) + 1, sh), slice(j * dw, j * dw + sw * (wo - 1) + 1, sw))
+
+
+def _tap_inside(tap: tuple[int, int], size: tuple[int, int], out: tuple[int, int], stride: tuple[int, int],
+                padding: tuple[int, int], dilation: tuple[int, int]) -> np.ndarray:
+    """Where kernel tap (i, j) lies inside the unpadded input, over the (Ho, Wo) windows."""
+    rows, cols = ((np.arange(o) * s - p + t * d >= 0) & (np.arange(o) * s - p + t * d < n)
+                  for t, n, o, s, p, d in zip(tap, size, out, stride, padding, dilation))
+    return np.logical_and.outer(rows, cols)
 
 
 def _pool_padding(size: tuple[int, int], kernel_size: tuple[int, int], stride: tuple[int, int],

@@ -10,7 +10,7 @@ import jax.numpy as xp
 import jax.scipy.special
 import numpy as np
 
-from backends.base import Backend
+from backends.base import Backend, _tap
 
 jax.config.update("jax_enable_x64", True)
 
@@ -61,6 +61,13 @@ class JaxBackend(Backend):
 
     def max_pool2d_backward(self, grad, indices, input_shape, **geometry):
         return self._scatter_to_maxima(grad, indices, input_shape)
+
+    def col2im(self, cols, shape, kernel, stride, dilation):  # the portable default, functionally
+        out = xp.zeros(shape, dtype=cols.dtype, device=self.device)
+        for i in range(kernel[0]):
+            for j in range(kernel[1]):
+                out = out.at[_tap(i, j, stride, dilation, tuple(cols.shape[3:]))].add(cols[:, :, i * kernel[1] + j])
+        return out
 
     # --- linear algebra kernels
     def einsum(self, subscripts, *arrays):

@@ -112,6 +112,18 @@ def test_max_pool_indices_and_tied_gradient_match_torch(float64_backend):
     assert_close(x.grad, ref.grad)  # each window's gradient goes to its first maximum only
 
 
+def test_max_pool_never_picks_the_padding_of_a_window_of_minus_infinity(float64_backend):
+    values = np.full((1, 2, 5, 4), -np.inf)
+    values[0, 1, 2, 2] = 1.0
+    x, ref = ag.tensor(values, requires_grad=True), torch.tensor(values, requires_grad=True)
+    out, index = F.max_pool2d(x, 3, 2, 1, ceil_mode=True, return_indices=True)
+    ref_out, ref_index = TF.max_pool2d(ref, 3, 2, 1, ceil_mode=True, return_indices=True)
+    np.testing.assert_array_equal(host(index), host(ref_index))  # the window's first position inside the input
+    out.backward(ag.ones_like(out))
+    ref_out.backward(torch.ones_like(ref_out))
+    assert_close(x.grad, ref.grad)
+
+
 # --- gradients against finite differences, every backend (array-api-strict runs the portable kernels)
 def leaf(*shape, seed=0):
     return np.random.default_rng(seed).standard_normal(shape)
@@ -161,6 +173,8 @@ def max_pool(b, x):
 def kernel_calls(b, x, w, g):
     return {
         "im2col": lambda: b.im2col(b.pad2d(x, ((1, 0), (2, 1)), 0.5), (2, 3), (1, 2), (2, 1), (3, 2)),
+        "col2im": lambda: b.col2im(b.im2col(b.pad2d(x, ((1, 0), (2, 1)), 0.5), (2, 3), (1, 2), (2, 1), (3, 2)) * 2.0,
+                                   (2, 4, 8, 9), (2, 3), (1, 2), (2, 1)),
         "conv2d": lambda: b.conv2d(x, w, **GEOMETRY),
         "conv2d_grad_input": lambda: b.conv2d_grad_input(g, w, (2, 4, 7, 6), **GEOMETRY),
         "conv2d_grad_weight": lambda: b.conv2d_grad_weight(g, x, (6, 2, 3, 2), **GEOMETRY),
@@ -175,8 +189,8 @@ def kernel_calls(b, x, w, g):
     }
 
 
-@pytest.mark.parametrize("kernel", ["im2col", "conv2d", "conv2d_grad_input", "conv2d_grad_weight", "max_pool2d",
-                                    "max_pool2d_backward",
+@pytest.mark.parametrize("kernel", ["im2col", "col2im", "conv2d", "conv2d_grad_input", "conv2d_grad_weight",
+                                    "max_pool2d", "max_pool2d_backward",
                                     "batch_norm", "batch_norm_backward_input", "batch_norm_backward_input_unscaled",
                                     "batch_norm_backward_weight", "batch_norm_backward_bias"])
 def test_kernel_matches_portable_default(float64_backend, kernel):
