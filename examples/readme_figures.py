@@ -25,7 +25,7 @@ if __package__ in (None, ""):  # run as a script: make the `examples` package im
 
 from bench import machine
 from bench.report import fmt, rows_per_s, table_of
-from examples import summarize
+from examples import common, summarize
 from examples.common import ROOT
 
 README = ROOT / "README.md"
@@ -256,10 +256,20 @@ def blocks(text: str) -> list[re.Match]:
     return list(BLOCK.finditer(text))
 
 
-def rewritten(text: str) -> str:
-    """`text` with every figure block rendered afresh."""
-    return BLOCK.sub(lambda m: f"<!-- figures: {m['name']} {m['sources']} -->\n"
-                               f"{render(m['name'], m['sources'].split())}<!-- end figures -->", text)
+def rewritten(text: str) -> tuple[str, list[str]]:
+    """`text` with every figure block rendered afresh from its runs; and why any block could
+    not be (it is then left as it was)."""
+    problems = []
+
+    def fresh(block: re.Match) -> str:
+        try:
+            body = render(block["name"], block["sources"].split())
+        except (OSError, KeyError, ValueError) as e:
+            problems.append(f"block {block['name']}: cannot render it from {block['sources']}: {e}")
+            return block.group(0)
+        return f"<!-- figures: {block['name']} {block['sources']} -->\n{body}<!-- end figures -->"
+
+    return BLOCK.sub(fresh, text), problems
 
 
 def cited_runs(text: str) -> list[str]:
@@ -276,7 +286,10 @@ def cited_runs(text: str) -> list[str]:
 
 def source_problems(path: str) -> str | None:
     """Why the run at `path` cannot be said to come from this tree's code (None if it can): it
-    records no sources, imported a project file from elsewhere, or its files have changed since."""
+    is missing, records no sources, imported a project file from elsewhere, or its files have
+    changed since."""
+    if not (ROOT / path).is_file():
+        return f"{path}: cited but not committed"
     source = _load(path).get("machine", {}).get("source")
     if not source:
         return f"{path}: the run records no source hash (made before runs recorded one)"
@@ -291,23 +304,30 @@ def source_problems(path: str) -> str | None:
     return None
 
 
+def block_problem(block: re.Match) -> str | None:
+    """Why a figure block is not what its runs give (None if it is)."""
+    try:
+        fresh = render(block["name"], block["sources"].split())
+    except (OSError, KeyError, ValueError) as e:
+        return f"block {block['name']}: cannot render it from {block['sources']}: {e}"
+    return None if fresh == block["body"] else f"block {block['name']}: differs from its JSON (--write rewrites it)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Check (or with --write rewrite) the README's figure blocks; the exit status."""
-    from examples import common
-
     p = common.Parser(prog="examples/readme_figures.py", description=__doc__, formatter_class=common.HelpFormatter)
     p.add_argument("--write", action="store_true", help="Rewrite the figure blocks of README.md from their JSON.")
     args = p.parse_args(argv)
     text = README.read_text()
     if args.write:
-        README.write_text(rewritten(text))
-        print(f"rewrote {len(blocks(text))} figure blocks of {README.name}")
-        return 0
-    stale = [m["name"] for m in blocks(text) if render(m["name"], m["sources"].split()) != m["body"]]
-    problems = [problem for path in cited_runs(text) if (problem := source_problems(path))]
-    for line in [f"block {name}: differs from its JSON (--write rewrites it)" for name in stale] + problems:
-        print(line)
-    return 1 if stale or problems else 0
+        text, problems = rewritten(text)
+        README.write_text(text)
+        print("\n".join(problems) or f"rewrote the {len(blocks(text))} figure blocks of {README.name}")
+        return 1 if problems else 0
+    problems = [problem for block in blocks(text) if (problem := block_problem(block))]
+    problems += [problem for path in cited_runs(text) if (problem := source_problems(path))]
+    print("\n".join(problems) or f"every figure block of {README.name} is what its runs give, on this code")
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":
