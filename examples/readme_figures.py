@@ -142,7 +142,10 @@ def bench_fullbatch(path: str) -> str:
              "|---" * (len(columns) + 1) + "|"]
     lines += [f"| {impl} | " + " | ".join(f"{rows_per_s(row[c]):,.0f}" if c in row else "-" for c in columns) + " |"
               for impl, row in table.items()]
-    return "\n".join([_bench_caption(path, result), "", *lines])
+    gaps = [f"- {s['impl']} at {s['batch']:,} rows: {s['reason']}" for s in result.get("skipped", [])
+            if s.get("workload") == "fullbatch"]
+    return "\n".join([_bench_caption(path, result), "", *lines, *(["", "Where a cell is empty:", "", *gaps] if gaps
+                                                                   else [])])
 
 
 def bigdata(path: str) -> str:
