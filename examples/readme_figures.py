@@ -24,6 +24,7 @@ if __package__ in (None, ""):  # run as a script: make the `examples` package im
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import machine
+from bench.problems import PHASES
 from bench.report import fmt, rows_per_s, table_of
 from examples import common, summarize
 from examples.common import ROOT
@@ -50,14 +51,17 @@ def _ratio(value: float, base: float | None) -> str:
 
 
 # --- the benchmark ---------------------------------------------------------------------------------------
-def _times(result: dict, workload: str, phase: str = "step") -> dict[str, dict[int, dict]]:
-    """impl -> batch -> record, ours first, then the baselines."""
-    found: dict[str, dict[int, dict]] = {}
-    for r in result["records"]:
-        if r["workload"] == workload and r["phase"] == phase:
-            found.setdefault(r["impl"], {})[r["batch"]] = r
+def _table(result: dict, workload: str) -> dict[str, dict[str, dict]]:
+    """impl -> column ("b=32", a phase, ...) -> record, as the bench's report has it, ours first
+    and then the baselines."""
     rank = {impl: i for i, impl in enumerate(ORDER)}
-    return dict(sorted(found.items(), key=lambda item: rank.get(item[0], len(rank))))
+    table = table_of(result["records"], workload)
+    return dict(sorted(table.items(), key=lambda item: rank.get(item[0], len(rank))))
+
+
+def _single(table: dict[str, dict[str, dict]]) -> dict[str, dict]:
+    """impl -> record of a workload measured at one point (one batch size)."""
+    return {impl: next(iter(row.values())) for impl, row in table.items()}
 
 
 def _bench_caption(path: str, result: dict) -> str:
@@ -70,46 +74,45 @@ def _bench_caption(path: str, result: dict) -> str:
 def bench_mlp(path: str) -> str:
     """The MLP step across batches: minimum ms and, in brackets, the ratio to numpy-by-hand."""
     result = _load(path)
-    times = _times(result, "mlp")
-    batches = sorted({b for per in times.values() for b in per})
-    floor = times.get("numpy-by-hand", {})
+    table = _table(result, "mlp")
+    columns = list(dict.fromkeys(c for row in table.values() for c in row))
+    floor = table.get("numpy-by-hand", {})
 
-    def cell(impl: str, batch: int) -> str:
-        r = times[impl].get(batch)
+    def cell(impl: str, column: str) -> str:
+        r = table[impl].get(column)
         if r is None:
             return "-"
-        base = floor.get(batch)
+        base = floor.get(column)
         return fmt(r["min_ms"]) if impl == "numpy-by-hand" or base is None else (
             f"{fmt(r['min_ms'])} ({_ratio(r['min_ms'], base['min_ms'])})")
 
-    lines = ["| implementation | " + " | ".join(f"b={b}" for b in batches) + " |", "|---" * (len(batches) + 1) + "|"]
-    lines += [f"| {_label(impl)} | " + " | ".join(cell(impl, b) for b in batches) + " |" for impl in times]
+    lines = ["| implementation | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
+    lines += [f"| {_label(impl)} | " + " | ".join(cell(impl, c) for c in columns) + " |" for impl in table]
     return "\n".join([_bench_caption(path, result), "", *lines, "", _bench_notes(result)])
 
 
 def _bench_notes(result: dict) -> str:
     """The sentences under the MLP table: ours:torch against torch, the character step, the phase
     split and the per-op cost."""
-    mlp, char, ops = _times(result, "mlp"), _times(result, "char"), _times(result, "ops")
+    mlp, phases = _table(result, "mlp"), _table(result, "phase")
+    char, ops = _single(_table(result, "char")), _single(_table(result, "ops"))
     parts = []
     if "ours:torch" in mlp and "torch" in mlp:
-        ratios = [_ratio(r["min_ms"], mlp["torch"][b]["min_ms"]) for b, r in sorted(mlp["ours:torch"].items())]
-        on_char = (f", {_ratio(char['ours:torch'][256]['min_ms'], char['torch'][256]['min_ms'])} on the character "
-                   "model" if "ours:torch" in char and "torch" in char else "")
+        ratios = [_ratio(r["min_ms"], mlp["torch"][c]["min_ms"]) for c, r in mlp["ours:torch"].items()]
+        on_char = (f", {_ratio(char['ours:torch']['min_ms'], char['torch']['min_ms'])} on the character model"
+                   if "ours:torch" in char and "torch" in char else "")
         parts.append("Our engine over torch's kernels against torch's own autograd (ours:torch ÷ torch eager): "
                      + ", ".join(ratios) + f" across the batches{on_char}.")
     if char:
-        (batch,) = {b for per in char.values() for b in per}
-        parts.append(f"Character-model step at batch {batch}, minimum ms: "
-                     + ", ".join(f"{_label(i)} {fmt(per[batch]['min_ms'])}" for i, per in char.items()) + ".")
-    phases = {p: _times(result, "phase", p) for p in ("forward", "backward", "optimizer")}
-    if phases["forward"]:
-        (batch,) = {b for per in phases["forward"].values() for b in per}
-        parts.append(f"Phase split at batch {batch} (forward / backward / optimizer, minimum ms): " + ", ".join(
-            f"{_label(i)} " + " / ".join(fmt(phases[p][i][batch]["min_ms"]) for p in phases)
-            for i in phases["forward"] if all(i in phases[p] for p in phases)) + ".")
+        parts.append(f"Character-model step at batch {next(iter(char.values()))['batch']}, minimum ms: "
+                     + ", ".join(f"{_label(i)} {fmt(r['min_ms'])}" for i, r in char.items()) + ".")
+    split = {i: row for i, row in phases.items() if all(p in row for p in PHASES)}
+    if split:
+        shares = (f"{_label(i)} " + " / ".join(fmt(row[p]["min_ms"]) for p in PHASES) for i, row in split.items())
+        parts.append(f"Phase split at batch {next(iter(split.values()))[PHASES[0]]['batch']} (forward / backward / "
+                     f"optimizer, minimum ms): {', '.join(shares)}.")
     if ops:
-        us = {i: per[1]["min_ms"] * 1000 for i, per in ops.items()}
+        us = {i: r["min_ms"] * 1000 for i, r in ops.items()}
         torch = us.get("torch")
         parts.append("Per-op cost (forward plus backward of a 2,000-multiply chain on one-element tensors, minimum "
                      "µs per op): " + ", ".join(f"{_label(i)} {fmt(v)}" + (f" ({v / torch:.2f}x torch)" if torch and
@@ -121,7 +124,7 @@ def bench_step(path: str, workload: str) -> str:
     """One workload's step: minimum / median ms and the ratio to torch eager, then ours:jax+compile
     against jax.jit."""
     result = _load(path)
-    times = {impl: next(iter(per.values())) for impl, per in _times(result, workload).items()}
+    times = _single(_table(result, workload))
     torch = times.get("torch", {}).get("min_ms")
     lines = ["| implementation | ms per step (min / median) | ÷ torch eager |", "|---|---|---|"]
     lines += [f"| {_label(i)} | {fmt(r['min_ms'])} / {fmt(r['median_ms'])} | {_ratio(r['min_ms'], torch)} |"
