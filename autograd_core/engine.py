@@ -4,6 +4,7 @@ release of each node's saved tensors once it has been used."""
 from __future__ import annotations
 
 import sys
+from operator import attrgetter
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,21 +28,21 @@ def topological_order(roots: Tensor | Sequence[Tensor]) -> list[Tensor]:
             continue
         visited.add(id(root))
         stack = [(root, iter(parents_of(root)))]
+        push, pop, seen = stack.append, stack.pop, visited.add
         while stack:
             node, parents = stack[-1]
             for parent in parents:
                 if id(parent) not in visited:
-                    visited.add(id(parent))
-                    stack.append((parent, iter(parents_of(parent))))
+                    seen(id(parent))
+                    push((parent, iter(parents_of(parent))))
                     break
             else:
-                stack.pop()
+                pop()
                 order.append(node)
     return order
 
 
-def _parents(node: Tensor) -> Sequence[Tensor]:
-    return node._parents
+_parents = attrgetter("_parents")
 
 
 def _parents_then(node: Tensor) -> list[Tensor]:
@@ -120,7 +121,7 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
     captured: dict[int, Tensor] = {}
     pop, get, check_finite, check_complex = grads.pop, grads.get, anomaly.state.enabled, COMPLEX_IN_GRAPH[0]
     ns = backend = None
-    parents_of = _parents_then if REBOUND[0] else _parents
+    rebound = REBOUND[0]
     with grad_mode.no_grad() if raw else grad_mode.enable_grad(), roots[0].backend.silent_errors():
         for node in reversed(topological_order(roots)):
             grad = pop(id(node), None)
@@ -153,7 +154,7 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
                 ns, out, inputs = autograd_core, node, node._inputs
             if check_complex and node.dtype.is_complex:
                 out, inputs = _complex_arguments(ns, node, out, inputs)
-            parents = parents_of(node)
+            parents = _parents_then(node) if rebound else node._parents
             for parent, vjp in zip(parents, vjps):
                 contribution = vjp(ns, grad, out, *inputs)
                 if contribution.shape != parent.data.shape:

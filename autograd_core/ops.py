@@ -173,14 +173,14 @@ def binary_op(name: str, forward: Callable[[Any, Any], Any] | str, vjp_a: Vjp | 
     named = isinstance(forward, str)
 
     def op(x1: Any, x2: Any, /) -> Tensor:
-        if (isinstance(x1, Tensor) and isinstance(x2, Tensor) and x1.backend is x2.backend
-                and x1.data.dtype == x2.data.dtype):  # the common case, without the promotion logic
-            a, b, backend, raw = x1, x2, x1.backend, (x1.data, x2.data)
+        if (isinstance(x1, Tensor) and isinstance(x2, Tensor) and (backend := x1.backend) is x2.backend
+                and (d1 := x1.data).dtype == (d2 := x2.data).dtype):  # the common case, no promotion logic
+            a, b = x1, x2
         else:
             a, b, backend = _operands(name, x1, x2)
-            raw = (a.data if isinstance(a, Tensor) else a, b.data if isinstance(b, Tensor) else b)
-        data = getattr(backend.xp, forward)(*raw) if named else forward(*raw)
-        return record(name, data, backend, (a, b), vjps, saved, saves_output, raw)
+            d1, d2 = (a.data if isinstance(a, Tensor) else a, b.data if isinstance(b, Tensor) else b)
+        data = getattr(backend.xp, forward)(d1, d2) if named else forward(d1, d2)
+        return record(name, data, backend, (a, b), vjps, saved, saves_output, (d1, d2))
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc or f"Elementwise ``{name}`` of two tensors (or a tensor and a Python scalar), broadcast."

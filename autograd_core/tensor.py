@@ -40,9 +40,25 @@ class Tensor:
     # too), _steps how the view is made from it (None: it cannot be replayed), and a base's
     # _views weak references to its views, which its in-place changes reach. _hooks: gradient
     # hooks (and the retain_grad marker). _trace: where the op was created, under detect_anomaly().
-    __slots__ = ("data", "backend", "grad", "requires_grad", "_parents", "_vjps", "_inputs", "_raw", "_op",
-                 "_saved", "_version", "_changes", "_former", "_base", "_steps", "_views", "_hooks", "_trace",
-                 "__weakref__")
+    # Every attribute but data and backend starts as the class's default below, so making a
+    # tensor sets two attributes (the hot path of every op); the instance's own value, once
+    # set, shadows the default.
+    grad: Tensor | None = None
+    requires_grad: bool = False
+    _parents: Sequence[Tensor] = ()
+    _vjps: Sequence[Vjp] | None = ()
+    _inputs: Sequence[Any] = ()
+    _raw: tuple | None = None
+    _op: str = ""
+    _saved: tuple = NOTHING_SAVED
+    _version: int = 0
+    _changes: list[int] | None = None
+    _former: list[tuple[int, Tensor]] | None = None
+    _base: Tensor | None = None
+    _steps: list | None = None
+    _views: list | None = None
+    _hooks: list | None = None
+    _trace: Any = None
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
         from autograd_core.creation import to_array
@@ -53,19 +69,13 @@ class Tensor:
             self.requires_grad_()
 
     def _reset(self, data: Any, backend: backends.Backend) -> None:
-        self.data, self.backend, self.grad, self.requires_grad = data, backend, None, False
-        self._parents, self._vjps, self._inputs, self._raw, self._op, self._saved = (), (), (), None, "", NOTHING_SAVED
-        self._version, self._changes, self._former = 0, None, None
-        self._base, self._steps, self._views, self._hooks, self._trace = None, None, None, None, None
+        self.data, self.backend = data, backend
 
     @classmethod
     def _wrap(cls, data: Any, backend: backends.Backend) -> Tensor:
         """A new leaf around an existing backend array (no copy, no checks)."""
         t = object.__new__(cls)
-        t.data, t.backend, t.grad, t.requires_grad = data, backend, None, False  # _reset, inlined: the hot path
-        t._parents, t._vjps, t._inputs, t._raw, t._op, t._saved = (), (), (), None, "", NOTHING_SAVED
-        t._version, t._changes, t._former = 0, None, None
-        t._base, t._steps, t._views, t._hooks, t._trace = None, None, None, None, None
+        t.data, t.backend = data, backend
         return t
 
     # --- what it is ---------------------------------------------------------------------
@@ -459,14 +469,18 @@ def record(op: str, data: Any, backend: backends.Backend, inputs: Sequence[Any],
     `saves_output` whether they read the output; their versions are checked at backward.
     `raw_inputs`, the inputs' backend arrays, spares the backward from unwrapping them.
     """
-    out = Tensor._wrap(data, backend)
+    out = object.__new__(Tensor)  # Tensor._wrap, inlined: every op passes here
+    out.data, out.backend = data, backend
     if not grad_mode.state.enabled:
         return out
-    parents = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
-    if not parents:
-        return out
-    if len(parents) < len(inputs):
-        vjps = [f for t, f in zip(inputs, vjps) if isinstance(t, Tensor) and t.requires_grad]
+    parents = inputs
+    for t in inputs:
+        if not (isinstance(t, Tensor) and t.requires_grad):  # not all inputs need a gradient
+            parents = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
+            if not parents:
+                return out
+            vjps = [f for t, f in zip(inputs, vjps) if isinstance(t, Tensor) and t.requires_grad]
+            break
     out.requires_grad, out._parents, out._vjps, out._op = True, parents, vjps, op
     out._inputs, out._raw = inputs, raw_inputs
     out._saved = (saved, saves_output, EPOCH[0])

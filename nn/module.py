@@ -19,8 +19,6 @@ class Parameter(ag.Tensor):
     True
     """
 
-    __slots__ = ()
-
     def __init__(self, data: Any, requires_grad: bool = True) -> None:
         source = data if isinstance(data, ag.Tensor) else ag.tensor(data)
         self._reset(to_array(source, source.backend), source.backend)
