@@ -50,6 +50,16 @@ def test_the_source_check_notices_an_edit(tmp_path):
     assert machine.source_hash(["pkg/a.py"], tmp_path) != before
 
 
+def test_the_source_check_ignores_comments_docstrings_and_layout(tmp_path):
+    source = tmp_path / "a.py"
+    source.write_text('"""Module."""\ndef f(x):\n    """Doc."""\n    return x + 1\n')
+    before = machine.source_hash(["a.py"], tmp_path)
+    source.write_text('"""Another text."""\n\n\ndef f(x):  # a comment\n    return (x\n            + 1)\n')
+    assert machine.source_hash(["a.py"], tmp_path) == before
+    source.write_text('def f(x):\n    return x + 2\n')
+    assert machine.source_hash(["a.py"], tmp_path) != before
+
+
 def test_a_run_records_the_project_files_it_imported():
     files = machine.source_facts()["files"]
     assert {"bench/machine.py", "examples/readme_figures.py", "autograd_core/engine.py"} <= set(files)
