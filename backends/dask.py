@@ -80,22 +80,22 @@ class DaskBackend(Backend):
 
     def persist(self, arrays: list) -> list:
         """`arrays` computed and kept: arrays that hold their values, one task per chunk and no
-        history. With a cluster the values come to the client and are scattered back to every
-        worker (`_replicated`), so the scheduler forgets the step's tasks: persisting in place
-        would keep every past step's tasks there, as lineage, growing its memory step by step.
-        Parameters and optimizer state are small next to the data; a copy on every worker also
-        survives the loss of one."""
+        history. With a cluster the values come to the client and are sent back as the tasks
+        of a new graph (`_from_host`), so the scheduler forgets the step's tasks: persisting in
+        place would keep every past step's tasks there, as lineage, growing its memory step by
+        step. Parameters and optimizer state are small next to the data."""
         if self.client is None:
             return list(dask.persist(*arrays, scheduler="threads"))
-        return self._replicated(self._compute(*arrays))
+        return self._from_host(self._compute(*arrays))
 
-    def _replicated(self, hosts: tuple) -> list:
-        """Numpy arrays scattered to every worker in `chunk_rows`-row chunks, as dask arrays."""
-        rows = self.chunk_rows
-        pieces = [[h] if h.ndim == 0 else [h[i : i + rows] for i in range(0, max(len(h), 1), rows)] for h in hosts]
-        futures = iter(self.client.scatter([p for ps in pieces for p in ps], broadcast=True, hash=False))
-        arrays = [[da.from_delayed(next(futures), p.shape, dtype=p.dtype) for p in ps] for ps in pieces]
-        return [blocks[0] if len(blocks) == 1 else da.concatenate(blocks) for blocks in arrays]
+    def _from_host(self, hosts: tuple) -> list:
+        """Numpy arrays persisted on the workers in `chunk_rows`-row chunks. Their lineage is
+        the values themselves, which the scheduler keeps: a chunk lost with its workers (even
+        every worker, restarted by their nannies) is made again from them. Scattered data has
+        no lineage and would be lost for good."""
+        arrays = [da.from_array(h, chunks=(self.chunk_rows, *h.shape[1:]) if h.ndim else (), name=False)
+                  for h in hosts]
+        return self.client.persist(arrays)
 
     def _compute(self, *arrays: Any) -> tuple:
         if self.client is not None:  # unoptimised: tasks keep their names in every graph they are sent in

@@ -1,5 +1,5 @@
 """The dask backend: devices, chunking, laziness with bounded graphs, its kernels against numpy,
-training equal to numpy's on threads and on a LocalCluster, and a worker killed mid-step."""
+training equal to numpy's on threads and on a LocalCluster, and workers killed mid-step or between steps."""
 
 from __future__ import annotations
 
@@ -295,6 +295,44 @@ def test_a_worker_killed_mid_step_changes_nothing(cluster):
         finished_at = time.monotonic()
         killer.join()
     assert killed_at and killed_at[0] < finished_at, "the worker was not killed during the step"
-    assert loss == expected[0]
-    for mine, theirs in zip(weights, expected[1]):
+    assert_same_step((loss, weights), expected)
+
+
+def test_every_worker_restarted_between_steps_loses_nothing(cluster):
+    """The persisted parameters and optimizer state survive the restart of every worker that
+    holds them (as when each nanny restarts a worker over its memory limit)."""
+    with backends.use(cluster):
+        expected = two_steps(cluster, restart_between=False)
+        got = two_steps(cluster, restart_between=True)
+    assert_same_step(got, expected)
+
+
+def two_steps(backend: backends.Backend, restart_between: bool) -> tuple[float, list[np.ndarray]]:
+    model = mlp()
+    opt = optim.AdamW(model.parameters(), lr=1e-2)
+    x, y = data()
+    for step in range(2):
+        if step == 1 and restart_between:
+            killed = workers(backend)
+            for pid in backend.client.run(os.getpid).values():
+                os.kill(pid, signal.SIGKILL)
+            deadline = time.monotonic() + 60
+            while (len(now := workers(backend)) < len(killed) or now & killed) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert len(now) == len(killed) and not now & killed, "the nannies did not replace the workers"
+        loss = F.cross_entropy(model(ag.tensor(x)), ag.tensor(y))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return loss.item(), [p.numpy() for p in model.parameters()]
+
+
+def workers(backend: backends.Backend) -> set[str]:
+    """The addresses of the workers the scheduler knows now."""
+    return set(backend.client.scheduler_info()["workers"])
+
+
+def assert_same_step(got: tuple[float, list[np.ndarray]], expected: tuple[float, list[np.ndarray]]) -> None:
+    assert got[0] == expected[0]
+    for mine, theirs in zip(got[1], expected[1]):
         np.testing.assert_array_equal(mine, theirs)
