@@ -46,7 +46,7 @@ from autograd_core.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from autograd_core.info import __array_namespace_info__
 from autograd_core.linalg import tensordot, vecdot
 from autograd_core.manipulation import *  # noqa: F403
-from autograd_core.normalization import _batch_norm_backward
+from autograd_core.normalization import _batch_norm_backward, _layer_norm_backward
 from autograd_core.ops import (
     _basic_index,
     _gelu_backward,

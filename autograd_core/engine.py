@@ -4,7 +4,6 @@ release of each node's saved tensors once it has been used."""
 from __future__ import annotations
 
 import sys
-from operator import attrgetter
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,21 +27,21 @@ def topological_order(roots: Tensor | Sequence[Tensor]) -> list[Tensor]:
             continue
         visited.add(id(root))
         stack = [(root, iter(parents_of(root)))]
-        push, pop, seen = stack.append, stack.pop, visited.add
         while stack:
             node, parents = stack[-1]
             for parent in parents:
                 if id(parent) not in visited:
-                    seen(id(parent))
-                    push((parent, iter(parents_of(parent))))
+                    visited.add(id(parent))
+                    stack.append((parent, iter(parents_of(parent))))
                     break
             else:
-                pop()
+                stack.pop()
                 order.append(node)
     return order
 
 
-_parents = attrgetter("_parents")
+def _parents(node: Tensor) -> Sequence[Tensor]:
+    return node._parents
 
 
 def _parents_then(node: Tensor) -> list[Tensor]:

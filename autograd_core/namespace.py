@@ -59,6 +59,10 @@ class RawNamespace:
     def _einsum(self, subscripts: str, *arrays: Any) -> Any:
         return self.backend.einsum(subscripts, *arrays)
 
+    def _layer_norm_backward(self, grad: Any, x: Any, normalized_shape: tuple[int, ...], weight: Any, eps: float,
+                             stats: tuple[Any, Any], part: str) -> Any:
+        return self.backend.layer_norm_backward(grad, x, tuple(normalized_shape), weight, stats, part)
+
     def _batch_norm_backward(self, grad: Any, x: Any, weight: Any, mean: Any, var: Any, eps: float,
                              part: str) -> Any:
         return self.backend.batch_norm_backward(grad, x, weight, mean, var, eps, part)

@@ -35,6 +35,17 @@ def per_channel(ns: Any, t: Any, ndim: int) -> Any:
     return ns.reshape(t, (-1,) + (1,) * (ndim - 2))
 
 
+def _layer_norm_backward(grad: Tensor, x: Tensor, normalized_shape: tuple[int, ...], weight: Tensor | None,
+                         eps: float, stats: Any, part: str) -> Tensor:
+    """The gradient of layer norm's `part` ("input" or "weight", the latter of the input's
+    shape), on tensors: the twin of `Backend.layer_norm_backward`. The statistics are
+    recomputed from `x` (not taken from `stats`) so that it is differentiable in `x` too."""
+    axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
+    if part == "weight":
+        return grad * standardized(ag, x, axes, eps)[0]
+    return standardized_grad(ag, grad if weight is None else grad * weight, x, axes, eps)
+
+
 def _batch_norm_backward(grad: Tensor, x: Tensor, weight: Tensor | None, mean: Any, var: Any, eps: float,
                          part: str) -> Tensor:
     """The gradient of training-mode batch norm's `part` ("input", "weight" or "bias"), on

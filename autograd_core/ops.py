@@ -758,9 +758,13 @@ def take(x: Tensor, indices: Any, /, axis: int | None = None) -> Tensor:
     axis = axis % builtin_max(x.ndim, 1)
     index = _index_array(indices, x.backend)
     _check_bounds(x.backend, index, x.shape[axis])
-    xp = x.backend.xp
-    index = xp.where(index < 0, index + x.shape[axis], index)  # -1 and n-1 are one row for the scatter-add too
-    return record("take", xp.take(x.data, index, axis=axis), x.backend, (x,),
+    index = x.backend.xp.where(index < 0, index + x.shape[axis], index)  # -1 and n-1: one row for the scatter-add
+    return _take_checked(x, index, axis)
+
+
+def _take_checked(x: Tensor, index: Any, axis: int) -> Tensor:
+    """`take` of the 1-D raw `index`, already checked to lie in [0, n)."""
+    return record("take", x.backend.xp.take(x.data, index, axis=axis), x.backend, (x,),
                   (lambda ns, g, out, x: ns._index_add(g, x.shape, axis, index),), saved=())
 
 

@@ -195,6 +195,16 @@ class Backend:
         out[key] = values
         return out
 
+    def linear(self, x: Any, weight: Any, bias: Any) -> Any:
+        """``x @ weight.T + bias`` (`bias` may be None), the leading axes of `x` folded into the
+        rows of one matrix product (a stacked matmul would run one per leading index)."""
+        if x.ndim <= 2:
+            out = self.xp.matmul(x, weight.mT)
+        else:
+            rows = self.xp.matmul(self.xp.reshape(x, (-1, x.shape[-1])), weight.mT)
+            out = self.xp.reshape(rows, (*x.shape[:-1], weight.shape[0]))
+        return out if bias is None else out + bias
+
     def relu(self, x: Any) -> Any:
         """max(x, 0) elementwise (libraries with a dedicated kernel override this)."""
         return self.xp.clip(x, min=0.0)
@@ -211,15 +221,33 @@ class Backend:
         """`grad` times GELU's derivative at `x`."""
         return grad * gelu_slope(self.xp, self.erf, x, approximate)
 
-    def layer_norm(self, x: Any, normalized_shape: tuple[int, ...], weight: Any, bias: Any, eps: float) -> Any:
+    def layer_norm(self, x: Any, normalized_shape: tuple[int, ...], weight: Any, bias: Any,
+                   eps: float) -> tuple[Any, tuple[Any, Any]]:
         """`x` normalised over its trailing `normalized_shape` axes (biased variance), then
-        scaled by `weight` and shifted by `bias` where they are given."""
+        scaled by `weight` and shifted by `bias` where they are given; and the statistics
+        `layer_norm_backward` reuses: the mean and 1/std, of x's shape with those axes of size 1."""
         xp = self.xp
         axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
-        centred = x - xp.mean(x, axis=axes, keepdims=True)
-        out = centred / xp.sqrt(xp.mean(centred * centred, axis=axes, keepdims=True) + eps)
+        mean = xp.mean(x, axis=axes, keepdims=True)
+        centred = x - mean
+        inverse_std = 1 / xp.sqrt(xp.mean(centred * centred, axis=axes, keepdims=True) + eps)
+        out = centred * inverse_std
         out = out if weight is None else out * weight
-        return out if bias is None else out + bias
+        return (out if bias is None else out + bias), (mean, inverse_std)
+
+    def layer_norm_backward(self, grad: Any, x: Any, normalized_shape: tuple[int, ...], weight: Any,
+                            stats: tuple[Any, Any], part: str) -> Any:
+        """The gradient of `layer_norm`'s `part` from the forward's `stats`: "input", or
+        "weight" (of the input's shape: the engine sums it over the leading axes; a library may
+        return it summed)."""
+        xp, (mean, inverse_std) = self.xp, stats
+        axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
+        normal = (x - mean) * inverse_std
+        if part == "weight":
+            return grad * normal
+        g = grad if weight is None else grad * weight
+        return inverse_std * (g - xp.mean(g, axis=axes, keepdims=True)
+                              - normal * xp.mean(g * normal, axis=axes, keepdims=True))
 
     def batch_norm(self, x: Any, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any]:
         """`x` (N, C, ...) normalised per channel by its batch statistics, scaled by `weight`

@@ -41,6 +41,9 @@ class TorchBackend(Backend):
         key, flips = _positive_steps(key, shape)
         return super().scatter(shape, key, torch.flip(values, flips) if flips else values)
 
+    def linear(self, x, weight, bias):
+        return torch.nn.functional.linear(x, weight, bias)  # the bias added inside the matrix product
+
     def relu(self, x):
         return torch.relu(x)
 
@@ -54,7 +57,15 @@ class TorchBackend(Backend):
         return torch.ops.aten.gelu_backward(grad, x, approximate=approximate)
 
     def layer_norm(self, x, normalized_shape, weight, bias, eps):
-        return torch.nn.functional.layer_norm(x, normalized_shape, weight, bias, eps)
+        out, mean, rstd = torch.native_layer_norm(x, normalized_shape, weight, bias, eps)
+        return out, (mean, rstd)
+
+    def layer_norm_backward(self, grad, x, normalized_shape, weight, stats, part):
+        mean, rstd = stats
+        mask = [part == "input", part == "weight", False]
+        weight = weight if weight is not None else torch.ones(normalized_shape, dtype=x.dtype)
+        grads = torch.ops.aten.native_layer_norm_backward(grad, x, normalized_shape, mean, rstd, weight, None, mask)
+        return grads[mask.index(True)]
 
     def batch_norm(self, x, weight, bias, eps):
         if x.dtype == torch.float64:

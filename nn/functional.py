@@ -16,8 +16,7 @@ from typing import Any
 
 import autograd_core as ag
 from autograd_core.creation import to_array
-from autograd_core.normalization import standardized, standardized_grad
-from autograd_core.ops import _operands, _tensor, common_backend, sum_to
+from autograd_core.ops import _operands, _take_checked, _tensor, common_backend, reshape, sum_to
 from autograd_core.tensor import Tensor, record
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -35,10 +34,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise ValueError(f"linear: input shape {x.shape} does not end with in_features={in_features}")
     backend = common_backend("linear", *(t for t in (x, weight, bias) if t is not None))
     _same_dtype("linear", x, weight)
-    data = _rows_times(backend.xp, x.data, weight.data.mT)
-    if bias is not None:
-        data = data + bias.data
-
+    data = backend.linear(x.data, weight.data, None if bias is None else bias.data)
     return record("linear", data, backend, (x, weight, bias), _LINEAR_VJPS, saved=(x, weight))
 
 
@@ -644,8 +640,8 @@ def layer_norm(x: Tensor, normalized_shape: tuple[int, ...] | int, weight: Tenso
         raise ValueError(f"layer_norm: input shape {x.shape} does not end with normalized_shape {shape}")
     backend = common_backend("layer_norm", *(t for t in (x, weight, bias) if t is not None))
     _same_dtype("layer_norm", x, weight)
-    data = backend.layer_norm(x.data, shape, *(None if t is None else t.data for t in (weight, bias)), eps)
-    return record("layer_norm", data, backend, (x, weight, bias, len(shape), eps), _LAYER_NORM_VJPS,
+    data, stats = backend.layer_norm(x.data, shape, *(None if t is None else t.data for t in (weight, bias)), eps)
+    return record("layer_norm", data, backend, (x, weight, bias, shape, eps, stats), _LAYER_NORM_VJPS,
                   saved=(x, weight))
 
 
@@ -656,18 +652,11 @@ def _same_dtype(layer: str, x: Tensor, weight: Tensor | None) -> None:
                         f"one: x.astype(...) or model.to(dtype=...) (model.double() for float64)")
 
 
-def _trailing(x: Any, dims: int) -> tuple[int, ...]:
-    return tuple(range(x.ndim - dims, x.ndim))
-
-
-_LAYER_NORM_VJPS = (  # the engine sums the weight's and bias's gradients over the leading axes
-    lambda ns, g, out, x, weight, bias, dims, eps: standardized_grad(ns, g if weight is None else g * weight, x,
-                                                                     _trailing(x, dims), eps),
-    lambda ns, g, out, x, weight, bias, dims, eps: g * standardized(ns, x, _trailing(x, dims), eps)[0],
-    lambda ns, g, out, x, weight, bias, dims, eps: g,
-    None,
-    None,
-)
+_LAYER_NORM_VJPS = tuple(  # the engine sums the weight's and bias's gradients over the leading axes
+    lambda ns, g, out, x, weight, bias, shape, eps, stats, part=part: ns._layer_norm_backward(g, x, shape, weight,
+                                                                                            eps, stats, part)
+    for part in ("input", "weight")
+) + (lambda ns, g, out, x, weight, bias, shape, eps, stats: g, None, None, None)
 
 
 def embedding(input: Any, weight: Tensor) -> Tensor:  # noqa: A002
@@ -676,11 +665,17 @@ def embedding(input: Any, weight: Tensor) -> Tensor:  # noqa: A002
     index = input if isinstance(input, Tensor) else ag.asarray(input, device=weight.device)
     if not index.dtype.kind.endswith("integer"):
         raise TypeError(f"embedding: indices must be integers, got {index.dtype.name}")
-    xp = weight.backend.xp
-    if math.prod(index.shape) and not weight.backend.is_traced(index.data) and int(xp.min(index.data)) < 0:
-        raise IndexError(f"embedding: index {int(xp.min(index.data))} is negative; indices must lie in "
-                         f"[0, {weight.shape[0]})")
-    return weight[index]
+    backend, rows = weight.backend, weight.shape[0]
+    if index.backend is not backend:
+        raise RuntimeError(f"embedding: the indices are on {index.backend}, the weight on {backend}; move the "
+                           f"indices with .to({backend.name!r})")
+    if math.prod(index.shape) and not backend.is_traced(index.data):
+        low, high = int(backend.xp.min(index.data)), int(backend.xp.max(index.data))
+        if low < 0 or high >= rows:
+            wrong = f"{low} is negative" if low < 0 else f"{high} is past the end"
+            raise IndexError(f"embedding: index {wrong}; indices must lie in [0, {rows})")
+    picked = _take_checked(weight, backend.xp.reshape(index.data, (-1,)), axis=0)
+    return reshape(picked, (*index.shape, *weight.shape[1:]))
 
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:

@@ -293,14 +293,23 @@ def test_cross_entropy_rows_matches_the_portable_default(float64_backend):
     np.testing.assert_allclose(fast, portable, rtol=1e-12)
 
 
-def test_layer_norm_matches_the_portable_default(float64_backend):
+def test_layer_norm_kernels_match_the_portable_defaults(float64_backend):
     backend, rng = float64_backend, np.random.default_rng(2)
-    x, weight, bias = (backend.asarray(rng.standard_normal(shape) * 3 + 1, backend.dtype("float64"))
-                       for shape in ((2, 3, 4), (3, 4), (3, 4)))
+    x, weight, bias, grad = (backend.asarray(rng.standard_normal(shape) * 3 + 1, backend.dtype("float64"))
+                             for shape in ((2, 3, 4), (3, 4), (3, 4), (2, 3, 4)))
     for given in ((weight, bias), (None, None)):
-        fast = backend.to_numpy(backend.layer_norm(x, (3, 4), *given, 1e-5))
-        portable = backend.to_numpy(Backend.layer_norm(backend, x, (3, 4), *given, 1e-5))
-        np.testing.assert_allclose(fast, portable, rtol=1e-12, atol=1e-12)
+        fast, stats = backend.layer_norm(x, (3, 4), *given, 1e-5)
+        portable, portable_stats = Backend.layer_norm(backend, x, (3, 4), *given, 1e-5)
+        assert_close(backend.to_numpy(fast), backend.to_numpy(portable), rtol=1e-12, atol=1e-12)
+        for mine, theirs in zip(stats, portable_stats):  # each of shape (2, 1, 1)
+            assert_close(backend.to_numpy(mine), backend.to_numpy(theirs), rtol=1e-12, atol=0)
+        for part in ("input", "weight"):
+            fast = backend.layer_norm_backward(grad, x, (3, 4), given[0], stats, part)
+            portable = Backend.layer_norm_backward(backend, grad, x, (3, 4), given[0], portable_stats, part)
+            fast, portable = backend.to_numpy(fast), backend.to_numpy(portable)
+            if part == "weight":  # a library may give it summed over the leading axes
+                fast, portable = fast.reshape(-1, 3, 4).sum(0), portable.reshape(-1, 3, 4).sum(0)
+            assert_close(fast, portable, rtol=1e-12, atol=1e-12)
 
 
 def test_capability_flags_are_true(backend):
