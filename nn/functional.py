@@ -647,7 +647,7 @@ def layer_norm(x: Tensor, normalized_shape: tuple[int, ...] | int, weight: Tenso
 
 def _same_dtype(layer: str, x: Tensor, weight: Tensor | None) -> None:
     """A layer refuses an input of another float dtype than its weights (as PyTorch does)."""
-    if weight is not None and x.dtype != weight.dtype:
+    if weight is not None and x.data.dtype != weight.data.dtype and x.dtype != weight.dtype:
         raise TypeError(f"{layer}: the input is {x.dtype.name} but the weights are {weight.dtype.name}; convert "
                         f"one: x.astype(...) or model.to(dtype=...) (model.double() for float64)")
 
