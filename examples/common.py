@@ -220,11 +220,17 @@ def output_path(args: argparse.Namespace, name: str, with_backend: bool = True) 
 
 
 def command_line(script: str, argv: Sequence[str] | None) -> str:
-    """The command that reproduces this run (the backend and device variables included)."""
+    """The command that reproduces this run (the backend's variables included: the device and,
+    on dask, the chunk size, worker memory and timeout that were set)."""
     args = sys.argv[1:] if argv is None else list(argv)
-    device = os.environ.get("AUTOGRAD_DEVICE", "").strip()
-    where = [f"AUTOGRAD_BACKEND={backends.current().name}", *([f"AUTOGRAD_DEVICE={device}"] if device else [])]
+    backend = backends.current().name
+    settings = ("AUTOGRAD_DEVICE", *(DASK_SETTINGS if backend == "dask" else ()))
+    where = [f"AUTOGRAD_BACKEND={backend}",
+             *(f"{name}={value}" for name in settings if (value := os.environ.get(name, "").strip()))]
     return shlex.join([*where, "python", f"examples/{script}.py", *args])
+
+
+DASK_SETTINGS = ("AUTOGRAD_DASK_CHUNK_ROWS", "AUTOGRAD_DASK_WORKER_MEMORY", "AUTOGRAD_DASK_TIMEOUT")
 
 
 # --- progress -----------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -192,6 +193,15 @@ def test_output_locations():
     assert common.output_path(Namespace(out=None, reference=False), "t-float32", with_backend=False) == (
         Path("runs") / "t-float32.json")
     assert common.command_line("xor", ["--reference"]).endswith("python examples/xor.py --reference")
+
+
+def test_a_dask_run_records_its_settings(monkeypatch):
+    monkeypatch.setenv("AUTOGRAD_DEVICE", "local:2")
+    monkeypatch.setenv("AUTOGRAD_DASK_WORKER_MEMORY", "2GiB")
+    monkeypatch.setenv("AUTOGRAD_DASK_CHUNK_ROWS", "")
+    monkeypatch.setattr(common.backends, "current", lambda: SimpleNamespace(name="dask"))
+    assert common.command_line("bigdata", []) == (
+        "AUTOGRAD_BACKEND=dask AUTOGRAD_DEVICE=local:2 AUTOGRAD_DASK_WORKER_MEMORY=2GiB python examples/bigdata.py")
 
 
 def test_bench_writes_under_the_current_folder(tmp_path):
