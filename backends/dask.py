@@ -4,8 +4,9 @@ on arrays split into chunks, computed by dask's local threads or by a dask.distr
 The device (``device=`` or AUTOGRAD_DEVICE) says where the work runs:
 
     None or ""          dask's local threaded scheduler, no cluster
-    "local:N"           a LocalCluster of N single-threaded worker processes owned by the
-                        backend (closed at exit, or by ``backend.close()``), each with the
+    "local:N"           a cluster on this machine (`local_cluster`): a scheduler process and N
+                        single-threaded worker processes owned by the backend (closed at
+                        exit, or by ``backend.close()``), each worker with the
                         memory limit AUTOGRAD_DASK_WORKER_MEMORY ("2GiB"; default: the
                         machine's memory shared among the workers, as dask does)
     "tcp://host:port"   an existing cluster's scheduler (connecting waits at most
@@ -14,17 +15,23 @@ The device (``device=`` or AUTOGRAD_DEVICE) says where the work runs:
 Everything is lazy: an operation adds tasks to a graph and nothing runs until Python needs
 values (``.item()``, ``.numpy()``, printing, ``bool(t)``) or an optimizer step ends, when
 `persist` materialises the parameters and optimizer state (on the workers with a cluster) so
-the next step's graph starts from them. Arrays made from host data are split along axis 0 into
+the next step's graph starts from them. The exceptions are the results whose shape depends on
+values (boolean-mask indexing, nonzero, unique_*, repeat by an array of counts): those values
+are computed when the result is made. Arrays made from host data are split along axis 0 into
 chunks of AUTOGRAD_DASK_CHUNK_ROWS rows (default 65,536), other axes whole; a parameter, with
-fewer rows, is one chunk. A cluster's workers must be able to import this project (the
-kernels below run there).
+fewer rows, is one chunk. Convolution, pooling, the linear algebra of stacks of matrices and
+the FFTs run numpy's kernels on each chunk of the batch (backends/dask_kernels.py). A
+cluster's workers must be able to import this project (those kernels run there).
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib.util
 import os
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 import array_api_compat.dask.array as xp
@@ -35,6 +42,7 @@ from dask.utils import parse_bytes
 
 import backends
 from backends.base import Backend
+from backends.dask_kernels import Namespace, numpy_kernel_per_batch_chunk, numpy_kernel_summed_over_batch
 
 # The standard's `x.mT` (the engine uses it on raw arrays), which dask.array lacks: the one
 # attribute added to dask's class, only where dask has none.
@@ -43,6 +51,7 @@ if not hasattr(da.Array, "mT"):
 
 DEFAULT_CHUNK_ROWS = 65_536
 DEFAULT_TIMEOUT_S = 10.0
+WORKERS_START_TIMEOUT_S = 120.0  # a local cluster's workers on a busy machine
 
 
 class DaskBackend(Backend):
@@ -58,7 +67,7 @@ class DaskBackend(Backend):
     device_kinds = ("threads", "local:N", "tcp://host:port")
 
     def __init__(self, address: str | None = None, client: Any = None, cluster: Any = None) -> None:
-        super().__init__(xp, da.Array, None)
+        super().__init__(Namespace(), da.Array, None)
         self.address, self.client, self.cluster = address, client, cluster
         self.chunk_rows = int(os.environ.get("AUTOGRAD_DASK_CHUNK_ROWS", DEFAULT_CHUNK_ROWS))
 
@@ -132,6 +141,15 @@ class DaskBackend(Backend):
                  for i, v in zip(index.to_delayed(), values.to_delayed().ravel())]
         return da.stack(parts).sum(axis=0) if len(parts) > 1 else parts[0]
 
+    def scatter(self, shape: tuple[int, ...], key: tuple, values: Any) -> da.Array:
+        """The portable default with each integer of `key` a one-wide slice (and `values`
+        reshaped to match), and zeros where `values` is empty: dask's setitem fails on an
+        integer beside a negative step (IndexError) and refuses an empty value array."""
+        if 0 in values.shape:
+            return xp.zeros(shape, dtype=values.dtype)
+        key = tuple(slice(k, k + 1 or None) if isinstance(k, int | np.integer) else k for k in key if k is not None)
+        return super().scatter(shape, key, xp.reshape(values, np.broadcast_to(False, shape)[key].shape))
+
     def cross_entropy_rows(self, logits: Any, target: Any) -> da.Array:
         """The portable default's log-sum-exp minus the target's logit, that logit picked by a
         one-hot mask (dask has no take_along_axis): the same numbers, the rows' chunks kept."""
@@ -144,6 +162,45 @@ class DaskBackend(Backend):
         """The numpy backend's erf on each chunk: one task per chunk, not the portable series'
         hundreds of elementwise ones."""
         return x.map_blocks(_erf_block, dtype=x.dtype)
+
+    # --- convolution and pooling: numpy's kernels per chunk of the batch ---------------------------
+    # The portable defaults' stacks and strided slices leave chunks that dask's reshape cannot
+    # merge (NotImplementedError); each chunk of the batch, whole otherwise, is numpy's to do.
+    def im2col(self, x: Any, kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int],
+               out_size: tuple[int, int]) -> da.Array:
+        """numpy's im2col (one strided view, copied) per chunk of the batch."""
+        return numpy_kernel_per_batch_chunk("im2col", [x], kernel=kernel, stride=stride, dilation=dilation,
+                                            out_size=out_size)
+
+    def col2im(self, cols: Any, shape: tuple[int, ...], kernel: tuple[int, int], stride: tuple[int, int],
+               dilation: tuple[int, int]) -> da.Array:
+        """numpy's col2im per chunk of the batch (each chunk's windows land in its own images)."""
+        return numpy_kernel_per_batch_chunk("col2im", [cols], batch_shape="shape", shape=shape, kernel=kernel,
+                                            stride=stride, dilation=dilation)
+
+    def conv2d(self, x: Any, weight: Any, **geometry: Any) -> da.Array:
+        """numpy's convolution per chunk of the batch, the weight whole in every task."""
+        return numpy_kernel_per_batch_chunk("conv2d", [x], [weight], **geometry)
+
+    def conv2d_grad_input(self, grad: Any, weight: Any, input_shape: tuple[int, ...], **geometry: Any) -> da.Array:
+        """numpy's gradient of the convolution's input per chunk of the batch."""
+        return numpy_kernel_per_batch_chunk("conv2d_grad_input", [grad], [weight], batch_shape="input_shape",
+                                            input_shape=input_shape, **geometry)
+
+    def conv2d_grad_weight(self, grad: Any, x: Any, weight_shape: tuple[int, ...], **geometry: Any) -> da.Array:
+        """numpy's gradient of the convolution's weight per chunk of the batch, the chunks'
+        partial gradients summed."""
+        return numpy_kernel_summed_over_batch("conv2d_grad_weight", [grad, x], weight_shape=weight_shape,
+                                              **geometry)
+
+    def max_pool2d(self, x: Any, **geometry: Any) -> tuple[da.Array, da.Array]:
+        """numpy's max pooling (values and indices, one task per chunk) per chunk of the batch."""
+        return numpy_kernel_per_batch_chunk("max_pool2d", [x], **geometry)
+
+    def max_pool2d_backward(self, grad: Any, indices: Any, input_shape: tuple[int, ...], **geometry: Any) -> da.Array:
+        """numpy's gradient of max pooling per chunk of the batch (indices are within a plane)."""
+        return numpy_kernel_per_batch_chunk("max_pool2d_backward", [grad, indices], batch_shape="input_shape",
+                                            input_shape=input_shape, **geometry)
 
 
 def _index_add_block(shape: tuple[int, ...], axis: int, index: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -161,11 +218,11 @@ def _timeout_s() -> float:
     return float(value) if value else DEFAULT_TIMEOUT_S
 
 
-def _worker_memory() -> str:
-    """AUTOGRAD_DASK_WORKER_MEMORY for a LocalCluster's workers, checked; "auto" when unset."""
+def _worker_memory() -> str | None:
+    """AUTOGRAD_DASK_WORKER_MEMORY for a local cluster's workers, checked; None when unset."""
     value = os.environ.get("AUTOGRAD_DASK_WORKER_MEMORY", "").strip()
     if not value:
-        return "auto"
+        return None
     try:
         parse_bytes(value)
     except ValueError as e:
@@ -173,18 +230,55 @@ def _worker_memory() -> str:
     return value
 
 
+def local_cluster(workers: int, memory_limit: str | None = None) -> Any:
+    """A cluster on this machine: a scheduler and `workers` single-threaded worker processes
+    (each under a nanny that restarts it), every one in its own process, listening on
+    127.0.0.1 with the dashboard on a free port; `memory_limit` per worker (default: the
+    machine's memory shared among them). Unlike dask's LocalCluster, whose scheduler runs
+    inside this process, the scheduler is a process of its own, as on a real cluster: it keeps
+    a record of every computation (dask's spans), and in this process that record grew the
+    client's memory by ~0.2 MiB per training step. Returns once every worker has joined."""
+    from distributed.deploy.subprocess import SubprocessCluster
+
+    with _children_import_from(sys.path):
+        cluster = SubprocessCluster(n_workers=workers, threads_per_worker=1, host="127.0.0.1",
+                                    dashboard_address=":0",
+                                    worker_kwargs={} if memory_limit is None else {"memory_limit": memory_limit})
+    try:
+        cluster.wait_for_workers(workers, timeout=WORKERS_START_TIMEOUT_S)
+    except BaseException:
+        cluster.close()
+        raise
+    return cluster
+
+
+@contextlib.contextmanager
+def _children_import_from(path: list[str]) -> Iterator[None]:
+    """Processes started inside see `path` as their PYTHONPATH, so the scheduler and workers
+    can import every module this process can (the functions of a task graph travel as
+    references to their modules)."""
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p or os.getcwd() for p in path)
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = before
+
+
 def create(device: str | None = None) -> Backend:
     """The dask backend for `device`: None (threads), ``"local:N"`` or a scheduler address."""
     if not device:
         return DaskBackend()
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     if device.startswith("local:"):
         workers = device.removeprefix("local:")
         if not workers.isdigit() or int(workers) < 1:
             raise ValueError(f"dask device {device!r}: use local:N with N >= 1 worker processes")
-        cluster = LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=":0", memory_limit=_worker_memory())
+        cluster = local_cluster(int(workers), _worker_memory())
         backend = DaskBackend(device, Client(cluster), cluster)
     else:
         timeout = _timeout_s()

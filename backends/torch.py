@@ -78,7 +78,7 @@ class TorchBackend(Backend):
     def layer_norm_backward(self, grad, x, normalized_shape, weight, stats, part):
         mean, rstd = stats
         mask = [part == "input", part == "weight", False]
-        weight = weight if weight is not None else torch.ones(normalized_shape, dtype=x.dtype)
+        weight = weight if weight is not None else torch.ones(normalized_shape, dtype=x.dtype, device=x.device)
         grads = torch.ops.aten.native_layer_norm_backward(grad, x, normalized_shape, mean, rstd, weight, None, mask)
         return grads[mask.index(True)]
 

@@ -19,6 +19,7 @@ their disks beyond their memory limits); without, every step draws them again fr
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import time
@@ -72,9 +73,10 @@ def evaluate(model: nn.Module, x: ag.Tensor, y: ag.Tensor) -> tuple[float, float
 
 def train(model: nn.Module, x: ag.Tensor, y: ag.Tensor, *, steps: int, lr: float, weight_decay: float = 0.01,
           batch_rows: int = 0, quiet: bool = True) -> dict[str, list[float]]:
-    """`steps` AdamW steps; returns the loss, accuracy and wall seconds of every step."""
+    """`steps` AdamW steps; returns the loss, accuracy and wall seconds of every step, and this
+    process's resident memory after it."""
     opt = optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-    record: dict[str, list[float]] = {"loss": [], "accuracy": [], "step_s": []}
+    record: dict[str, list[float]] = {"loss": [], "accuracy": [], "step_s": [], "rss_bytes": []}
     bar = common.Progress(steps, f"{NAME} {x.shape[0]:,} rows", enabled=not quiet, lines=steps)
     for step in range(steps):
         rows = rows_of(step, x.shape[0], batch_rows)
@@ -83,6 +85,7 @@ def train(model: nn.Module, x: ag.Tensor, y: ag.Tensor, *, steps: int, lr: float
         record["step_s"].append(time.perf_counter() - start)
         record["loss"].append(loss)
         record["accuracy"].append(accuracy)
+        record["rss_bytes"].append(rss_bytes())
         bar.update(loss=loss, accuracy=accuracy)
     bar.close()
     return record
@@ -101,6 +104,22 @@ def cluster_facts(backend: backends.Backend) -> dict[str, Any]:
     return {"scheduler": info["address"], "dashboard": dashboard, "workers": len(workers),
             "threads_per_worker": sorted({w["nthreads"] for w in workers}),
             "worker_memory_limit_bytes": sorted({w["memory_limit"] for w in workers})}
+
+
+def rss_bytes() -> int | None:
+    """This process's resident memory now (Linux's /proc; None where there is none)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return None
+
+
+def growth_per_step(rss: Sequence[int | None]) -> float | None:
+    """Bytes per step by which the resident memory grew over the second half of the steps (a
+    least-squares slope; the first half is start-up: imports, caches, the first graphs)."""
+    half = [r for r in rss[len(rss) // 2 :] if r is not None]
+    return float(np.polyfit(np.arange(len(half)), half, 1)[0]) if len(half) >= 2 else None
 
 
 def peak_rss_bytes() -> int:
@@ -181,7 +200,9 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
         "median_step_s": float(np.median(record["step_s"])),
         "rows_per_s": rows_per_step / float(np.median(record["step_s"])),
         "client_peak_rss_bytes": peak_rss_bytes(),
+        "client_rss_growth_bytes_per_step": growth_per_step(record["rss_bytes"]),
         "losses": record["loss"], "accuracies": record["accuracy"], "step_seconds": record["step_s"],
+        "client_rss_bytes": record["rss_bytes"],
     }
     out = common.output_path(args, NAME)
     plot(record, data.ceiling, f"{args.model}, {data.rows:,} rows", out)

@@ -36,7 +36,15 @@ def _run_example(tmp_path: Path, *extra: str) -> dict:
     record = json.loads(out.read_text())
     assert out.with_suffix(".png").stat().st_size > 0
     assert len(record["losses"]) == STEPS and record["rows"] == ROWS and record["client_peak_rss_bytes"] > 0
+    assert len(record["client_rss_bytes"]) == STEPS
     return record
+
+
+def test_memory_growth_is_the_slope_over_the_second_half_of_the_steps() -> None:
+    start_up = [100, 900, 950]  # imports and caches: the first half, ignored
+    assert bigdata.growth_per_step([*start_up, 990, 1000, 1010, 1020, 1030, 1040]) == pytest.approx(10.0)
+    assert bigdata.growth_per_step([5, None, 7, 7]) == pytest.approx(0.0)
+    assert bigdata.growth_per_step([5]) is None
 
 
 @pytest.fixture(scope="module")

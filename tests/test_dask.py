@@ -1,5 +1,5 @@
 """The dask backend: devices, chunking, laziness with bounded graphs, its kernels against numpy,
-training equal to numpy's on threads and on a LocalCluster, and workers killed mid-step or between steps."""
+training equal to numpy's on threads and on a local cluster, and workers killed mid-step or between steps."""
 
 from __future__ import annotations
 
@@ -45,8 +45,8 @@ def threads() -> backends.Backend:
 
 @pytest.fixture(scope="module")
 def cluster() -> backends.Backend:
-    """A three-worker LocalCluster owned by the backend, 1 GiB per worker, closed after the
-    module; no worker process may outlive it."""
+    """A three-worker local cluster owned by the backend, 1 GiB per worker, closed after the
+    module; no worker or scheduler process may outlive it."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("AUTOGRAD_DASK_CHUNK_ROWS", str(CHUNK_ROWS))
         mp.setenv("AUTOGRAD_DASK_WORKER_MEMORY", "1GiB")
@@ -83,6 +83,12 @@ def test_a_bad_local_device_says_what_to_write(device):
 def test_local_workers_take_the_memory_limit(cluster):
     limits = {w["memory_limit"] for w in cluster.client.scheduler_info()["workers"].values()}
     assert limits == {2**30}
+
+
+def test_a_local_cluster_runs_its_scheduler_in_a_process_of_its_own(cluster):
+    """dask's scheduler keeps a record of every computation; in this process it would grow the
+    client's memory step by step."""
+    assert cluster.client.run_on_scheduler(os.getpid) != os.getpid()
 
 
 def test_a_bad_worker_memory_limit_says_what_to_write(monkeypatch):
@@ -171,6 +177,68 @@ KERNELS = {  # name: call(backend, host -> array), from host arrays to one array
 }
 
 
+# Several chunks of the batch (CHUNK_ROWS rows each) for the per-chunk kernels.
+IMAGES, WEIGHT = RNG.standard_normal((40, 4, 7, 6)), RNG.standard_normal((6, 2, 3, 2))
+CONV = dict(stride=(2, 1), padding=((1, 2), (0, 1)), dilation=(1, 2), groups=2)
+POOL = dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 1), dilation=(1, 2), ceil_mode=True)
+OUT_GRAD = RNG.standard_normal(backends.get("numpy").conv2d(IMAGES, WEIGHT, **CONV).shape)
+POOL_GRAD = RNG.standard_normal(backends.get("numpy").max_pool2d(IMAGES, **POOL)[0].shape)
+COLS = RNG.standard_normal((40, 4, 6, 3, 2))
+MATRICES = RNG.standard_normal((40, 3, 3))
+SPD = MATRICES @ np.swapaxes(MATRICES, -1, -2) + 3 * np.eye(3)
+WIDE = RNG.standard_normal((40, 2, 3))
+SIGNAL = RNG.standard_normal((40, 5, 7))
+
+
+def max_pool_backward(b, a):
+    _, indices = b.max_pool2d(a(IMAGES), **POOL)
+    return b.max_pool2d_backward(a(POOL_GRAD), indices, IMAGES.shape, **POOL)
+
+
+KERNELS |= {  # dask's own kernels: numpy's per chunk of the batch, and the namespace's additions
+    "im2col": lambda b, a: b.im2col(a(IMAGES), (2, 3), (1, 2), (2, 1), (3, 2)),
+    "col2im": lambda b, a: b.col2im(a(COLS), (40, 4, 7, 6), (2, 3), (1, 2), (2, 1)),
+    "conv2d": lambda b, a: b.conv2d(a(IMAGES), a(WEIGHT), **CONV),
+    "conv2d_grad_input": lambda b, a: b.conv2d_grad_input(a(OUT_GRAD), a(WEIGHT), IMAGES.shape, **CONV),
+    "conv2d_grad_weight": lambda b, a: b.conv2d_grad_weight(a(OUT_GRAD), a(IMAGES), WEIGHT.shape, **CONV),
+    "max_pool2d": lambda b, a: b.max_pool2d(a(IMAGES), **POOL),
+    "max_pool2d_backward": max_pool_backward,
+    "det": lambda b, a: b.xp.linalg.det(a(MATRICES)),
+    "slogdet": lambda b, a: b.xp.linalg.slogdet(a(MATRICES)),
+    "eigh": lambda b, a: b.xp.linalg.eigh(a(SPD)),
+    "eigvalsh": lambda b, a: b.xp.linalg.eigvalsh(a(SPD)),
+    "inv": lambda b, a: b.xp.linalg.inv(a(MATRICES)),
+    "cholesky_upper": lambda b, a: b.xp.linalg.cholesky(a(SPD), upper=True),
+    "pinv": lambda b, a: b.xp.linalg.pinv(a(WIDE)),
+    "matrix_power": lambda b, a: b.xp.linalg.matrix_power(a(MATRICES), 3),
+    "matrix_rank": lambda b, a: b.xp.linalg.matrix_rank(a(WIDE), rtol=0.5),
+    "matrix_norm_2": lambda b, a: b.xp.linalg.matrix_norm(a(WIDE), ord=2, keepdims=True),
+    "qr_complete": lambda b, a: b.xp.linalg.qr(a(WIDE.mT), mode="complete"),
+    "svd_full": lambda b, a: b.xp.linalg.svd(a(WIDE), full_matrices=True),
+    "svdvals": lambda b, a: b.xp.linalg.svdvals(a(WIDE)),
+    "solve_stack": lambda b, a: b.xp.linalg.solve(a(MATRICES), a(WIDE.mT)),
+    "solve_one_matrix": lambda b, a: b.xp.linalg.solve(a(MATRICES[0]), a(MATRICES[1])),
+    "cross": lambda b, a: b.xp.linalg.cross(a(MATRICES), a(SPD)),
+    "cross_axis0": lambda b, a: b.xp.linalg.cross(a(MATRICES.T), a(SPD.T), axis=0),
+    "fftn_batch_axis": lambda b, a: b.xp.fft.fftn(a(SIGNAL), s=(9,), axes=(0,), norm="ortho"),
+    "ifftn": lambda b, a: b.xp.fft.ifftn(a(SIGNAL), s=(4, 6), axes=(1, 2)),
+    "rfftn_odd": lambda b, a: b.xp.fft.rfftn(a(SIGNAL), s=(7,), axes=(2,), norm="forward"),
+    "irfftn_odd": lambda b, a: b.xp.fft.irfftn(a(SIGNAL + 1j), s=(5, 9), axes=(1, 2)),
+    "repeat_counts": lambda b, a: b.xp.repeat(a(VALUES), a(INDEX), axis=0),
+    "repeat_flattened": lambda b, a: b.xp.repeat(a(VALUES[:4]), a(INDEX[:12])),
+    "searchsorted_sorter": lambda b, a: b.xp.searchsorted(a(VALUES[:, 0]), a(VALUES[:9, 1]), side="right",
+                                                          sorter=a(np.argsort(VALUES[:, 0]))),
+    "eye_wide_offset": lambda b, a: b.xp.eye(2, 5, k=1),
+    "linspace_complex": lambda b, a: b.xp.linspace(1 - 2j, 3j, 7, dtype=b.xp.complex128, endpoint=False),
+    "nonzero": lambda b, a: b.xp.nonzero(a(VALUES > 0.5)),
+    "unique_all": lambda b, a: b.xp.unique_all(a(np.round(VALUES))),
+    "reshape_empty_slice": lambda b, a: b.xp.reshape(b.xp.concat([a(VALUES[:0, 0])] * 3)[0:0], (0, 3)),
+    "scatter_integer_and_negative_step": lambda b, a: b.scatter((4, 3, 2), (1, slice(None), slice(None, None, -1)),
+                                                                a(VALUES[:3, :2])),
+    "scatter_empty": lambda b, a: b.scatter((2, 3), (slice(None), slice(3, 3)), a(VALUES[:2, :0])),
+}
+
+
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_kernel_matches_numpy(threads, kernel):
     results = []
@@ -180,6 +248,16 @@ def test_kernel_matches_numpy(threads, kernel):
     for mine, expected in zip(*results):
         assert mine.shape == expected.shape and mine.dtype == expected.dtype
         assert_close(mine, expected, rtol=1e-13, atol=1e-13)
+
+
+def test_batch_kernels_keep_the_batch_chunked_and_are_lazy(threads):
+    images, matrices = threads.asarray(IMAGES), threads.asarray(MATRICES)
+    outputs = [threads.conv2d(images, threads.asarray(WEIGHT), **CONV), *threads.max_pool2d(images, **POOL),
+               *threads.xp.linalg.svd(matrices), threads.xp.linalg.det(matrices)]
+    assert images.chunks[0] == matrices.chunks[0] == (16, 16, 8)
+    assert all(isinstance(o, da.Array) and o.chunks[0] == images.chunks[0] for o in outputs)
+    weight_grad = threads.conv2d_grad_weight(threads.asarray(OUT_GRAD), images, WEIGHT.shape, **CONV)
+    assert isinstance(weight_grad, da.Array) and weight_grad.shape == WEIGHT.shape
 
 
 def test_index_add_takes_negative_indices(threads):
@@ -218,8 +296,16 @@ def data() -> tuple[np.ndarray, np.ndarray]:
     return rng.standard_normal((50, 5)), rng.integers(0, 3, 50)
 
 
+def cnn() -> nn.Module:
+    """A convolution, max pooling and their gradients (of the input too: a layer precedes them)."""
+    ag.manual_seed(2)
+    return nn.Sequential(nn.Linear(5, 2 * 6 * 6), nn.Unflatten(1, (2, 6, 6)), nn.Conv2d(2, 3, 3, padding=1),
+                         nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(27, 3)).to(dtype="float64")
+
+
 LOSSES = {
     "mlp": (mlp, lambda out, y: F.cross_entropy(out, ag.tensor(y))),
+    "cnn": (cnn, lambda out, y: F.cross_entropy(out, ag.tensor(y))),
     "logistic": (logistic, lambda out, y: F.binary_cross_entropy_with_logits(
         ag.reshape(out, (-1,)), ag.tensor((y == 1).astype(np.float64)))),
 }

@@ -2,7 +2,7 @@
 
     ours:<backend>   this framework on that backend (numpy, torch, jax, array_api_strict, cupy...)
     ours:<backend>+compile   the same step through autograd_core.compile (backends that can compile)
-    ours:dask@local:N   fullbatch only: dask on a LocalCluster of N memory-limited workers (N = 1, 2)
+    ours:dask@local:N   fullbatch only: dask on a local cluster of N memory-limited workers (N = 1, 2)
     torch            PyTorch eager, torch.optim.AdamW (default implementation)
     torch-fused      the same with AdamW(fused=True)
     numpy-by-hand    the models in plain numpy with hand-written gradients and in-place AdamW
@@ -20,7 +20,7 @@ from bench.impls.ours import Ours, OursCluster, OursCompiled
 from bench.impls.torch_eager import TorchEager
 
 BASELINES = ("torch", "torch-fused", "numpy-by-hand", "jax-jit")
-CLUSTER_WORKERS = (1, 2)  # the LocalClusters fullbatch is timed on, when dask is among the backends
+CLUSTER_WORKERS = (1, 2)  # the local clusters fullbatch is timed on, when dask is among the backends
 
 
 def baseline(name: str) -> Impl:

@@ -67,7 +67,7 @@ class OursCompiled(Ours):
 
 
 class OursCluster(Ours):
-    """``ours:dask@local:N``, fullbatch only: the dask backend on a LocalCluster of N
+    """``ours:dask@local:N``, fullbatch only: the dask backend on a local cluster of N
     single-threaded worker processes (free to use every core), each limited to
     `FULLBATCH_WORKER_MEMORY`. Rows that fit in half the workers' memory are computed once
     and kept there; larger sets are drawn again from their seeds by the workers every step."""
@@ -95,22 +95,24 @@ class OursCluster(Ours):
             return _FullBatch(backend, problem, persist=fits)
 
 
-_clusters: dict[int, tuple[backends.Backend, Any]] = {}  # workers -> (backend, its LocalCluster)
+_clusters: dict[int, tuple[backends.Backend, Any]] = {}  # workers -> (backend, its cluster)
 
 
 def cluster_backend(workers: int) -> backends.Backend:
-    """The dask backend on a LocalCluster of `workers` single-threaded worker processes of
-    `FULLBATCH_WORKER_MEMORY` each, started on first use and stopped at exit. The workers are
-    unpinned (a ``--threads 1`` bench pins this process to one core, and children inherit it)."""
+    """The dask backend on a local cluster of `workers` single-threaded worker processes of
+    `FULLBATCH_WORKER_MEMORY` each, started on first use and stopped at exit. The workers and
+    the scheduler are unpinned (a ``--threads 1`` bench pins this process to one core, and
+    children inherit it)."""
     if workers not in _clusters:
-        from distributed import LocalCluster
+        from backends.dask import local_cluster
 
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=":0", memory_limit=FULLBATCH_WORKER_MEMORY)
+        cluster = local_cluster(workers, FULLBATCH_WORKER_MEMORY)
         atexit.register(cluster.close)
         backend = backends.get("dask", cluster.scheduler_address)
         if hasattr(os, "sched_setaffinity"):
-            backend.client.run(os.sched_setaffinity, 0, set(range(os.cpu_count() or 1)))
+            every_core = set(range(os.cpu_count() or 1))
+            backend.client.run(os.sched_setaffinity, 0, every_core)
+            backend.client.run_on_scheduler(os.sched_setaffinity, 0, every_core)
         _clusters[workers] = backend, cluster
     return _clusters[workers][0]
 
