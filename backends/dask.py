@@ -52,6 +52,7 @@ if not hasattr(da.Array, "mT"):
 DEFAULT_CHUNK_ROWS = 65_536
 DEFAULT_TIMEOUT_S = 10.0
 WORKERS_START_TIMEOUT_S = 120.0  # a local cluster's workers on a busy machine
+PARENT_WATCH = "backends.dask_parent_watch"  # closes a local cluster whose client died
 
 
 class DaskBackend(Backend):
@@ -237,12 +238,14 @@ def local_cluster(workers: int, memory_limit: str | None = None) -> Any:
     machine's memory shared among them). Unlike dask's LocalCluster, whose scheduler runs
     inside this process, the scheduler is a process of its own, as on a real cluster: it keeps
     a record of every computation (dask's spans), and in this process that record grew the
-    client's memory by ~0.2 MiB per training step. Returns once every worker has joined."""
+    client's memory by ~0.2 MiB per training step. The scheduler closes the cluster if this
+    process dies without closing it (backends/dask_parent_watch.py). Returns once every worker
+    has joined."""
     from distributed.deploy.subprocess import SubprocessCluster
 
     with _children_import_from(sys.path):
         cluster = SubprocessCluster(n_workers=workers, threads_per_worker=1, host="127.0.0.1",
-                                    dashboard_address=":0",
+                                    dashboard_address=":0", scheduler_kwargs={"preload": [PARENT_WATCH]},
                                     worker_kwargs={} if memory_limit is None else {"memory_limit": memory_limit})
     try:
         cluster.wait_for_workers(workers, timeout=WORKERS_START_TIMEOUT_S)

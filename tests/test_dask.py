@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -89,6 +91,31 @@ def test_a_local_cluster_runs_its_scheduler_in_a_process_of_its_own(cluster):
     """dask's scheduler keeps a record of every computation; in this process it would grow the
     client's memory step by step."""
     assert cluster.client.run_on_scheduler(os.getpid) != os.getpid()
+
+
+CLIENT_THAT_PRINTS_ITS_CLUSTER = """
+import time, psutil, backends
+backends.get("dask", "local:1")
+print(*[p.pid for p in psutil.Process().children(recursive=True)
+        if "resource_tracker" not in " ".join(p.cmdline())], flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_local_cluster_closes_when_its_client_is_killed():
+    """A client killed by SIGKILL runs no exit code; its scheduler and worker must not outlive it."""
+    client = subprocess.Popen([sys.executable, "-c", CLIENT_THAT_PRINTS_ITS_CLUSTER], stdout=subprocess.PIPE,
+                              text=True, env={**os.environ, "AUTOGRAD_DASK_WORKER_MEMORY": "1GiB"})
+    try:
+        cluster = [psutil.Process(int(pid)) for pid in client.stdout.readline().split()]
+    finally:
+        client.kill()
+        client.wait()
+    assert len(cluster) >= 2  # the scheduler, the worker's nanny and the worker
+    _, alive = psutil.wait_procs(cluster, timeout=30)
+    for p in alive:
+        p.kill()
+    assert not alive, f"processes of the killed client's cluster still running: {alive}"
 
 
 def test_a_bad_worker_memory_limit_says_what_to_write(monkeypatch):
