@@ -28,10 +28,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import importlib.util
 import os
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import array_api_compat.dask.array as xp
@@ -84,6 +86,11 @@ class DaskBackend(Backend):
     def to_numpy(self, x: Any) -> np.ndarray:
         return np.asarray(self._compute(x)[0])
 
+    def silent_errors(self) -> contextlib.AbstractContextManager:
+        """What computes inside (anomaly mode's checks during backward) uses the quiet threads
+        too, not dask's default ones."""
+        return dask.config.set(pool=_quiet_threads()) if self.client is None else contextlib.nullcontext()
+
     def synchronize(self, *arrays: Any) -> None:
         """Compute `arrays` and wait for them (their values are dropped: `persist` keeps them)."""
         self._compute(*arrays)
@@ -95,7 +102,7 @@ class DaskBackend(Backend):
         place would keep every past step's tasks there, as lineage, growing its memory step by
         step. Parameters and optimizer state are small next to the data."""
         if self.client is None:
-            return list(dask.persist(*arrays, scheduler="threads"))
+            return list(dask.persist(*arrays, scheduler="threads", pool=_quiet_threads()))
         return self._from_host(self._compute(*arrays))
 
     def _from_host(self, hosts: tuple) -> list:
@@ -110,7 +117,7 @@ class DaskBackend(Backend):
     def _compute(self, *arrays: Any) -> tuple:
         if self.client is not None:  # unoptimised: tasks keep their names in every graph they are sent in
             return tuple(self.client.compute(list(arrays), sync=True))
-        return dask.compute(*arrays, scheduler="threads")
+        return dask.compute(*arrays, scheduler="threads", pool=_quiet_threads())
 
     def describe(self) -> str:
         """The scheduler: threads, or the cluster's address, workers and dashboard."""
@@ -212,6 +219,18 @@ def _index_add_block(shape: tuple[int, ...], axis: int, index: np.ndarray, value
 
 def _erf_block(block: np.ndarray) -> np.ndarray:
     return backends.get("numpy").erf(block)
+
+
+@functools.cache
+def _quiet_threads() -> ThreadPoolExecutor:
+    """The threads that compute without a cluster, with numpy's floating-point warnings off.
+
+    On dask the arithmetic runs when values are computed, not where it was written: a warning
+    would name neither the user's line nor the op, and the engine's `silent_errors` around
+    backward (numpy would warn at 0 ** -0.5 in pow's VJP) has ended by then. So dask computes
+    as torch, jax and cupy always do, without warnings; anomaly mode finds non-finite values."""
+    return ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="autograd-dask",
+                              initializer=functools.partial(np.seterr, all="ignore"))
 
 
 def _timeout_s() -> float:
