@@ -19,6 +19,7 @@ import dask.array as da
 import numpy as np
 
 import backends
+from backends.namespaces import CompletedNamespace
 
 
 def per_chunk(func: Callable[..., Any], arrays: Sequence[da.Array], core_ndims: Sequence[int]) -> Any:
@@ -98,17 +99,6 @@ def _numpy_kernel(name: str, batch_shape: str | None, params: dict[str, Any], *b
     return getattr(backends.get("numpy"), name)(*blocks, **params)
 
 
-class _Completed:
-    """A namespace that answers from `module` what its subclass does not define."""
-
-    module: Any
-
-    def __getattr__(self, name: str) -> Any:
-        value = getattr(self.module, name)
-        setattr(self, name, value)  # found once, then a plain attribute
-        return value
-
-
 def _per_matrix(func: Callable[..., Any]) -> staticmethod:
     """A linalg function: numpy's `func` on each chunk of a stack of matrices (each matrix
     whole), with its other arguments (named as the standard names them, as numpy's are)."""
@@ -121,7 +111,7 @@ def _applied(func: Callable[..., Any], args: tuple, options: dict[str, Any], x: 
     return func(x, *args, **options)
 
 
-class Linalg(_Completed):
+class Linalg(CompletedNamespace):
     """array-api-compat's ``dask.array.linalg`` with what it lacks (det, slogdet, eigh,
     eigvalsh, pinv, matrix_power, cross, svd with full_matrices) and what dask takes only
     on one 2-D array (cholesky, inv, qr, svd, norms and ranks through it, solve of stacks),
@@ -166,7 +156,7 @@ def _transform(func: Callable[..., np.ndarray]) -> staticmethod:
     return staticmethod(transform)
 
 
-class FFT(_Completed):
+class FFT(CompletedNamespace):
     """array-api-compat's ``dask.array.fft``, whose n-dimensional transforms (the ones the
     engine calls) run numpy's on each chunk of the axes not transformed: dask transforms
     only an axis that is one chunk, and refuses some lengths `s` and odd sizes of rfft's."""
@@ -187,7 +177,7 @@ def _computed(func: Callable[..., Any]) -> staticmethod:
     return staticmethod(partial(_values_of, func))
 
 
-class Namespace(_Completed):
+class Namespace(CompletedNamespace):
     """array-api-compat's ``dask.array`` namespace with `linalg` and `fft` completed, the
     `repeat`, `searchsorted` and `eye` forms dask refuses or gets wrong, and the functions whose
     result's size depends on the values (nonzero, unique_*: boolean masks) computed when called."""

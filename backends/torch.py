@@ -9,17 +9,15 @@ import numpy as np
 import torch
 
 from backends.base import Backend
+from backends.namespaces import CompletedNamespace
 
 
-class _Namespace:
+class _Namespace(CompletedNamespace):
     """array-api-compat's torch namespace, whose `matmul` goes straight to torch's when both
     operands have one dtype (always, from the engine): array-api-compat's promotion check
     costs 4 µs a call, three times the product of two small matrices."""
 
-    def __getattr__(self, name: str):
-        value = getattr(xp, name)
-        setattr(self, name, value)  # found once, then a plain attribute
-        return value
+    module = xp
 
     @staticmethod
     def matmul(x1, x2, /):
