@@ -140,3 +140,25 @@ def test_host_implementations_leave_the_largest_set_to_dask() -> None:
     problem = make_problem("fullbatch", FULLBATCH_HOST_ROWS + 1)
     with pytest.raises(ValueError, match="dask workers only"):
         Ours("numpy").setup(problem)
+
+
+def test_trace_memory_finds_a_planted_leak(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """examples/trace_memory.py names the line that keeps 100 kB per step, and counts it."""
+    from examples import trace_memory
+
+    kept = []
+    train_step = bigdata.train_step
+
+    def leaky_step(*args: object) -> tuple[float, float]:
+        kept.append(bytearray(100_000))
+        return train_step(*args)
+
+    monkeypatch.setattr(bigdata, "train_step", leaky_step)
+    with backends.use("numpy"):
+        result = trace_memory.main(["--at", "2", "6", "--", *ARGS, "--out", str(tmp_path / "bigdata.json")])
+    assert result["steps"] == (2, 6) and len(kept) == 6
+    assert 100_000 <= result["python_growth_bytes_per_step"] < 150_000
+    (leak, *_) = result["grown"]
+    assert 400_000 <= leak["bytes"] < 401_000  # the 4 bytearrays kept between the steps, and their headers
+    assert any("kept.append(bytearray(100_000))" in line for line in leak["traceback"])
+    assert result["rss_bytes"][1] > 0
