@@ -45,6 +45,12 @@ def threads() -> backends.Backend:
         return dask_backend.create(None)
 
 
+def cluster_processes(client: psutil.Process) -> list[psutil.Process]:
+    """The processes `client` started for its local cluster: its children but multiprocessing's
+    resource tracker (which lives until exit)."""
+    return [p for p in client.children(recursive=True) if "resource_tracker" not in " ".join(p.cmdline())]
+
+
 @pytest.fixture(scope="module")
 def cluster() -> backends.Backend:
     """A three-worker local cluster owned by the backend, 1 GiB per worker, closed after the
@@ -54,8 +60,7 @@ def cluster() -> backends.Backend:
         mp.setenv("AUTOGRAD_DASK_WORKER_MEMORY", "1GiB")
         backend = backends.get("dask", "local:3")
     yield backend
-    workers = [p for p in psutil.Process().children(recursive=True)
-               if "resource_tracker" not in " ".join(p.cmdline())]  # multiprocessing's, until exit
+    workers = cluster_processes(psutil.Process())
     assert len(workers) >= 3
     backend.close()
     _, alive = psutil.wait_procs(workers, timeout=10)
@@ -93,21 +98,21 @@ def test_a_local_cluster_runs_its_scheduler_in_a_process_of_its_own(cluster):
     assert cluster.client.run_on_scheduler(os.getpid) != os.getpid()
 
 
-CLIENT_THAT_PRINTS_ITS_CLUSTER = """
-import time, psutil, backends
+CLIENT_WITH_A_CLUSTER = """
+import time, backends
 backends.get("dask", "local:1")
-print(*[p.pid for p in psutil.Process().children(recursive=True)
-        if "resource_tracker" not in " ".join(p.cmdline())], flush=True)
+print("ready", flush=True)
 time.sleep(600)
 """
 
 
 def test_a_local_cluster_closes_when_its_client_is_killed():
     """A client killed by SIGKILL runs no exit code; its scheduler and worker must not outlive it."""
-    client = subprocess.Popen([sys.executable, "-c", CLIENT_THAT_PRINTS_ITS_CLUSTER], stdout=subprocess.PIPE,
+    client = subprocess.Popen([sys.executable, "-c", CLIENT_WITH_A_CLUSTER], stdout=subprocess.PIPE,
                               text=True, env={**os.environ, "AUTOGRAD_DASK_WORKER_MEMORY": "1GiB"})
     try:
-        cluster = [psutil.Process(int(pid)) for pid in client.stdout.readline().split()]
+        assert client.stdout.readline() == "ready\n"
+        cluster = cluster_processes(psutil.Process(client.pid))
     finally:
         client.kill()
         client.wait()
