@@ -138,16 +138,17 @@ class Tensor:
         """The backend array's DLPack capsule (the options it is given are passed on)."""
         given = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
         options = {k: v for k, v in given.items() if v is not None}
+        exporter = self.backend.dlpack_exporter(self.data)
         try:
-            return self.data.__dlpack__(**options)
+            return exporter.__dlpack__(**options)
         except BufferError:
             if max_version is None:
                 raise
             # the standard lets a producer answer with another version than the highest asked for
-            return self.data.__dlpack__(**{k: v for k, v in options.items() if k != "max_version"})
+            return exporter.__dlpack__(**{k: v for k, v in options.items() if k != "max_version"})
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        return self.data.__dlpack_device__()
+        return self.backend.dlpack_device(self.data)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
         """A numpy copy of the values, so ``np.asarray(t)`` is a real array."""

@@ -86,6 +86,15 @@ class Backend:
         except (TypeError, RuntimeError):
             return np.from_dlpack(data)
 
+    def dlpack_exporter(self, x: Any) -> Any:
+        """The array whose ``__dlpack__`` shares `x`'s values: `x` itself; libraries whose
+        arrays hold no memory until computed (dask) override this and `dlpack_device`."""
+        return x
+
+    def dlpack_device(self, x: Any) -> tuple[int, int]:
+        """Where `x`'s values are, as DLPack names devices: ``(device type, index)``."""
+        return x.__dlpack_device__()
+
     def synchronize(self, *arrays: Any) -> None:
         """Wait for queued work (on `arrays`, or all) to finish; asynchronous libraries override this."""
 

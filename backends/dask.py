@@ -55,6 +55,7 @@ DEFAULT_CHUNK_ROWS = 65_536
 DEFAULT_TIMEOUT_S = 10.0
 WORKERS_START_TIMEOUT_S = 120.0  # a local cluster's workers on a busy machine
 PARENT_WATCH = "backends.dask_parent_watch"  # closes a local cluster whose client died
+DLPACK_CPU = (1, 0)  # DLPack's (kDLCPU, 0): where computed values are, on the client
 
 
 class DaskBackend(Backend):
@@ -85,6 +86,13 @@ class DaskBackend(Backend):
 
     def to_numpy(self, x: Any) -> np.ndarray:
         return np.asarray(self._compute(x)[0])
+
+    def dlpack_exporter(self, x: Any) -> np.ndarray:
+        """The computed values: a dask array has no memory to share until then."""
+        return self.to_numpy(x)
+
+    def dlpack_device(self, x: Any) -> tuple[int, int]:
+        return DLPACK_CPU
 
     def silent_errors(self) -> contextlib.AbstractContextManager:
         """What computes inside (anomaly mode's checks during backward) uses the quiet threads

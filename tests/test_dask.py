@@ -165,6 +165,16 @@ def test_values_are_computed_only_when_python_needs_them(threads):
         assert "4." in repr(y) and y.numpy().shape == () and (x > 0).tolist() == [True, False, True]
 
 
+def test_dlpack_hands_over_the_computed_values(threads):
+    import torch
+
+    with backends.use(threads):
+        y = ag.tensor([1.0, -2.0, 3.0], dtype="float64") * 2
+        assert y.__dlpack_device__() == (1, 0)  # the host, known without computing
+        np.testing.assert_array_equal(np.from_dlpack(y), [2.0, -4.0, 6.0])
+        np.testing.assert_array_equal(torch.from_dlpack(y).numpy(), [2.0, -4.0, 6.0])
+
+
 def test_setitem_does_not_reach_earlier_views_hence_immutable(threads):
     array = threads.asarray(np.zeros(4))
     view = array[1:]
