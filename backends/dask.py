@@ -71,7 +71,7 @@ class DaskBackend(Backend):
     device_kinds = ("threads", "local:N", "tcp://host:port")
 
     def __init__(self, address: str | None = None, client: Any = None, cluster: Any = None) -> None:
-        super().__init__(Namespace(), da.Array, None)
+        super().__init__(Namespace(self.to_numpy), da.Array, None)
         self.address, self.client, self.cluster = address, client, cluster
         self.chunk_rows = int(os.environ.get("AUTOGRAD_DASK_CHUNK_ROWS", DEFAULT_CHUNK_ROWS))
 

@@ -165,16 +165,16 @@ class FFT(CompletedNamespace):
     fftn, ifftn, rfftn, irfftn = (_transform(f) for f in (np.fft.fftn, np.fft.ifftn, np.fft.rfftn, np.fft.irfftn))
 
 
-def _values_of(func: Callable[..., Any], x: da.Array) -> Any:
-    result = func(np.asarray(x.compute()))
-    return _like(result, map(da.from_array, result)) if isinstance(result, tuple) else da.from_array(result)
-
-
-def _computed(func: Callable[..., Any]) -> staticmethod:
+def _computed(func: Callable[..., Any]) -> Callable[..., Any]:
     """numpy's `func` of an array's values, computed when called because the result's shape
     depends on them (dask's own results have unknown sizes, which every later reshape or
     arange refuses): a dask array, or a tuple of them (numpy's named type), each one chunk."""
-    return staticmethod(partial(_values_of, func))
+
+    def of_values(namespace: Namespace, x: da.Array) -> Any:
+        result = func(namespace.values(x))
+        return _like(result, map(da.from_array, result)) if isinstance(result, tuple) else da.from_array(result)
+
+    return of_values
 
 
 class Namespace(CompletedNamespace):
@@ -186,6 +186,9 @@ class Namespace(CompletedNamespace):
     linalg = Linalg()
     fft = FFT()
 
+    def __init__(self, values: Callable[[da.Array], np.ndarray]) -> None:
+        self.values = values  # an array's values, computed where the backend computes
+
     @staticmethod
     def reshape(x: da.Array, /, shape: tuple[int, ...], *, copy: bool | None = None) -> da.Array:
         """dask's reshape, but a new empty array for an empty one: dask cannot split the
@@ -195,15 +198,14 @@ class Namespace(CompletedNamespace):
             return xp.zeros(np.empty(x.shape, dtype=bool).reshape(shape).shape, dtype=x.dtype)
         return xp.reshape(x, shape, copy=copy)
 
-    @staticmethod
-    def repeat(x: da.Array, repeats: Any, /, *, axis: int | None = None) -> da.Array:
+    def repeat(self, x: da.Array, repeats: Any, /, *, axis: int | None = None) -> da.Array:
         """dask repeats only by an integer: array-valued repeats are computed (the result's
         shape depends on their values) and become the indices of a `take`."""
         if isinstance(repeats, int):
             return xp.repeat(x, repeats, axis=axis)
         if axis is None:
             x, axis = xp.reshape(x, (-1,)), 0
-        counts = np.broadcast_to(np.asarray(da.asarray(repeats).compute()), (x.shape[axis],))
+        counts = np.broadcast_to(self.values(da.asarray(repeats)), (x.shape[axis],))
         return xp.take(x, da.from_array(np.repeat(np.arange(x.shape[axis]), counts)), axis=axis)
 
     @staticmethod

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -163,6 +164,18 @@ def test_values_are_computed_only_when_python_needs_them(threads):
         assert isinstance(y.data, da.Array)
         assert y.item() == 4.0 and bool(y > 3) and float(y) == 4.0
         assert "4." in repr(y) and y.numpy().shape == () and (x > 0).tolist() == [True, False, True]
+
+
+def test_values_a_shape_depends_on_are_computed_without_warnings(threads):
+    """nonzero, unique_* and repeat compute when called, on the backend's quiet threads."""
+    with backends.use(threads), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = ag.tensor([0.0, 1.0, -1.0], dtype="float64")
+        positive = 1 / x > 0  # 1 / 0 warns in numpy's default state
+        assert ag.nonzero(positive)[0].tolist() == [0, 1]
+        assert ag.unique_values(1 / x).tolist() == [-1.0, 1.0, float("inf")]
+        counts = threads.xp.astype(1 / x.data > 0, threads.xp.int64)
+        assert threads.to_numpy(threads.xp.repeat(x.data, counts)).tolist() == [0.0, 1.0]
 
 
 def test_dlpack_hands_over_the_computed_values(threads):
