@@ -207,11 +207,7 @@ class Backend:
     def linear(self, x: Any, weight: Any, bias: Any) -> Any:
         """``x @ weight.T + bias`` (`bias` may be None), the leading axes of `x` folded into the
         rows of one matrix product (a stacked matmul would run one per leading index)."""
-        if x.ndim <= 2:
-            out = self.xp.matmul(x, weight.mT)
-        else:
-            rows = self.xp.matmul(self.xp.reshape(x, (-1, x.shape[-1])), weight.mT)
-            out = self.xp.reshape(rows, (*x.shape[:-1], weight.shape[0]))
+        out = rows_times(self.xp, x, weight.mT)
         return out if bias is None else out + bias
 
     def relu(self, x: Any) -> Any:
@@ -583,6 +579,15 @@ def conv_output_size(size: tuple[int, int], kernel: tuple[int, int], stride: tup
     """Height and width of a convolution's output, as PyTorch computes them."""
     return tuple((n + lo + hi - d * (k - 1) - 1) // s + 1
                  for n, k, s, (lo, hi), d in zip(size, kernel, stride, padding, dilation))
+
+
+def rows_times(xp: Any, x: Any, matrix: Any) -> Any:
+    """``x @ matrix`` with the leading axes of `x` folded into rows: one matrix product where
+    a stacked matmul would run one per leading index (about 15% slower at GPT sizes). `xp`
+    is any namespace (the engine's too, so a VJP can use it)."""
+    if x.ndim <= 2:
+        return xp.matmul(x, matrix)
+    return xp.reshape(xp.matmul(xp.reshape(x, (-1, x.shape[-1])), matrix), (*x.shape[:-1], matrix.shape[-1]))
 
 
 def pool_output_size(size: int, kernel: int, stride: int, padding: int, dilation: int, ceil_mode: bool) -> int:
