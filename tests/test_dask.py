@@ -180,12 +180,15 @@ def test_values_a_shape_depends_on_are_computed_without_warnings(threads):
 
 def test_dlpack_hands_over_the_computed_values(threads):
     import torch
+    from dask.callbacks import Callback
 
-    with backends.use(threads):
+    computes = []
+    with backends.use(threads), Callback(start=computes.append):
         y = ag.tensor([1.0, -2.0, 3.0], dtype="float64") * 2
-        assert y.__dlpack_device__() == (1, 0)  # the host, known without computing
+        assert y.__dlpack_device__() == (1, 0) and not computes  # the host, known without computing
         np.testing.assert_array_equal(np.from_dlpack(y), [2.0, -4.0, 6.0])
         np.testing.assert_array_equal(torch.from_dlpack(y).numpy(), [2.0, -4.0, 6.0])
+    assert len(computes) == 2  # once per consumer: torch asks for the device, then the values
 
 
 def test_setitem_does_not_reach_earlier_views_hence_immutable(threads):
