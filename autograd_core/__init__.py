@@ -51,6 +51,7 @@ from autograd_core.ops import (
     _basic_index,
     _gelu_backward,
     _index_add,
+    _map_batch_chunks,
     _relu_backward,
     _scatter,
     _to_backend,

@@ -41,6 +41,10 @@ class RawNamespace:
     def _index_add(self, values: Any, shape: tuple[int, ...], axis: int, index: Any) -> Any:
         return self.backend.index_add(tuple(shape), axis, index, values)
 
+    def _map_batch_chunks(self, func: Any, arrays: Any, batch_axes: Any, out_batch_axes: Any) -> tuple:
+        return self.backend.map_batch_chunks(lambda backend, *chunks: func(raw_namespace(backend), *chunks), arrays,
+                                             batch_axes, out_batch_axes)
+
     def _to_backend(self, values: Any, source: backends.Backend, target: backends.Backend) -> Any:
         return target.asarray(source.to_numpy(values), target.dtype(source.dtype_name(values.dtype)))
 

@@ -748,6 +748,14 @@ def _scatter(values: Tensor, shape: tuple[int, ...], key: tuple) -> Tensor:
                   (lambda ns, g, out, v: ns._basic_index(g, key),), saved=())
 
 
+def _map_batch_chunks(func: Callable[..., tuple], arrays: Sequence[Any], batch_axes: Sequence[int | None],
+                      out_batch_axes: Sequence[int | None]) -> tuple:
+    """``func(autograd_core, *arrays)``: on Tensors (a backward with ``create_graph=True``)
+    the batch is one chunk and every op of `func` is recorded; the raw namespace of a
+    first-order backward runs `func` per chunk of the batch (`Backend.map_batch_chunks`)."""
+    return func(ag, *arrays)
+
+
 def take(x: Tensor, indices: Any, /, axis: int | None = None) -> Tensor:
     """Elements of `x` at the 1-D integer `indices` along `axis` (a gather); its gradient is
     an accumulating scatter-add, right with repeated indices."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -103,6 +103,17 @@ class Backend:
         state at the end of every optimizer step: lazy libraries (dask) materialise them so the
         next step's graph starts from them instead of growing. Eager libraries return `arrays`."""
         return arrays
+
+    def map_batch_chunks(self, func: Callable[..., tuple], arrays: Sequence[Any], batch_axes: Sequence[int | None],
+                         out_batch_axes: Sequence[int | None]) -> tuple:
+        """``func(backend, *arrays)``, a function whose batch rows are independent, on each
+        chunk of the batch axis: ``batch_axes[k]`` is array k's (None: the array goes whole to
+        every call, as a weight does; None entries of `arrays` pass as None), `func` returns a
+        tuple whose output k has its batch axis at ``out_batch_axes[k]`` (None: a sum over the
+        batch, added up over the chunks). ``backend`` is the one whose arrays the chunks are.
+        Eager libraries have one chunk: ``func(self, *arrays)``; chunked ones (dask) run one
+        task per chunk, so a loop over time steps is not one task per step and chunk."""
+        return func(self, *arrays)
 
     def describe(self) -> str:
         """Where this backend computes, in words, for ``python -m backends`` ("" when the device says it all)."""

@@ -19,9 +19,12 @@ the next step's graph starts from them. The exceptions are the results whose sha
 values (boolean-mask indexing, nonzero, unique_*, repeat by an array of counts): those values
 are computed when the result is made. Arrays made from host data are split along axis 0 into
 chunks of AUTOGRAD_DASK_CHUNK_ROWS rows (default 65,536), other axes whole; a parameter, with
-fewer rows, is one chunk. Convolution, pooling, the linear algebra of stacks of matrices and
-the FFTs run numpy's kernels on each chunk of the batch (backends/dask_kernels.py). A
-cluster's workers must be able to import this project (those kernels run there).
+fewer rows, is one chunk. Convolution, pooling, the recurrent layers, the linear algebra of
+stacks of matrices and the FFTs run numpy's kernels on each chunk of the batch
+(backends/dask_kernels.py), so an LSTM over 1,000 steps is one task per chunk, not a few
+hundred tasks per step. DLPack consumers (``np.from_dlpack(t)``, ``torch.from_dlpack(t)``)
+get the computed values. A cluster's workers must be able to import this project (those
+kernels run there).
 """
 
 from __future__ import annotations
@@ -44,7 +47,12 @@ from dask.utils import parse_bytes
 
 import backends
 from backends.base import Backend
-from backends.dask_kernels import Namespace, numpy_kernel_per_batch_chunk, numpy_kernel_summed_over_batch
+from backends.dask_kernels import (
+    Namespace,
+    map_batch_chunks,
+    numpy_kernel_per_batch_chunk,
+    numpy_kernel_summed_over_batch,
+)
 
 # The standard's `x.mT` (the engine uses it on raw arrays), which dask.array lacks: the one
 # attribute added to dask's class, only where dask has none.
@@ -178,6 +186,11 @@ class DaskBackend(Backend):
         """The numpy backend's erf on each chunk: one task per chunk, not the portable series'
         hundreds of elementwise ones."""
         return x.map_blocks(_erf_block, dtype=x.dtype)
+
+    def map_batch_chunks(self, func: Any, arrays: Any, batch_axes: Any, out_batch_axes: Any) -> tuple:
+        """One task per chunk of the batch (a recurrence's time loop is then one task per chunk,
+        not one per step and chunk); outputs without a batch axis are summed over the chunks."""
+        return map_batch_chunks(func, arrays, batch_axes, out_batch_axes)
 
     # --- convolution and pooling: numpy's kernels per chunk of the batch ---------------------------
     # The portable defaults' stacks and strided slices leave chunks that dask's reshape cannot

@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any
 
 import array_api_compat.dask.array as xp
+import dask
 import dask.array as da
 import numpy as np
 
@@ -87,6 +88,49 @@ def numpy_kernel_summed_over_batch(name: str, batched: Sequence[da.Array], **par
                             new_axes=dict(zip(out, sample.shape)), adjust_chunks={"n": 1}, dtype=sample.dtype,
                             concatenate=True)
     return partials.sum(axis=0)
+
+
+def map_batch_chunks(func: Callable[..., tuple], arrays: Sequence[Any], batch_axes: Sequence[int | None],
+                     out_batch_axes: Sequence[int | None]) -> tuple:
+    """`Backend.map_batch_chunks` on dask: one task per chunk of the batch runs
+    ``func(numpy backend, *chunks)``, each batched array chunked as the first one is along its
+    batch axis (whole along the others), the other arrays whole; outputs with a batch axis are
+    joined along it, the others summed over the chunks."""
+    batched = [(a, axis) for a, axis in zip(arrays, batch_axes) if a is not None and axis is not None]
+    first, first_axis = batched[0]
+    sizes = first.chunks[first_axis]
+    blocks = [[None] * len(sizes) if a is None else _blocks(a, axis, sizes) for a, axis in zip(arrays, batch_axes)]
+    samples = func(backends.get("numpy"), *(_empty_batch(a, axis) for a, axis in zip(arrays, batch_axes)))
+    tasks = [dask.delayed(_on_numpy, nout=len(samples))(func, *chunk) for chunk in zip(*blocks)]
+    results = []
+    for k, (sample, axis) in enumerate(zip(samples, out_batch_axes)):
+        pieces = [da.from_delayed(task[k], _with_size(sample.shape, axis, size), dtype=sample.dtype, meta=sample[:0])
+                  for task, size in zip(tasks, sizes)]
+        results.append(da.stack(pieces).sum(axis=0) if axis is None else da.concatenate(pieces, axis=axis))
+    return tuple(results)
+
+
+def _blocks(a: da.Array, axis: int | None, sizes: tuple[int, ...]) -> list[Any]:
+    """The delayed blocks of `a` chunked by `sizes` along `axis` (None: `a` whole, once per chunk)."""
+    if axis is None:
+        return [a.rechunk(-1).to_delayed(optimize_graph=False).ravel()[0]] * len(sizes)
+    chunked = a.rechunk({d: sizes if d == axis else -1 for d in range(a.ndim)})
+    return list(chunked.to_delayed(optimize_graph=False).ravel())
+
+
+def _empty_batch(a: Any, axis: int | None) -> Any:
+    """Zeros shaped as `a` with no rows along `axis` (a whole array's full shape), for the outputs' shapes."""
+    if a is None:
+        return None
+    return np.zeros(a.shape if axis is None else _with_size(a.shape, axis, 0), dtype=a.dtype)
+
+
+def _with_size(shape: tuple[int, ...], axis: int | None, size: int) -> tuple[int, ...]:
+    return shape if axis is None else (*shape[:axis], size, *shape[axis + 1:])
+
+
+def _on_numpy(func: Callable[..., tuple], *chunks: Any) -> tuple:
+    return func(backends.get("numpy"), *chunks)
 
 
 def _one_partial(kernel: Callable[..., np.ndarray], *blocks: np.ndarray) -> np.ndarray:

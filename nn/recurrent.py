@@ -21,12 +21,17 @@ every one of their gradients needs, runs once: the scan has one VJP, whose resul
 slices back into the pieces. The VJP is written once against ``ns`` (raw arrays, or
 autograd_core's Tensors under ``create_graph=True``), so second derivatives work.
 Inputs that need no gradient are passed beside the vector as constants.
+
+The rows of a batch are independent, so the forward and the first-order backward run through
+`Backend.map_batch_chunks`: one call on eager libraries, one task per chunk of the batch on
+dask (whose graph would otherwise hold a few hundred tasks per time step).
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+from functools import partial
 from typing import Any
 
 import autograd_core as ag
@@ -137,17 +142,19 @@ class _GRU:
 _KINDS: dict[str, Any] = {"RNN_TANH": _Elman("rnn_tanh", "tanh"), "RNN_RELU": _Elman("rnn_relu", "relu"),
                           "LSTM": _LSTM(), "GRU": _GRU()}
 _PIECES = ("input", "weight_ih", "bias_ih", "weight_hh", "bias_hh", "h0", "c0")
+# Each piece's batch axis (None: a weight, whole in every chunk of the batch; its gradient sums over the batch).
+_BATCH_AXIS = {"input": 1, "weight_ih": None, "bias_ih": None, "weight_hh": None, "bias_hh": None, "h0": 0, "c0": 0}
 
 
 # --- the primitive -----------------------------------------------------------------------------
-def _run(kind: Any, ns: Any, x: Any, w_ih: Any, b_ih: Any, w_hh: Any, b_hh: Any, h: Any, c: Any) -> Any:
+def _run(kind: Any, ns: Any, x: Any, w_ih: Any, b_ih: Any, w_hh: Any, b_hh: Any, h: Any, c: Any) -> tuple[Any]:
     """The states of every step, (T, B, H) (LSTM: [h, c], (T, B, 2H)), on raw arrays."""
     xproj = _affine(ns, x, w_ih, b_ih)  # every step's input projection in one matmul
     states = []
     for t in range(x.shape[0]):
         h, c = kind.step(ns, xproj[t, ...], _affine(ns, h, w_hh, b_hh), h, c)
         states.append(h if c is None else ns.concat([h, c], axis=-1))
-    return ns.stack(states)
+    return (ns.stack(states),)
 
 
 def _unpack(ns: Any, pack: Any, constants: tuple, layout: tuple) -> dict[str, Any]:
@@ -165,38 +172,46 @@ def _unpack(ns: Any, pack: Any, constants: tuple, layout: tuple) -> dict[str, An
 
 
 def _scan_vjp(kind: Any, layout: tuple) -> Vjp:
-    """The gradient of the packed pieces: the reverse recurrence once, then every weight
-    gradient as one matmul over all steps."""
+    """The gradient of the packed pieces, computed per chunk of the batch (`_scan_grads`)."""
+    packed = tuple(name for name, _, is_packed in layout if is_packed)
+
     def vjp(ns: Any, g: Any, out: Any, pack: Any, *constants: Any) -> Any:
         p = _unpack(ns, pack, constants, layout)
-        x, w_ih, w_hh, h0, c0 = p["input"], p["weight_ih"], p["weight_hh"], p["h0"], p.get("c0")
-        hidden, steps = h0.shape[-1], out.shape[0]
-        (hs, _), (gh, gc) = (_chunks(out, 2), _chunks(g, 2)) if kind.has_cell else ((out, None), (g, None))
-        hprev = ns.concat([ns.expand_dims(h0, axis=0), hs[:-1, ...]], axis=0)
-        saved = kind.saved(ns, _affine(ns, x, w_ih, p.get("bias_ih")), _affine(ns, hprev, w_hh, p.get("bias_hh")),
-                           hprev, out, c0)
-        dh, dc = ns.zeros_like(h0), (ns.zeros_like(c0) if kind.has_cell else None)
-        dxs, dhs = [], []
-        for t in reversed(range(steps)):
-            step = tuple(s[t, ...] for s in saved)
-            dx, dhp, direct, dc = kind.back(ns, step, gh[t, ...], None if gc is None else gc[t, ...], dh, dc)
-            dh = ns.matmul(dhp, w_hh) if direct is None else direct + ns.matmul(dhp, w_hh)
-            dxs.append(dx)
-            dhs.append(dhp)
-        dxproj = ns.stack(dxs[::-1])
-        dhproj = dxproj if kind.tied else ns.stack(dhs[::-1])
-        rows = ns.reshape(dxproj, (-1, kind.gates * hidden)), ns.reshape(dhproj, (-1, kind.gates * hidden))
-        grads = {
-            "input": ns.matmul(dxproj, w_ih),
-            "weight_ih": ns.matmul(ns.matrix_transpose(rows[0]), ns.reshape(x, (-1, x.shape[-1]))),
-            "bias_ih": ns.sum(rows[0], axis=0),
-            "weight_hh": ns.matmul(ns.matrix_transpose(rows[1]), ns.reshape(hprev, (-1, hidden))),
-            "bias_hh": ns.sum(rows[1], axis=0),
-            "h0": dh, "c0": dc,
-        }
-        return ns.concat([ns.reshape(grads[name], (-1,)) for name, _, packed in layout if packed], axis=0)
+        grads = ns._map_batch_chunks(partial(_scan_grads, kind, packed), (g, out, *(p.get(n) for n in _PIECES)),
+                                     (1, 1, *_BATCH_AXIS.values()), tuple(_BATCH_AXIS[n] for n in packed))
+        return ns.concat([ns.reshape(grad, (-1,)) for grad in grads], axis=0)
 
     return vjp
+
+
+def _scan_grads(kind: Any, names: tuple[str, ...], ns: Any, g: Any, out: Any, x: Any, w_ih: Any, b_ih: Any,
+                w_hh: Any, b_hh: Any, h0: Any, c0: Any) -> tuple:
+    """The gradients of the pieces `names`: the reverse recurrence once, then every weight
+    gradient as one matmul over all steps."""
+    hidden, steps = h0.shape[-1], out.shape[0]
+    (hs, _), (gh, gc) = (_chunks(out, 2), _chunks(g, 2)) if kind.has_cell else ((out, None), (g, None))
+    hprev = ns.concat([ns.expand_dims(h0, axis=0), hs[:-1, ...]], axis=0)
+    saved = kind.saved(ns, _affine(ns, x, w_ih, b_ih), _affine(ns, hprev, w_hh, b_hh), hprev, out, c0)
+    dh, dc = ns.zeros_like(h0), (ns.zeros_like(c0) if kind.has_cell else None)
+    dxs, dhs = [], []
+    for t in reversed(range(steps)):
+        step = tuple(s[t, ...] for s in saved)
+        dx, dhp, direct, dc = kind.back(ns, step, gh[t, ...], None if gc is None else gc[t, ...], dh, dc)
+        dh = ns.matmul(dhp, w_hh) if direct is None else direct + ns.matmul(dhp, w_hh)
+        dxs.append(dx)
+        dhs.append(dhp)
+    dxproj = ns.stack(dxs[::-1])
+    dhproj = dxproj if kind.tied else ns.stack(dhs[::-1])
+    rows = ns.reshape(dxproj, (-1, kind.gates * hidden)), ns.reshape(dhproj, (-1, kind.gates * hidden))
+    grads = {
+        "input": lambda: ns.matmul(dxproj, w_ih),
+        "weight_ih": lambda: ns.matmul(ns.matrix_transpose(rows[0]), ns.reshape(x, (-1, x.shape[-1]))),
+        "bias_ih": lambda: ns.sum(rows[0], axis=0),
+        "weight_hh": lambda: ns.matmul(ns.matrix_transpose(rows[1]), ns.reshape(hprev, (-1, hidden))),
+        "bias_hh": lambda: ns.sum(rows[1], axis=0),
+        "h0": lambda: dh, "c0": lambda: dc,
+    }
+    return tuple(grads[name]() for name in names)
 
 
 def _scan(kind: Any, x: Tensor, w_ih: Tensor, b_ih: Tensor | None, w_hh: Tensor, b_hh: Tensor | None, h0: Tensor,
@@ -210,8 +225,9 @@ def _scan(kind: Any, x: Tensor, w_ih: Tensor, b_ih: Tensor | None, w_hh: Tensor,
         raise TypeError(f"{kind.name}: the input, the states and the weights must have one dtype, got "
                         + ", ".join(f"{name} {t.dtype}" for name, t in given)
                         + "; convert the input with .to(dtype) or the module with .to(dtype)")
-    data = _run(kind, raw_namespace(backend), *(None if t is None else t.data for t in (x, w_ih, b_ih, w_hh, b_hh, h0,
-                                                                                         c0)))
+    (data,) = raw_namespace(backend)._map_batch_chunks(
+        partial(_run, kind), tuple(None if t is None else t.data for t in (x, w_ih, b_ih, w_hh, b_hh, h0, c0)),
+        tuple(_BATCH_AXIS.values()), (1,))
     if not grad_mode.state.enabled or not any(t.requires_grad for _, t in given):
         return Tensor._wrap(data, backend)
     layout = tuple((name, t.shape, t.requires_grad) for name, t in given)

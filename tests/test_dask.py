@@ -338,6 +338,46 @@ def test_integer_array_indexing_and_its_gradient_match_numpy(threads):
         assert_close(mine, expected, rtol=1e-14, atol=0)
 
 
+def test_map_batch_chunks_matches_one_chunk(threads):
+    """Per-row outputs joined along their batch axis, batch sums added over the chunks, a
+    whole array given to every chunk, None passed as None; numpy runs it as one chunk."""
+    def rows_and_sums(b, x, weight, absent, h):
+        assert absent is None
+        y = x @ weight  # rows of x along axis 1
+        return y, b.xp.sum(y, axis=1), h * 2
+
+    x, weight, h = RNG.standard_normal((3, 40, 2)), RNG.standard_normal((2, 5)), RNG.standard_normal((40, 5))
+    results = []
+    for b in (threads, backends.get("numpy")):
+        arrays = (b.asarray(np.ascontiguousarray(np.swapaxes(x, 0, 1))), b.asarray(weight), None, b.asarray(h))
+        arrays = (b.xp.permute_dims(arrays[0], (1, 0, 2)), *arrays[1:])  # the batch chunked along axis 1
+        results.append([b.to_numpy(o) for o in b.map_batch_chunks(rows_and_sums, arrays, (1, None, None, 0),
+                                                                   (1, None, 0))])
+    for mine, expected in zip(*results):
+        assert_close(mine, expected, rtol=1e-13, atol=1e-13)
+
+
+def test_a_recurrence_is_one_task_per_batch_chunk_whatever_its_length(threads):
+    """An LSTM's forward and backward make as many dask tasks over 200 steps as over 10 (it was
+    a few hundred tasks per step), and give numpy's gradients."""
+    def run(backend, steps):
+        with backends.use(backend):
+            ag.manual_seed(0)
+            lstm = nn.LSTM(3, 4, batch_first=True).to(dtype="float64")
+            x = ag.tensor(np.random.default_rng(steps).standard_normal((40, steps, 3)), requires_grad=True)
+            out, (h, c) = lstm(x)
+            (out * out).sum().backward()
+            grads = (x.grad.data, lstm.weight_hh_l0.grad.data)
+            sizes = [len(a.__dask_graph__()) for a in (out.data, *grads)] if backend is threads else None
+            return sizes, [backend.to_numpy(g) for g in grads]
+
+    short, _ = run(threads, 10)
+    long, grads = run(threads, 200)
+    assert short == long and max(long) < 300
+    for mine, expected in zip(grads, run(backends.get("numpy"), 200)[1]):
+        assert_close(mine, expected, rtol=1e-12, atol=1e-13)
+
+
 # --- training equals numpy's ----------------------------------------------------------------------------
 def mlp() -> nn.Module:
     ag.manual_seed(0)
@@ -361,9 +401,28 @@ def cnn() -> nn.Module:
                          nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(27, 3)).to(dtype="float64")
 
 
+class LastState(nn.Module):
+    """Each row's 5 features as 5 time steps of an LSTM, classified from the last output."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lstm, self.head = nn.LSTM(1, 6, batch_first=True), nn.Linear(6, 3)
+
+    def forward(self, x: ag.Tensor) -> ag.Tensor:
+        out, _ = self.lstm(ag.expand_dims(x, axis=-1))
+        return self.head(out[:, -1])
+
+
+def lstm() -> nn.Module:
+    """The recurrence's kernel, one task per chunk of the batch (on a cluster: run by the workers)."""
+    ag.manual_seed(3)
+    return LastState().to(dtype="float64")
+
+
 LOSSES = {
     "mlp": (mlp, lambda out, y: F.cross_entropy(out, ag.tensor(y))),
     "cnn": (cnn, lambda out, y: F.cross_entropy(out, ag.tensor(y))),
+    "lstm": (lstm, lambda out, y: F.cross_entropy(out, ag.tensor(y))),
     "logistic": (logistic, lambda out, y: F.binary_cross_entropy_with_logits(
         ag.reshape(out, (-1,)), ag.tensor((y == 1).astype(np.float64)))),
 }

@@ -85,7 +85,10 @@ def test_gelu_far_below_zero_is_negative_zero(backend):
     got = F.gelu(ag.tensor([-1e4, -100.0])).numpy()
     expected = torch.nn.functional.gelu(torch.tensor([-1e4, -100.0])).numpy()
     np.testing.assert_array_equal(got, expected)
-    assert np.all(np.signbit(got))
+    # The torch backend runs torch's kernel, whose sign here depends on the CPU code path torch
+    # picks (+0 with AVX2); every other backend gives -0, the limit from below.
+    negative = np.signbit(expected) if backend.name == "torch" else [True, True]
+    np.testing.assert_array_equal(np.signbit(got), negative)
 
 
 COMPLEX_CASES = [
