@@ -13,16 +13,24 @@ from autograd_core.namespace import raw_namespace
 from autograd_core.ops import sum_to
 from autograd_core.tensor import COMPLEX_IN_GRAPH, EPOCH, NOTHING_SAVED, REBOUND, RETAIN_GRAD, Tensor, changes_since
 
+try:  # the sweep's loops compiled (_sweep.c); without a C compiler the Python loops below run
+    from autograd_core import _sweep
+except ImportError:
+    _sweep = None
+
 
 def topological_order(roots: Tensor | Sequence[Tensor]) -> list[Tensor]:
     """Every tensor the roots depend on that requires a gradient, inputs before outputs.
 
     Iterative depth-first search, so a chain of any length fits.
     """
+    roots = [roots] if isinstance(roots, Tensor) else list(roots)
+    if _sweep is not None and not REBOUND[0]:
+        return _sweep.topological_order(roots)
     parents_of = _parents_then if REBOUND[0] else _parents
     order: list[Tensor] = []
     visited: set[int] = set()
-    for root in [roots] if isinstance(roots, Tensor) else roots:
+    for root in roots:
         if id(root) in visited:
             continue
         visited.add(id(root))
@@ -118,55 +126,58 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
         grads[id(root)] = seed if id(root) not in grads else grads[id(root)] + seed
     wanted = None if capture is None else {id(t) for t in capture}
     captured: dict[int, Tensor] = {}
-    pop, get, check_finite, check_complex = grads.pop, grads.get, anomaly.state.enabled, COMPLEX_IN_GRAPH[0]
-    ns = backend = None
-    rebound = REBOUND[0]
-    with grad_mode.no_grad() if raw else grad_mode.enable_grad(), roots[0].backend.silent_errors():
-        for node in reversed(topological_order(roots)):
-            grad = pop(id(node), None)
-            if grad is None:
-                continue
-            if node._hooks:
-                grad = _run_hooks(node, grad, raw, store=wanted is None)
-            if wanted is not None and id(node) in wanted:
-                captured[id(node)] = Tensor._wrap(grad, node.backend) if raw else grad
-            vjps = node._vjps
-            if not vjps:
-                if vjps is None:
-                    raise RuntimeError(
-                        f"backward through the graph a second time (at {node._op or 'an op'}): its saved "
-                        "tensors were released by the first backward; pass retain_graph=True to the first "
-                        "call if you need to go through it again"
-                    )
-                if wanted is None:  # a leaf
-                    _accumulate(node, grad, raw)
-                continue
-            if node._saved[2] != EPOCH[0]:
-                _check_versions(node)
-            if raw:
-                if node.backend is not backend:
-                    backend = node.backend
-                    ns = raw_namespace(backend)
-                out = node.data
-                inputs = node._raw or [x.data if isinstance(x, Tensor) else x for x in node._inputs]
-            else:
-                ns, out, inputs = autograd_core, node, node._inputs
-            if check_complex and node.dtype.is_complex:
-                out, inputs = _complex_arguments(ns, node, out, inputs)
-            parents = _parents_then(node) if rebound else node._parents
-            for parent, vjp in zip(parents, vjps):
-                contribution = vjp(ns, grad, out, *inputs)
-                if contribution.shape != parent.data.shape:
-                    contribution = _reduce_to_input(ns, contribution, parent, node)
-                if check_finite:
-                    anomaly.check_finite(contribution.data if not raw else contribution, node.backend, node._op,
-                                         [id(p) for p in parents].index(id(parent)), node._trace)
-                key = id(parent)
-                previous = get(key)
-                grads[key] = contribution if previous is None else previous + contribution
-            contribution = previous = None  # the dict holds the only reference (see _accumulate)
-            if not retain_graph:  # release the saved tensors
-                node._parents, node._vjps, node._inputs, node._raw, node._saved = (), None, (), None, NOTHING_SAVED
+    get, check_finite, check_complex, rebound = grads.get, anomaly.state.enabled, COMPLEX_IN_GRAPH[0], REBOUND[0]
+
+    def visit(node: Tensor, grad: Any) -> None:
+        """Send `grad`, the whole gradient of `node`, on to its parents (or into ``.grad``)."""
+        if node._hooks:
+            grad = _run_hooks(node, grad, raw, store=wanted is None)
+        if wanted is not None and id(node) in wanted:
+            captured[id(node)] = Tensor._wrap(grad, node.backend) if raw else grad
+        vjps = node._vjps
+        if not vjps:
+            if vjps is None:
+                raise RuntimeError(
+                    f"backward through the graph a second time (at {node._op or 'an op'}): its saved "
+                    "tensors were released by the first backward; pass retain_graph=True to the first "
+                    "call if you need to go through it again"
+                )
+            if wanted is None:  # a leaf
+                _accumulate(node, grad, raw)
+            return
+        if node._saved[2] != EPOCH[0]:
+            _check_versions(node)
+        if raw:
+            ns, out = raw_namespace(node.backend), node.data
+            inputs = node._raw or [x.data if isinstance(x, Tensor) else x for x in node._inputs]
+        else:
+            ns, out, inputs = autograd_core, node, node._inputs
+        if check_complex and node.dtype.is_complex:
+            out, inputs = _complex_arguments(ns, node, out, inputs)
+        parents = _parents_then(node) if rebound else node._parents
+        for parent, vjp in zip(parents, vjps):
+            contribution = vjp(ns, grad, out, *inputs)
+            if contribution.shape != parent.data.shape:
+                contribution = _reduce_to_input(ns, contribution, parent, node)
+            if check_finite:
+                anomaly.check_finite(contribution.data if not raw else contribution, node.backend, node._op,
+                                     [id(p) for p in parents].index(id(parent)), node._trace)
+            key = id(parent)
+            previous = get(key)
+            grads[key] = contribution if previous is None else previous + contribution
+        if not retain_graph:  # release the saved tensors
+            node._parents, node._vjps, node._inputs, node._raw, node._saved = (), None, (), None, NOTHING_SAVED
+
+    order = topological_order(roots)
+    backend = roots[0].backend
+    with grad_mode.no_grad() if raw else grad_mode.enable_grad(), backend.silent_errors():
+        if _sweep is not None and raw and wanted is None and not (check_finite or check_complex or rebound):
+            _sweep.sweep(order, grads, raw_namespace(backend), backend, EPOCH, not retain_graph, NOTHING_SAVED,
+                         visit, _accumulate, _reduce_to_input)
+        else:
+            for node in reversed(order):
+                if id(node) in grads:  # popped in the call: a leaf's `_accumulate` counts on that
+                    visit(node, grads.pop(id(node)))
     return captured
 
 
@@ -210,7 +221,8 @@ def _reduce_to_input(ns: Any, grad: Any, parent: Tensor, node: Tensor) -> Any:
 
 
 # References to a gradient array that only the sweep holds, as `sys.getrefcount` counts them
-# inside `_accumulate`: the sweep's local, this function's argument, getrefcount's argument.
+# inside `_accumulate`: the caller's (`visit`'s argument, or the compiled sweep's), this
+# function's argument, getrefcount's argument.
 _SWEEP_ONLY_REFERENCES = 3
 
 

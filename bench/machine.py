@@ -82,6 +82,8 @@ def imported_sources() -> list[str]:
         if path is None or (name.split(".")[0] not in PROJECT_PACKAGES and name != "__main__"):
             continue
         path = Path(path).resolve()
+        if path.suffix in (".so", ".pyd"):  # a compiled module counts by its C source
+            path = path.with_name(path.name.split(".")[0] + ".c")
         if path.is_relative_to(ROOT):
             found.add(path.relative_to(ROOT).as_posix())
         elif name != "__main__":

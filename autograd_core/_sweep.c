@@ -1,0 +1,371 @@
+/* The reverse sweep's two loops, compiled: the topological order, and the visit of each node
+ * that needs nothing but its VJPs (no hooks, no version check due, its inputs' raw arrays
+ * kept), which is nearly every node of a first-order backward. Every other node goes to
+ * `visit`, the Python function in engine.py that is the reference for what a visit does;
+ * leaves go to engine._accumulate. Nothing here knows an array library: a VJP is called,
+ * shapes are compared, gradients are added with `+`.
+ *
+ * Without a C compiler the package installs without this module and engine.py runs the same
+ * steps in Python (tests run both).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+static PyObject *s_parents, *s_vjps, *s_hooks, *s_saved, *s_backend, *s_data, *s_raw, *s_shape, *s_inputs;
+
+/* --- topological_order ------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject *node;    /* strong */
+    PyObject *parents; /* strong: a list or tuple (PySequence_Fast) */
+    Py_ssize_t next;   /* the index of the next parent to look at */
+} Frame;
+
+static int
+push(Frame **stack, Py_ssize_t *depth, Py_ssize_t *capacity, PyObject *node)
+{
+    if (*depth == *capacity) {
+        Py_ssize_t grown = *capacity * 2;
+        Frame *bigger = PyMem_Realloc(*stack, grown * sizeof(Frame));
+        if (bigger == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        *stack = bigger;
+        *capacity = grown;
+    }
+    PyObject *attr = PyObject_GetAttr(node, s_parents);
+    if (attr == NULL)
+        return -1;
+    PyObject *parents = PySequence_Fast(attr, "a tensor's _parents must be a sequence");
+    Py_DECREF(attr);
+    if (parents == NULL)
+        return -1;
+    Py_INCREF(node);
+    (*stack)[*depth] = (Frame){node, parents, 0};
+    (*depth)++;
+    return 0;
+}
+
+/* 1 if `node` was not seen yet (and marks it seen), 0 if it was, -1 on error. */
+static int
+first_visit(PyObject *visited, PyObject *node)
+{
+    PyObject *key = PyLong_FromVoidPtr(node);
+    if (key == NULL)
+        return -1;
+    int seen = PySet_Contains(visited, key);
+    if (seen == 0 && PySet_Add(visited, key) < 0)
+        seen = -1;
+    Py_DECREF(key);
+    return seen < 0 ? -1 : !seen;
+}
+
+PyDoc_STRVAR(topological_order_doc,
+"topological_order(roots: list) -> list\n\n"
+"Every tensor the roots reach through ``_parents``, inputs before outputs: an iterative\n"
+"depth-first search in the order of engine.topological_order's Python loop.");
+
+static PyObject *
+topological_order(PyObject *module, PyObject *roots)
+{
+    if (!PyList_Check(roots)) {
+        PyErr_SetString(PyExc_TypeError, "topological_order expects a list of tensors");
+        return NULL;
+    }
+    Py_ssize_t depth = 0, capacity = 64;
+    Frame *stack = PyMem_Malloc(capacity * sizeof(Frame));
+    PyObject *order = PyList_New(0), *visited = PySet_New(NULL);
+    if (stack == NULL || order == NULL || visited == NULL) {
+        if (stack == NULL)
+            PyErr_NoMemory();
+        goto error;
+    }
+    for (Py_ssize_t r = 0; r < PyList_GET_SIZE(roots); r++) {
+        PyObject *root = PyList_GET_ITEM(roots, r);
+        int first = first_visit(visited, root);
+        if (first < 0)
+            goto error;
+        if (!first)
+            continue;
+        if (push(&stack, &depth, &capacity, root) < 0)
+            goto error;
+        while (depth) {
+            Frame *top = &stack[depth - 1];
+            PyObject *descend = NULL;
+            while (top->next < PySequence_Fast_GET_SIZE(top->parents)) {
+                PyObject *parent = PySequence_Fast_GET_ITEM(top->parents, top->next++);
+                int fresh = first_visit(visited, parent);
+                if (fresh < 0)
+                    goto error;
+                if (fresh) {
+                    descend = parent;
+                    break;
+                }
+            }
+            if (descend != NULL) {
+                if (push(&stack, &depth, &capacity, descend) < 0)
+                    goto error;
+                continue;
+            }
+            depth--;
+            int failed = PyList_Append(order, stack[depth].node);
+            Py_DECREF(stack[depth].node);
+            Py_DECREF(stack[depth].parents);
+            if (failed < 0)
+                goto error;
+        }
+    }
+    PyMem_Free(stack);
+    Py_DECREF(visited);
+    return order;
+error:
+    while (depth > 0) {
+        depth--;
+        Py_DECREF(stack[depth].node);
+        Py_DECREF(stack[depth].parents);
+    }
+    PyMem_Free(stack);
+    Py_XDECREF(order);
+    Py_XDECREF(visited);
+    return NULL;
+}
+
+/* --- sweep ------------------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject *grads, *ns, *backend, *epoch, *nothing_saved, *visit, *accumulate, *reduce;
+    int release;
+} Sweep;
+
+/* grads[id(key_of)] += contribution (or = it, the first time). Steals `contribution`. */
+static int
+add_gradient(PyObject *grads, PyObject *key_of, PyObject *contribution)
+{
+    PyObject *key = PyLong_FromVoidPtr(key_of);
+    if (key == NULL) {
+        Py_DECREF(contribution);
+        return -1;
+    }
+    PyObject *previous = PyDict_GetItemWithError(grads, key); /* borrowed */
+    PyObject *total = contribution;
+    if (previous != NULL) {
+        total = PyNumber_Add(previous, contribution);
+        Py_DECREF(contribution);
+    }
+    int failed = total == NULL || (PyErr_Occurred() != NULL && previous == NULL) || PyDict_SetItem(grads, key, total) < 0;
+    Py_XDECREF(total);
+    Py_DECREF(key);
+    return failed ? -1 : 0;
+}
+
+/* Calls each VJP of `node` on the raw arrays and adds what it gives to its parent's gradient:
+ * engine's visit for a node that needs nothing else. */
+static int
+send_back(Sweep *s, PyObject *node, PyObject *grad, PyObject *vjps, PyObject *raw)
+{
+    int result = -1;
+    PyObject *out = PyObject_GetAttr(node, s_data);
+    PyObject *parents_attr = PyObject_GetAttr(node, s_parents);
+    PyObject *parents = parents_attr ? PySequence_Fast(parents_attr, "_parents must be a sequence") : NULL;
+    if (out == NULL || parents == NULL)
+        goto done;
+    Py_ssize_t n_inputs = PyTuple_GET_SIZE(raw), n = PySequence_Fast_GET_SIZE(vjps);
+    PyObject *small[8], **args = n_inputs + 3 <= 8 ? small : PyMem_Malloc((n_inputs + 3) * sizeof(PyObject *));
+    if (args == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    args[0] = s->ns;
+    args[1] = grad;
+    args[2] = out;
+    for (Py_ssize_t i = 0; i < n_inputs; i++)
+        args[3 + i] = PyTuple_GET_ITEM(raw, i);
+    Py_ssize_t i = 0, count = Py_MIN(n, PySequence_Fast_GET_SIZE(parents)); /* zip(parents, vjps) */
+    for (; i < count; i++) {
+        PyObject *parent = PySequence_Fast_GET_ITEM(parents, i);
+        PyObject *contribution = PyObject_Vectorcall(PySequence_Fast_GET_ITEM(vjps, i), args, n_inputs + 3, NULL);
+        if (contribution == NULL)
+            break;
+        PyObject *got = PyObject_GetAttr(contribution, s_shape);
+        PyObject *parent_data = got ? PyObject_GetAttr(parent, s_data) : NULL;
+        PyObject *want = parent_data ? PyObject_GetAttr(parent_data, s_shape) : NULL;
+        int differ = want ? PyObject_RichCompareBool(got, want, Py_NE) : -1;
+        Py_XDECREF(got);
+        Py_XDECREF(parent_data);
+        Py_XDECREF(want);
+        if (differ > 0) { /* a broadcast input: engine._reduce_to_input sums it back */
+            PyObject *reduced = PyObject_CallFunctionObjArgs(s->reduce, s->ns, contribution, parent, node, NULL);
+            Py_DECREF(contribution);
+            contribution = reduced;
+        }
+        if (differ < 0 || contribution == NULL || add_gradient(s->grads, parent, contribution) < 0) {
+            if (differ < 0)
+                Py_XDECREF(contribution);
+            break;
+        }
+    }
+    if (args != small)
+        PyMem_Free(args);
+    result = i == count ? 0 : -1;
+done:
+    Py_XDECREF(out);
+    Py_XDECREF(parents_attr);
+    Py_XDECREF(parents);
+    return result;
+}
+
+static int
+release(Sweep *s, PyObject *node)
+{
+    PyObject *empty = PyTuple_New(0);
+    int failed = empty == NULL
+        || PyObject_SetAttr(node, s_parents, empty) < 0 || PyObject_SetAttr(node, s_vjps, Py_None) < 0
+        || PyObject_SetAttr(node, s_inputs, empty) < 0 || PyObject_SetAttr(node, s_raw, Py_None) < 0
+        || PyObject_SetAttr(node, s_saved, s->nothing_saved) < 0;
+    Py_XDECREF(empty);
+    return failed ? -1 : 0;
+}
+
+/* 1 if `node` (an op's output) needs only its VJPs, its saved tensors unchanged since the
+ * forward and its inputs' arrays at hand; 0 if engine's visit must take it; -1 on error. */
+static int
+plain_op(Sweep *s, PyObject *node, PyObject **raw)
+{
+    *raw = NULL;
+    PyObject *saved = PyObject_GetAttr(node, s_saved);
+    if (saved == NULL)
+        return -1;
+    int same_epoch = PyTuple_Check(saved) && PyTuple_GET_SIZE(saved) == 3
+        ? PyObject_RichCompareBool(PyTuple_GET_ITEM(saved, 2), PyList_GET_ITEM(s->epoch, 0), Py_EQ)
+        : 0;
+    Py_DECREF(saved);
+    if (same_epoch <= 0)
+        return same_epoch;
+    PyObject *backend = PyObject_GetAttr(node, s_backend);
+    if (backend == NULL)
+        return -1;
+    Py_DECREF(backend);
+    if (backend != s->backend)
+        return 0;
+    *raw = PyObject_GetAttr(node, s_raw);
+    if (*raw == NULL)
+        return -1;
+    if (PyTuple_Check(*raw))
+        return 1;
+    Py_CLEAR(*raw);
+    return 0;
+}
+
+/* Visits `node` with `grad` (borrowed). */
+static int
+visit_node(Sweep *s, PyObject *node, PyObject *grad)
+{
+    int result = -1, plain = 0;
+    PyObject *raw = NULL, *vjps = NULL, *vjps_fast = NULL, *hooks = PyObject_GetAttr(node, s_hooks);
+    if (hooks == NULL)
+        return -1;
+    int hooked = PyObject_IsTrue(hooks);
+    Py_DECREF(hooks);
+    if (hooked < 0 || (vjps = PyObject_GetAttr(node, s_vjps)) == NULL)
+        return -1;
+    Py_ssize_t n_vjps = vjps == Py_None || hooked ? -1 : PyObject_Length(vjps);
+    if (n_vjps == -1 && PyErr_Occurred())
+        goto done;
+    if (n_vjps == 0) { /* a leaf without hooks */
+        PyObject *r = PyObject_CallFunctionObjArgs(s->accumulate, node, grad, Py_True, NULL);
+        result = r == NULL ? -1 : 0;
+        Py_XDECREF(r);
+        goto done;
+    }
+    if (n_vjps > 0 && (plain = plain_op(s, node, &raw)) < 0)
+        goto done;
+    if (!plain) {
+        PyObject *r = PyObject_CallFunctionObjArgs(s->visit, node, grad, NULL);
+        result = r == NULL ? -1 : 0;
+        Py_XDECREF(r);
+        goto done;
+    }
+    vjps_fast = PySequence_Fast(vjps, "_vjps must be a sequence");
+    if (vjps_fast == NULL || send_back(s, node, grad, vjps_fast, raw) < 0)
+        goto done;
+    result = s->release ? release(s, node) : 0;
+done:
+    Py_XDECREF(raw);
+    Py_XDECREF(vjps);
+    Py_XDECREF(vjps_fast);
+    return result;
+}
+
+PyDoc_STRVAR(sweep_doc,
+"sweep(order, grads, ns, backend, epoch, release, nothing_saved, visit, accumulate, reduce) -> None\n\n"
+"Visits the nodes of `order` (a topological order) from the last to the first, each that has\n"
+"a gradient in `grads` (keyed by id), as engine.run_backward's Python loop does.");
+
+static PyObject *
+sweep(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 10 || !PyList_Check(args[0]) || !PyDict_Check(args[1]) || !PyList_Check(args[4])
+        || PyList_GET_SIZE(args[4]) != 1) {
+        PyErr_SetString(PyExc_TypeError, "sweep(order: list, grads: dict, ns, backend, epoch: [int], release, "
+                                         "nothing_saved, visit, accumulate, reduce)");
+        return NULL;
+    }
+    int release_saved = PyObject_IsTrue(args[5]);
+    if (release_saved < 0)
+        return NULL;
+    Sweep s = {args[1], args[2], args[3], args[4], args[6], args[7], args[8], args[9], release_saved};
+    PyObject *order = args[0];
+    Py_INCREF(order);
+    for (Py_ssize_t k = PyList_GET_SIZE(order) - 1; k >= 0; k--) {
+        PyObject *node = PyList_GET_ITEM(order, k);
+        PyObject *key = PyLong_FromVoidPtr(node);
+        if (key == NULL)
+            goto error;
+        PyObject *grad = PyDict_GetItemWithError(s.grads, key);
+        if (grad == NULL) {
+            Py_DECREF(key);
+            if (PyErr_Occurred())
+                goto error;
+            continue;
+        }
+        Py_INCREF(grad); /* the sweep's reference: the dict's goes now, as the Python loop pops it */
+        int failed = PyDict_DelItem(s.grads, key) < 0 || visit_node(&s, node, grad) < 0;
+        Py_DECREF(grad);
+        Py_DECREF(key);
+        if (failed)
+            goto error;
+    }
+    Py_DECREF(order);
+    Py_RETURN_NONE;
+error:
+    Py_DECREF(order);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"topological_order", (PyCFunction)topological_order, METH_O, topological_order_doc},
+    {"sweep", (PyCFunction)(void (*)(void))sweep, METH_FASTCALL, sweep_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "autograd_core._sweep",
+    "The reverse sweep's loops, compiled (see engine.py for the Python reference).", -1, methods,
+};
+
+PyMODINIT_FUNC
+PyInit__sweep(void)
+{
+    struct {
+        PyObject **name;
+        const char *text;
+    } names[] = {
+        {&s_parents, "_parents"}, {&s_vjps, "_vjps"}, {&s_hooks, "_hooks"}, {&s_saved, "_saved"},
+        {&s_backend, "backend"}, {&s_data, "data"}, {&s_raw, "_raw"}, {&s_shape, "shape"}, {&s_inputs, "_inputs"},
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if ((*names[i].name = PyUnicode_InternFromString(names[i].text)) == NULL)
+            return NULL;
+    return PyModule_Create(&module);
+}

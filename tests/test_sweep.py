@@ -1,0 +1,172 @@
+"""The compiled sweep (autograd_core/_sweep.c) against the Python loops it replaces: the same
+order, the same gradients bit for bit, the same errors, hooks and ownership of ``.grad``, on
+every backend. Each test runs once per path."""
+
+from __future__ import annotations
+
+import shutil
+import sysconfig
+
+import numpy as np
+import pytest
+
+import autograd_core as ag
+from autograd_core import engine
+
+COMPILED = engine._sweep
+
+
+@pytest.fixture(params=["compiled", "python"])
+def sweep(request, monkeypatch):
+    if request.param == "compiled" and COMPILED is None:
+        pytest.skip("autograd_core._sweep was not built (no C compiler at install); the Python loops run")
+    monkeypatch.setattr(engine, "_sweep", COMPILED if request.param == "compiled" else None)
+    return request.param
+
+
+def test_the_compiled_sweep_is_built_where_a_compiler_is():
+    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(compiler) is None:
+        pytest.skip(f"no C compiler ({compiler}) here, so the Python loops are the sweep")
+    assert COMPILED is not None, "a C compiler is here but autograd_core._sweep did not build: pip install -e . again"
+
+
+def random_graph(seed, backend):
+    """Leaves of broadcastable shapes and a random DAG over them: shared nodes, broadcasting,
+    ops with and without kept raw inputs (einsum keeps none), a scalar at the end."""
+    rng = np.random.default_rng(seed)
+    shapes = [(3, 4), (4,), (1, 4), (3, 1), ()]
+    leaves = [ag.tensor(rng.standard_normal(s) * 0.5, dtype="float64", requires_grad=True) for s in shapes]
+    nodes = list(leaves)
+    for _ in range(40):
+        a, b = (nodes[i] for i in rng.integers(len(nodes), size=2))
+        kind = rng.integers(6)
+        if kind == 0:
+            nodes.append(a * b)
+        elif kind == 1:
+            nodes.append(a + b)
+        elif kind == 2:
+            nodes.append(a - 0.5 * b)
+        elif kind == 3:
+            nodes.append(ag.tanh(a))
+        elif kind == 4 and a.ndim == 2 and a.shape == b.shape:
+            nodes.append(ag.einsum("ij,ij->ij", a, b))
+        else:
+            nodes.append(ag.sum(a, axis=0) if a.ndim else ag.exp(a * 0.1))
+    return leaves, sum(ag.sum(n) for n in nodes[len(leaves):])
+
+
+def gradients(seed, backend, sweep, monkeypatch):
+    monkeypatch.setattr(engine, "_sweep", sweep)
+    leaves, loss = random_graph(seed, backend)
+    loss.backward()
+    return [np.asarray(t.grad) for t in leaves]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_gradients_equal_the_python_loops_bit_for_bit(backend, seed, monkeypatch):
+    if COMPILED is None:
+        pytest.skip("autograd_core._sweep was not built")
+    python = gradients(seed, backend, None, monkeypatch)
+    compiled = gradients(seed, backend, COMPILED, monkeypatch)
+    for p, c in zip(python, compiled):
+        assert p.shape == c.shape and np.array_equal(p, c)
+
+
+def test_topological_order_is_the_python_order(backend, monkeypatch):
+    if COMPILED is None:
+        pytest.skip("autograd_core._sweep was not built")
+    _, loss = random_graph(7, backend)
+    compiled = [id(t) for t in engine.topological_order(loss)]
+    monkeypatch.setattr(engine, "_sweep", None)
+    assert [id(t) for t in engine.topological_order(loss)] == compiled
+
+
+def test_a_chain_longer_than_the_recursion_limit(backend, sweep):
+    x = ag.tensor(1.0, dtype="float64", requires_grad=True)
+    y = x
+    for _ in range(5_000):
+        y = y * 1.0001
+    y.backward()
+    assert x.grad.item() == pytest.approx(1.0001 ** 5_000, rel=1e-9)
+
+
+def test_hooks_and_retained_gradients(backend, sweep):
+    x = ag.tensor([1.0, 2.0], dtype="float64", requires_grad=True)
+    h = x * 3
+    h.retain_grad()
+    h.register_hook(lambda g: g * 10)
+    x.register_hook(lambda g: g + 1)
+    (h * h).sum().backward()
+    assert h.grad.tolist() == [60.0, 120.0]  # retained after the hook, as PyTorch does
+    assert x.grad.tolist() == [181.0, 361.0]
+
+
+def test_a_tensor_changed_in_place_is_refused(backend, sweep):
+    if not backend.mutable:
+        pytest.skip(f"{backend.name} arrays are immutable")
+    x = ag.tensor([1.0, 2.0], dtype="float64", requires_grad=True)
+    a = x * 1
+    y = a * a
+    a[0] = 5.0
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        y.sum().backward()
+
+
+def test_an_in_place_change_elsewhere_needs_no_version_error(backend, sweep):
+    if not backend.mutable:
+        pytest.skip(f"{backend.name} arrays are immutable")
+    x = ag.tensor([1.0, 2.0], dtype="float64", requires_grad=True)
+    y = (x * x).sum()
+    other = ag.tensor([0.0], dtype="float64")
+    other[0] = 1.0  # moves the version epoch on: the sweep must check, and find nothing changed
+    y.backward()
+    assert x.grad.tolist() == [2.0, 4.0]
+
+
+def test_backward_twice_needs_retain_graph(backend, sweep):
+    x = ag.tensor([1.0, 2.0], dtype="float64", requires_grad=True)
+    y = (x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    assert x.grad.tolist() == [4.0, 8.0]
+    with pytest.raises(RuntimeError, match="a second time"):
+        y.backward()
+
+
+def test_an_error_in_a_vjp_reaches_the_caller(backend, sweep, monkeypatch):
+    x = ag.tensor([1.0, 2.0], dtype="float64", requires_grad=True)
+    y = ag.exp(x)
+    y._vjps = [lambda ns, g, out, a: 1 / 0]
+    with pytest.raises(ZeroDivisionError):
+        y.sum().backward()
+
+
+def test_a_gradient_only_the_sweep_holds_becomes_grad_without_a_copy(backend, sweep, monkeypatch):
+    """`_accumulate` copies a gradient unless nothing else holds it: `owns_memory` is asked only
+    then. The add's VJP hands one array to both leaves: the first copies it, the second takes it."""
+    asked = []
+    owns_memory = type(backend).owns_memory
+    monkeypatch.setattr(type(backend), "owns_memory", lambda self, a: asked.append(1) or owns_memory(self, a))
+    x, w = (ag.tensor([1.0, 2.0], dtype="float64", requires_grad=True) for _ in range(2))
+    (x * w).sum().backward()
+    assert len(asked) == 2
+    asked.clear()
+    (x + w).sum().backward()  # into existing .grad: an addition, never an alias
+    a, b = (ag.tensor([1.0, 2.0], dtype="float64", requires_grad=True) for _ in range(2))
+    (a + b).sum().backward()
+    assert len(asked) == 1
+    assert a.grad.data is not b.grad.data
+    if backend.mutable:
+        a.grad.data[0] = 7.0
+        assert b.grad.tolist() == [1.0, 1.0]
+
+
+def test_the_sweep_runs_on_each_backend_s_own_arrays(backend, sweep):
+    x = ag.tensor(np.arange(6.0).reshape(2, 3), dtype="float64", requires_grad=True)
+    b = ag.tensor([1.0, 2.0, 3.0], dtype="float64", requires_grad=True)
+    ((x * b + b) ** 2).sum().backward()
+    assert isinstance(x.grad.data, type(backend.xp.asarray([1.0])))
+    xn, bn = np.arange(6.0).reshape(2, 3), np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(np.asarray(x.grad), 2 * (xn * bn + bn) * bn, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(b.grad), (2 * (xn * bn + bn) * (xn + 1)).sum(0), rtol=1e-12)
