@@ -1,17 +1,145 @@
-/* The reverse sweep's two loops, compiled: the topological order, and the visit of each node
- * that needs nothing but its VJPs (no hooks, no version check due, its inputs' raw arrays
- * kept), which is nearly every node of a first-order backward. Every other node goes to
- * `visit`, the Python function in engine.py that is the reference for what a visit does;
- * leaves go to engine._accumulate. Nothing here knows an array library: a VJP is called,
- * shapes are compared, gradients are added with `+`.
+/* The graph's hot loops, compiled: `record` (each op's output joins the graph), and the
+ * reverse sweep's topological order and visit of each node that needs nothing but its VJPs
+ * (no hooks, no version check due, its inputs' raw arrays kept), which is nearly every node of
+ * a first-order backward. Anything else goes to the Python functions that are the reference:
+ * tensor.record for the unusual records, engine's `visit` for the unusual nodes,
+ * engine._accumulate for leaves. Nothing here knows an array library: a VJP is called, shapes
+ * are compared, gradients are added with `+`.
  *
- * Without a C compiler the package installs without this module and engine.py runs the same
- * steps in Python (tests run both).
+ * Without a C compiler the package installs without this module and the Python functions run
+ * (tests run both).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-static PyObject *s_parents, *s_vjps, *s_hooks, *s_saved, *s_backend, *s_data, *s_raw, *s_shape, *s_inputs;
+static PyObject *s_parents, *s_vjps, *s_hooks, *s_saved, *s_backend, *s_data, *s_raw, *s_shape, *s_inputs,
+    *s_enabled, *s_requires_grad, *s_op;
+
+/* --- record ------------------------------------------------------------------------------ */
+
+/* Set once by configure(): tensor.py's Tensor, grad mode's and anomaly mode's state, EPOCH,
+ * and the Python record that takes every case but the common one. */
+static PyTypeObject *tensor_type;
+static PyObject *grad_state, *anomaly_state, *epoch_box, *python_record, *empty_tuple;
+
+PyDoc_STRVAR(configure_doc, "configure(Tensor, grad_mode_state, anomaly_state, EPOCH, record) -> None");
+
+static PyObject *
+configure(PyObject *module, PyObject *args)
+{
+    PyObject *tensor, *grad, *anomaly, *epoch, *fallback;
+    if (!PyArg_ParseTuple(args, "O!OOO!O:configure", &PyType_Type, &tensor, &grad, &anomaly, &PyList_Type, &epoch,
+                          &fallback))
+        return NULL;
+    Py_INCREF(tensor);
+    Py_INCREF(grad);
+    Py_INCREF(anomaly);
+    Py_INCREF(epoch);
+    Py_INCREF(fallback);
+    tensor_type = (PyTypeObject *)tensor;
+    grad_state = grad;
+    anomaly_state = anomaly;
+    epoch_box = epoch;
+    python_record = fallback;
+    Py_RETURN_NONE;
+}
+
+static int
+is_true_attribute(PyObject *obj, PyObject *name)
+{
+    PyObject *value = PyObject_GetAttr(obj, name);
+    if (value == NULL)
+        return -1;
+    int truth = PyObject_IsTrue(value);
+    Py_DECREF(value);
+    return truth;
+}
+
+/* 1 if every input is a Tensor that requires grad and anomaly mode is off, 0 if not, -1 on error. */
+static int
+common_record(PyObject *inputs)
+{
+    int anomaly = is_true_attribute(anomaly_state, s_enabled);
+    if (anomaly != 0)
+        return anomaly < 0 ? -1 : 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(inputs); i++) {
+        PyObject *t = PyTuple_GET_ITEM(inputs, i);
+        if (!PyObject_TypeCheck(t, tensor_type))
+            return 0;
+        int requires = is_true_attribute(t, s_requires_grad);
+        if (requires <= 0)
+            return requires;
+    }
+    return 1;
+}
+
+/* A tuple that holds no object the garbage collector tracks cannot be part of a reference
+ * cycle: untracked now, it costs the collector nothing (it would untrack it at its first pass,
+ * after counting it). The raw inputs of a numpy op and the saved-values tuple are such. */
+static void
+untrack_if_acyclic(PyObject *t)
+{
+    if (!PyTuple_CheckExact(t) || !PyObject_GC_IsTracked(t))
+        return;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); i++)
+        if (PyObject_GC_IsTracked(PyTuple_GET_ITEM(t, i)))
+            return;
+    PyObject_GC_UnTrack(t);
+}
+
+PyDoc_STRVAR(record_doc,
+"record(op, data, backend, inputs, vjps, saved=None, saves_output=False, raw_inputs=None) -> Tensor\n\n"
+"tensor.record, compiled for its common case (grad mode on, every input a tensor that requires\n"
+"grad, anomaly mode off); any other case calls the Python function.");
+
+static PyObject *
+record(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (tensor_type == NULL || kwnames != NULL || nargs < 5 || nargs > 8 || !PyTuple_Check(args[3])) {
+        if (python_record == NULL) {
+            PyErr_SetString(PyExc_RuntimeError, "autograd_core._sweep.record before configure()");
+            return NULL;
+        }
+        return PyObject_Vectorcall(python_record, args, nargs, kwnames);
+    }
+    PyObject *op = args[0], *data = args[1], *backend = args[2], *inputs = args[3], *vjps = args[4];
+    PyObject *saved = nargs > 5 ? args[5] : Py_None, *saves_output = nargs > 6 ? args[6] : Py_False;
+    PyObject *raw = nargs > 7 ? args[7] : Py_None;
+    int enabled = is_true_attribute(grad_state, s_enabled);
+    if (enabled < 0)
+        return NULL;
+    if (enabled) {
+        int common = common_record(inputs);
+        if (common < 0)
+            return NULL;
+        if (!common)
+            return PyObject_Vectorcall(python_record, args, nargs, NULL);
+    }
+    PyObject *out = PyBaseObject_Type.tp_new(tensor_type, empty_tuple, NULL); /* object.__new__(Tensor) */
+    if (out == NULL)
+        return NULL;
+    if (PyObject_SetAttr(out, s_data, data) < 0 || PyObject_SetAttr(out, s_backend, backend) < 0)
+        goto error;
+    if (!enabled)
+        return out;
+    PyObject *saved_tuple = PyTuple_Pack(3, saved, saves_output, PyList_GET_ITEM(epoch_box, 0));
+    int failed = saved_tuple == NULL
+        || PyObject_SetAttr(out, s_requires_grad, Py_True) < 0 || PyObject_SetAttr(out, s_parents, inputs) < 0
+        || PyObject_SetAttr(out, s_vjps, vjps) < 0 || PyObject_SetAttr(out, s_op, op) < 0
+        || PyObject_SetAttr(out, s_inputs, inputs) < 0 || PyObject_SetAttr(out, s_raw, raw) < 0
+        || PyObject_SetAttr(out, s_saved, saved_tuple) < 0;
+    if (!failed) {
+        untrack_if_acyclic(saved_tuple);
+        untrack_if_acyclic(raw);
+    }
+    Py_XDECREF(saved_tuple);
+    if (failed)
+        goto error;
+    return out;
+error:
+    Py_DECREF(out);
+    return NULL;
+}
 
 /* --- topological_order ------------------------------------------------------------------- */
 
@@ -344,6 +472,8 @@ error:
 }
 
 static PyMethodDef methods[] = {
+    {"configure", (PyCFunction)configure, METH_VARARGS, configure_doc},
+    {"record", (PyCFunction)(void (*)(void))record, METH_FASTCALL | METH_KEYWORDS, record_doc},
     {"topological_order", (PyCFunction)topological_order, METH_O, topological_order_doc},
     {"sweep", (PyCFunction)(void (*)(void))sweep, METH_FASTCALL, sweep_doc},
     {NULL, NULL, 0, NULL},
@@ -363,9 +493,12 @@ PyInit__sweep(void)
     } names[] = {
         {&s_parents, "_parents"}, {&s_vjps, "_vjps"}, {&s_hooks, "_hooks"}, {&s_saved, "_saved"},
         {&s_backend, "backend"}, {&s_data, "data"}, {&s_raw, "_raw"}, {&s_shape, "shape"}, {&s_inputs, "_inputs"},
+        {&s_enabled, "enabled"}, {&s_requires_grad, "requires_grad"}, {&s_op, "_op"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if ((*names[i].name = PyUnicode_InternFromString(names[i].text)) == NULL)
             return NULL;
+    if ((empty_tuple = PyTuple_New(0)) == NULL)
+        return NULL;
     return PyModule_Create(&module);
 }

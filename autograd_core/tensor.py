@@ -490,6 +490,15 @@ def record(op: str, data: Any, backend: backends.Backend, inputs: Sequence[Any],
     return out
 
 
+try:  # record's common case compiled (_sweep.c), for the elementwise ops; it calls record for the rest
+    from autograd_core import _sweep
+
+    _sweep.configure(Tensor, grad_mode.state, anomaly.state, EPOCH, record)
+    fast_record = _sweep.record
+except ImportError:
+    fast_record = record
+
+
 def _dim(axis: Any, dim: Any) -> Any:
     """PyTorch's `dim=` accepted as an alias of the standard's `axis=`."""
     return axis if dim is None else dim

@@ -5,13 +5,17 @@ every backend. Each test runs once per path."""
 from __future__ import annotations
 
 import shutil
+import sys
 import sysconfig
+from contextlib import nullcontext
 
 import numpy as np
 import pytest
 
 import autograd_core as ag
 from autograd_core import engine
+
+tensor_module = sys.modules["autograd_core.tensor"]  # `ag.tensor` is the function
 
 COMPILED = engine._sweep
 
@@ -170,3 +174,33 @@ def test_the_sweep_runs_on_each_backend_s_own_arrays(backend, sweep):
     xn, bn = np.arange(6.0).reshape(2, 3), np.array([1.0, 2.0, 3.0])
     np.testing.assert_allclose(np.asarray(x.grad), 2 * (xn * bn + bn) * bn, rtol=1e-12)
     np.testing.assert_allclose(np.asarray(b.grad), (2 * (xn * bn + bn) * (xn + 1)).sum(0), rtol=1e-12)
+
+
+RECORD_CASES = {
+    "tensors that require grad": lambda x, c: (x, x * 2),
+    "a Python scalar": lambda x, c: (x, 2.0),
+    "a constant tensor": lambda x, c: (x, c),
+    "only constants": lambda x, c: (c, c),
+}
+
+
+@pytest.mark.parametrize("case", RECORD_CASES)
+@pytest.mark.parametrize("grad_enabled", [True, False])
+@pytest.mark.parametrize("anomaly", [False, True])
+def test_the_compiled_record_makes_what_record_makes(backend, case, grad_enabled, anomaly):
+    if tensor_module.fast_record is tensor_module.record:
+        pytest.skip("autograd_core._sweep was not built")
+    x = ag.tensor([1.0, 2.0], dtype="float64", requires_grad=True)
+    c = ag.tensor([3.0, 4.0], dtype="float64")
+    inputs = RECORD_CASES[case](x, c)
+    raw = tuple(t.data if isinstance(t, ag.Tensor) else t for t in inputs)
+    vjps = (lambda ns, g, out, a, b: g, lambda ns, g, out, a, b: g)
+    data, made = raw[0] + raw[1], []
+    with ag.enable_grad() if grad_enabled else ag.no_grad(), ag.detect_anomaly() if anomaly else nullcontext():
+        for record in (tensor_module.record, tensor_module.fast_record):
+            made.append(record("add", data, backend, inputs, vjps, None, False, raw))
+    python, compiled = made
+    for name in ("requires_grad", "_parents", "_vjps", "_op", "_inputs", "_raw", "_saved"):
+        assert getattr(compiled, name) == getattr(python, name), name
+    assert (compiled._trace is None) == (python._trace is None)
+    assert compiled.data is python.data and compiled.backend is backend and type(compiled) is ag.Tensor
