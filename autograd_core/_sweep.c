@@ -11,9 +11,10 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 
 static PyObject *s_parents, *s_vjps, *s_hooks, *s_saved, *s_backend, *s_data, *s_raw, *s_shape, *s_inputs,
-    *s_enabled, *s_requires_grad, *s_op;
+    *s_enabled, *s_requires_grad, *s_op, *s_dtype;
 
 /* --- record ------------------------------------------------------------------------------ */
 
@@ -87,34 +88,12 @@ untrack_if_acyclic(PyObject *t)
     PyObject_GC_UnTrack(t);
 }
 
-PyDoc_STRVAR(record_doc,
-"record(op, data, backend, inputs, vjps, saved=None, saves_output=False, raw_inputs=None) -> Tensor\n\n"
-"tensor.record, compiled for its common case (grad mode on, every input a tensor that requires\n"
-"grad, anomaly mode off); any other case calls the Python function.");
-
+/* `out`, an op's output, joins the graph: tensor.record's common case, its inputs already
+ * checked. Returns a new reference. */
 static PyObject *
-record(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+new_tensor(PyObject *op, PyObject *data, PyObject *backend, PyObject *inputs, PyObject *vjps, PyObject *saved,
+           PyObject *saves_output, PyObject *raw, int enabled)
 {
-    if (tensor_type == NULL || kwnames != NULL || nargs < 5 || nargs > 8 || !PyTuple_Check(args[3])) {
-        if (python_record == NULL) {
-            PyErr_SetString(PyExc_RuntimeError, "autograd_core._sweep.record before configure()");
-            return NULL;
-        }
-        return PyObject_Vectorcall(python_record, args, nargs, kwnames);
-    }
-    PyObject *op = args[0], *data = args[1], *backend = args[2], *inputs = args[3], *vjps = args[4];
-    PyObject *saved = nargs > 5 ? args[5] : Py_None, *saves_output = nargs > 6 ? args[6] : Py_False;
-    PyObject *raw = nargs > 7 ? args[7] : Py_None;
-    int enabled = is_true_attribute(grad_state, s_enabled);
-    if (enabled < 0)
-        return NULL;
-    if (enabled) {
-        int common = common_record(inputs);
-        if (common < 0)
-            return NULL;
-        if (!common)
-            return PyObject_Vectorcall(python_record, args, nargs, NULL);
-    }
     PyObject *out = PyBaseObject_Type.tp_new(tensor_type, empty_tuple, NULL); /* object.__new__(Tensor) */
     if (out == NULL)
         return NULL;
@@ -140,6 +119,209 @@ error:
     Py_DECREF(out);
     return NULL;
 }
+
+/* Grad mode's state: 1 if on, 0 if off; and then 1 if `inputs` are the common case, 0 if the
+ * Python record must take them; -1 on error. */
+static int
+recordable(PyObject *inputs, int *enabled)
+{
+    *enabled = is_true_attribute(grad_state, s_enabled);
+    if (*enabled <= 0)
+        return *enabled < 0 ? -1 : 1;
+    return common_record(inputs);
+}
+
+PyDoc_STRVAR(record_doc,
+"record(op, data, backend, inputs, vjps, saved=None, saves_output=False, raw_inputs=None) -> Tensor\n\n"
+"tensor.record, compiled for its common case (grad mode on, every input a tensor that requires\n"
+"grad, anomaly mode off); any other case calls the Python function.");
+
+static PyObject *
+record(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (tensor_type == NULL || kwnames != NULL || nargs < 5 || nargs > 8 || !PyTuple_Check(args[3])) {
+        if (python_record == NULL) {
+            PyErr_SetString(PyExc_RuntimeError, "autograd_core._sweep.record before configure()");
+            return NULL;
+        }
+        return PyObject_Vectorcall(python_record, args, nargs, kwnames);
+    }
+    int enabled, common = recordable(args[3], &enabled);
+    if (common < 0)
+        return NULL;
+    if (!common)
+        return PyObject_Vectorcall(python_record, args, nargs, NULL);
+    return new_tensor(args[0], args[1], args[2], args[3], args[4], nargs > 5 ? args[5] : Py_None,
+                      nargs > 6 ? args[6] : Py_False, nargs > 7 ? args[7] : Py_None, enabled);
+}
+
+/* --- BinaryOp ---------------------------------------------------------------------------- */
+
+/* An elementwise op of two operands (ops.binary_op), as Tensor's operator methods: `a * b` for
+ * two tensors on one backend with one dtype and the common record runs here, without a Python
+ * frame; any other call goes to `function`, the Python op, which is the reference. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *name, *forward, *vjps, *saved, *saves_output, *function;
+    vectorcallfunc vectorcall;
+} BinaryOp;
+
+/* The op on two tensors in the common case, or NULL with no error set if it is not one. */
+static PyObject *
+binary_common(BinaryOp *self, PyObject *x1, PyObject *x2)
+{
+    PyObject *result = NULL, *b1 = NULL, *b2 = NULL, *d1 = NULL, *d2 = NULL, *t1 = NULL, *t2 = NULL, *data = NULL,
+             *inputs = NULL, *raw = NULL;
+    if (Py_TYPE(x1) != tensor_type || Py_TYPE(x2) != tensor_type)
+        return NULL;
+    if ((b1 = PyObject_GetAttr(x1, s_backend)) == NULL || (b2 = PyObject_GetAttr(x2, s_backend)) == NULL
+        || b1 != b2)
+        goto done;
+    if ((d1 = PyObject_GetAttr(x1, s_data)) == NULL || (d2 = PyObject_GetAttr(x2, s_data)) == NULL
+        || (t1 = PyObject_GetAttr(d1, s_dtype)) == NULL || (t2 = PyObject_GetAttr(d2, s_dtype)) == NULL)
+        goto done;
+    int same = PyObject_RichCompareBool(t1, t2, Py_EQ);
+    if (same <= 0 || (inputs = PyTuple_Pack(2, x1, x2)) == NULL)
+        goto done;
+    int enabled, common = recordable(inputs, &enabled);
+    if (common <= 0)
+        goto done;
+    PyObject *operands[2] = {d1, d2};
+    if ((data = PyObject_Vectorcall(self->forward, operands, 2, NULL)) == NULL || (raw = PyTuple_Pack(2, d1, d2)) == NULL)
+        goto done;
+    result = new_tensor(self->name, data, b1, inputs, self->vjps, self->saved, self->saves_output, raw, enabled);
+done:
+    Py_XDECREF(b1);
+    Py_XDECREF(b2);
+    Py_XDECREF(d1);
+    Py_XDECREF(d2);
+    Py_XDECREF(t1);
+    Py_XDECREF(t2);
+    Py_XDECREF(data);
+    Py_XDECREF(inputs);
+    Py_XDECREF(raw);
+    return result;
+}
+
+static PyObject *
+binary_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    BinaryOp *self = (BinaryOp *)op;
+    if (kwnames == NULL && PyVectorcall_NARGS(nargsf) == 2 && tensor_type != NULL) {
+        PyObject *out = binary_common(self, args[0], args[1]);
+        if (out != NULL || PyErr_Occurred())
+            return out;
+    }
+    return PyObject_Vectorcall(self->function, args, nargsf, kwnames);
+}
+
+static PyObject *
+binary_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *name, *forward, *vjps, *saved, *saves_output, *function;
+    static char *keywords[] = {"name", "forward", "vjps", "saved", "saves_output", "function", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UOO!OOO:BinaryOp", keywords, &name, &forward, &PyTuple_Type,
+                                     &vjps, &saved, &saves_output, &function))
+        return NULL;
+    BinaryOp *self = (BinaryOp *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    PyObject **fields[] = {&self->name, &self->forward, &self->vjps, &self->saved, &self->saves_output,
+                           &self->function};
+    PyObject *values[] = {name, forward, vjps, saved, saves_output, function};
+    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+        *fields[i] = Py_NewRef(values[i]);
+    self->vectorcall = binary_call;
+    return (PyObject *)self;
+}
+
+static int
+binary_traverse(BinaryOp *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->name);
+    Py_VISIT(self->forward);
+    Py_VISIT(self->vjps);
+    Py_VISIT(self->saved);
+    Py_VISIT(self->saves_output);
+    Py_VISIT(self->function);
+    return 0;
+}
+
+static int
+binary_clear(BinaryOp *self)
+{
+    Py_CLEAR(self->name);
+    Py_CLEAR(self->forward);
+    Py_CLEAR(self->vjps);
+    Py_CLEAR(self->saved);
+    Py_CLEAR(self->saves_output);
+    Py_CLEAR(self->function);
+    return 0;
+}
+
+static void
+binary_dealloc(BinaryOp *self)
+{
+    PyObject_GC_UnTrack(self);
+    binary_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* A method of Tensor, as a Python function is: bound to the instance it is read from. */
+static PyObject *
+binary_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    if (obj == NULL || obj == Py_None)
+        return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
+
+/* __name__, __doc__, __wrapped__ (so inspect.signature finds the Python op's) and the rest
+ * are the Python op's. */
+static PyObject *
+binary_getattro(PyObject *self, PyObject *name)
+{
+    PyObject *found = PyObject_GenericGetAttr(self, name);
+    if (found != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError))
+        return found;
+    PyErr_Clear();
+    if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "__wrapped__") == 0)
+        return Py_NewRef(((BinaryOp *)self)->function);
+    return PyObject_GetAttr(((BinaryOp *)self)->function, name);
+}
+
+static PyObject *
+binary_doc(BinaryOp *self, void *closure)
+{
+    return PyObject_GetAttrString(self->function, "__doc__");
+}
+
+static PyGetSetDef binary_getset[] = {{"__doc__", (getter)binary_doc, NULL, NULL, NULL}, {NULL}};
+
+static PyObject *
+binary_repr(BinaryOp *self)
+{
+    return PyUnicode_FromFormat("<compiled elementwise op %U>", self->name);
+}
+
+static PyTypeObject BinaryOpType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "autograd_core._sweep.BinaryOp",
+    .tp_doc = PyDoc_STR("BinaryOp(name, forward, vjps, saved, saves_output, function)\n\n"
+                        "ops.binary_op's op as a Tensor method: the common case compiled, `function` for the rest."),
+    .tp_basicsize = sizeof(BinaryOp),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_new = binary_new,
+    .tp_traverse = (traverseproc)binary_traverse,
+    .tp_clear = (inquiry)binary_clear,
+    .tp_dealloc = (destructor)binary_dealloc,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(BinaryOp, vectorcall),
+    .tp_descr_get = binary_get,
+    .tp_getattro = binary_getattro,
+    .tp_repr = (reprfunc)binary_repr,
+    .tp_getset = binary_getset,
+};
 
 /* --- topological_order ------------------------------------------------------------------- */
 
@@ -493,12 +675,15 @@ PyInit__sweep(void)
     } names[] = {
         {&s_parents, "_parents"}, {&s_vjps, "_vjps"}, {&s_hooks, "_hooks"}, {&s_saved, "_saved"},
         {&s_backend, "backend"}, {&s_data, "data"}, {&s_raw, "_raw"}, {&s_shape, "shape"}, {&s_inputs, "_inputs"},
-        {&s_enabled, "enabled"}, {&s_requires_grad, "requires_grad"}, {&s_op, "_op"},
+        {&s_enabled, "enabled"}, {&s_requires_grad, "requires_grad"}, {&s_op, "_op"}, {&s_dtype, "dtype"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if ((*names[i].name = PyUnicode_InternFromString(names[i].text)) == NULL)
             return NULL;
-    if ((empty_tuple = PyTuple_New(0)) == NULL)
+    if ((empty_tuple = PyTuple_New(0)) == NULL || PyType_Ready(&BinaryOpType) < 0)
         return NULL;
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddObjectRef(m, "BinaryOp", (PyObject *)&BinaryOpType) < 0)
+        Py_CLEAR(m);
+    return m;
 }

@@ -25,7 +25,7 @@ import backends
 from autograd_core.creation import to_array
 from autograd_core.dtypes import DType, as_dtype, kind_rank, result_type
 from autograd_core.namespace import raw_namespace
-from autograd_core.tensor import COMPLEX_IN_GRAPH, Tensor, Vjp, fast_record, record
+from autograd_core.tensor import COMPLEX_IN_GRAPH, CompiledBinaryOp, Tensor, Vjp, fast_record, record
 
 Scalar = (int, float, bool, complex)
 Axis = int | Sequence[int] | None
@@ -184,6 +184,8 @@ def binary_op(name: str, forward: Callable[[Any, Any], Any] | str, vjp_a: Vjp | 
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc or f"Elementwise ``{name}`` of two tensors (or a tensor and a Python scalar), broadcast."
+    if CompiledBinaryOp is not None and not named:  # Tensor's operator: op's common case compiled, op for the rest
+        op.method = CompiledBinaryOp(name, forward, vjps, saved, saves_output, op)
     return op
 
 

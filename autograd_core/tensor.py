@@ -494,9 +494,9 @@ try:  # record's common case compiled (_sweep.c), for the elementwise ops; it ca
     from autograd_core import _sweep
 
     _sweep.configure(Tensor, grad_mode.state, anomaly.state, EPOCH, record)
-    fast_record = _sweep.record
+    fast_record, CompiledBinaryOp = _sweep.record, _sweep.BinaryOp
 except ImportError:
-    fast_record = record
+    fast_record, CompiledBinaryOp = record, None
 
 
 def _dim(axis: Any, dim: Any) -> Any:
@@ -555,7 +555,8 @@ def install_methods() -> None:
               "xor": "bitwise_xor", "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift"}
     for dunder, name in binary.items():
         f = getattr(ag, name)
-        methods[f"__{dunder}__"], methods[f"__r{dunder}__"], methods[f"__i{dunder}__"] = f, reflected(f), in_place(f)
+        methods[f"__{dunder}__"] = getattr(f, "method", f)  # binary_op's compiled form, where there is one
+        methods[f"__r{dunder}__"], methods[f"__i{dunder}__"] = reflected(f), in_place(f)
     for name in ("floor", "ceil", "round", "trunc", "sign", "square", "reciprocal", "tan", "sinh", "cosh", "asin",
                  "acos", "atan", "asinh", "acosh", "atanh", "expm1", "exp2", "log2", "log10", "isnan", "isinf",
                  "isfinite"):

@@ -4,7 +4,9 @@ every backend. Each test runs once per path."""
 
 from __future__ import annotations
 
+import functools
 import gc
+import inspect
 import shutil
 import sys
 import sysconfig
@@ -236,3 +238,56 @@ def test_nothing_is_leaked_step_after_step(backend, sweep):
     after = sys.getrefcount(w.data)  # outside the assert, whose rewriting holds its operands
     assert after == references
     assert len(gc.get_objects()) - objects < 50
+
+
+COMPILED_OPERATORS = [(dunder, name) for dunder, name in (
+    ("__add__", "add"), ("__sub__", "subtract"), ("__mul__", "multiply"), ("__truediv__", "divide"),
+    ("__floordiv__", "floor_divide"), ("__mod__", "remainder"), ("__pow__", "pow"),
+) if hasattr(getattr(ag, name), "method")]
+OPERANDS = {  # (x, y) from a float64 tensor that requires grad `x`, a constant `c` and a float32 `f`
+    "tensors": lambda x, c, f: (x, x * 0.5 + 1.5),
+    "broadcast": lambda x, c, f: (x, x[:1] + 1.0),
+    "one requires grad": lambda x, c, f: (x, c),
+    "constants": lambda x, c, f: (c, c + 1.0),
+    "two dtypes": lambda x, c, f: (f, x),
+    "a scalar": lambda x, c, f: (x, 1.5),
+}
+
+
+@pytest.mark.parametrize("dunder, name", COMPILED_OPERATORS)
+@pytest.mark.parametrize("operands", OPERANDS)
+@pytest.mark.parametrize("grad_enabled", [True, False])
+@pytest.mark.parametrize("anomaly", [False, True])
+def test_a_compiled_operator_makes_what_its_python_op_makes(backend, dunder, name, operands, grad_enabled, anomaly):
+    """Tensor's operator (the compiled form, where built) against the namespace's Python op:
+    the same values, dtype, graph record and gradients, in the common case and every other."""
+    x = ag.tensor([1.0, 2.0], dtype="float64", requires_grad=True)
+    c = ag.tensor([3.0, 4.0], dtype="float64")
+    f = ag.tensor([0.5, 0.25], dtype="float32", requires_grad=True)
+    a, b = OPERANDS[operands](x, c, f)
+    made = []
+    with ag.enable_grad() if grad_enabled else ag.no_grad(), ag.detect_anomaly() if anomaly else nullcontext():
+        for op in (getattr(ag, name), getattr(ag.Tensor, dunder)):
+            out = op(a, b)
+            grads = None
+            if out.requires_grad:
+                x.grad = f.grad = None
+                out.sum().backward(retain_graph=True)  # the operands' graph serves both ops
+                grads = [None if t.grad is None else np.asarray(t.grad) for t in (x, f)]
+            made.append((out, grads))
+    (python, python_grads), (compiled, compiled_grads) = made
+    np.testing.assert_array_equal(np.asarray(compiled), np.asarray(python))
+    assert compiled.dtype == python.dtype and compiled.backend is python.backend
+    assert compiled.requires_grad == python.requires_grad and compiled._op == python._op
+    assert (compiled._trace is None) == (python._trace is None)
+    assert str(compiled_grads) == str(python_grads)
+
+
+def test_a_compiled_operator_is_a_method_with_its_python_op_s_signature_and_doc():
+    if not COMPILED_OPERATORS or not hasattr(ag.multiply, "method"):
+        pytest.skip("autograd_core._sweep was not built")
+    x, y = ag.tensor([2.0]), ag.tensor([3.0])
+    assert x.__mul__(y).item() == ag.Tensor.__mul__(x, y).item() == 6.0
+    assert inspect.signature(x.__mul__) == inspect.signature(functools.partial(ag.multiply, x))
+    assert ag.Tensor.__mul__.__doc__ == ag.multiply.__doc__ and ag.Tensor.__mul__.__name__ == "multiply"
+    assert ag.Tensor.__mul__.__wrapped__ is ag.multiply
