@@ -172,7 +172,7 @@ binary_common(BinaryOp *self, PyObject *x1, PyObject *x2)
 {
     PyObject *result = NULL, *b1 = NULL, *b2 = NULL, *d1 = NULL, *d2 = NULL, *t1 = NULL, *t2 = NULL, *data = NULL,
              *inputs = NULL, *raw = NULL;
-    if (Py_TYPE(x1) != tensor_type || Py_TYPE(x2) != tensor_type)
+    if (!PyObject_TypeCheck(x1, tensor_type) || !PyObject_TypeCheck(x2, tensor_type))
         return NULL;
     if ((b1 = PyObject_GetAttr(x1, s_backend)) == NULL || (b2 = PyObject_GetAttr(x2, s_backend)) == NULL
         || b1 != b2)

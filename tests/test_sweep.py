@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import autograd_core as ag
+import nn
 from autograd_core import engine
 
 tensor_module = sys.modules["autograd_core.tensor"]  # `ag.tensor` is the function
@@ -251,6 +252,7 @@ OPERANDS = {  # (x, y) from a float64 tensor that requires grad `x`, a constant 
     "constants": lambda x, c, f: (c, c + 1.0),
     "two dtypes": lambda x, c, f: (f, x),
     "a scalar": lambda x, c, f: (x, 1.5),
+    "a parameter": lambda x, c, f: (x, nn.Parameter(c + 1.0)),
 }
 
 
