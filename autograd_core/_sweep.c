@@ -1,9 +1,9 @@
-/* The graph's hot loops, compiled: `record` (each op's output joins the graph), and the
- * reverse sweep's topological order and visit of each node that needs nothing but its VJPs
- * (no hooks, no version check due, its inputs' raw arrays kept), which is nearly every node of
- * a first-order backward. Anything else goes to the Python functions that are the reference:
- * tensor.record for the unusual records, engine's `visit` for the unusual nodes,
- * engine._accumulate for leaves. Nothing here knows an array library: a VJP is called, shapes
+/* The graph's hot loops, compiled: GraphFields (the slots where a tensor keeps its graph),
+ * `record` (each op's output joins the graph), and the reverse sweep's topological order and
+ * visit of each node that needs nothing but its VJPs (no hooks, no version check due, its
+ * inputs' raw arrays kept), which is nearly every node of a first-order backward. Anything
+ * else goes to the Python functions that are the reference: tensor.python_record under anomaly
+ * mode, engine's `visit` for the unusual nodes, engine._accumulate for leaves. Nothing here knows an array library: a VJP is called, shapes
  * are compared, gradients are added with `+`.
  *
  * Without a C compiler the package installs without this module and the Python functions run
@@ -12,16 +12,123 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stddef.h>
+#include <structmember.h>
 
-static PyObject *s_parents, *s_vjps, *s_hooks, *s_saved, *s_backend, *s_data, *s_raw, *s_shape, *s_inputs,
-    *s_enabled, *s_requires_grad, *s_op, *s_dtype;
+static PyObject *s_shape, *s_enabled, *s_dtype;
+
+/* --- GraphFields ------------------------------------------------------------------------- */
+
+/* What every tensor holds for the graph, in slots rather than its instance dict: Tensor's base
+ * class. The record writes them and the sweep reads them as struct fields; Python reads them as
+ * attributes (member descriptors, as __slots__ are). Each has a value from creation on, the
+ * default below until an op's record or the user sets one. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *data, *backend, *grad, *requires_grad, *parents, *vjps, *inputs, *raw, *op, *saved, *hooks;
+} Fields;
+
+#define FIELDS(t) ((Fields *)(t))
+
+static PyObject *empty_tuple, *empty_string, *nothing_saved;
+
+static void
+set_defaults(Fields *t)
+{
+    t->grad = Py_NewRef(Py_None);
+    t->requires_grad = Py_NewRef(Py_False);
+    t->parents = Py_NewRef(empty_tuple);
+    t->vjps = Py_NewRef(empty_tuple);
+    t->inputs = Py_NewRef(empty_tuple);
+    t->raw = Py_NewRef(Py_None);
+    t->op = Py_NewRef(empty_string);
+    t->saved = Py_NewRef(nothing_saved);
+    t->hooks = Py_NewRef(Py_None);
+}
+
+/* A tensor of `type` with the defaults, `data` and `backend` unset (NULL: reading them raises). */
+static PyObject *
+fields_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *t = type->tp_alloc(type, 0);
+    if (t != NULL)
+        set_defaults(FIELDS(t));
+    return t;
+}
+
+#define FIELD(name, member) {name, T_OBJECT_EX, offsetof(Fields, member), 0, NULL}
+static PyMemberDef fields_members[] = {
+    FIELD("data", data), FIELD("backend", backend), FIELD("grad", grad), FIELD("requires_grad", requires_grad),
+    FIELD("_parents", parents), FIELD("_vjps", vjps), FIELD("_inputs", inputs), FIELD("_raw", raw),
+    FIELD("_op", op), FIELD("_saved", saved), FIELD("_hooks", hooks), {NULL},
+};
+
+/* The slot of `t` that member `m` describes. */
+#define SLOT(t, m) (*(PyObject **)((char *)(t) + (m)->offset))
+
+static int
+fields_traverse(Fields *t, visitproc visit, void *arg)
+{
+    for (PyMemberDef *m = fields_members; m->name != NULL; m++)
+        Py_VISIT(SLOT(t, m));
+    return 0;
+}
+
+static int
+fields_clear(Fields *t)
+{
+    for (PyMemberDef *m = fields_members; m->name != NULL; m++)
+        Py_CLEAR(SLOT(t, m));
+    return 0;
+}
+
+static void
+fields_dealloc(Fields *t)
+{
+    PyObject_GC_UnTrack(t);
+    fields_clear(t);
+    Py_TYPE(t)->tp_free((PyObject *)t);
+}
+
+static PyTypeObject FieldsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "autograd_core._sweep.GraphFields",
+    .tp_doc = PyDoc_STR("A tensor's array, backend, gradient and graph, in slots (Tensor's base class)."),
+    .tp_basicsize = sizeof(Fields),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_new = fields_new,
+    .tp_traverse = (traverseproc)fields_traverse,
+    .tp_clear = (inquiry)fields_clear,
+    .tp_dealloc = (destructor)fields_dealloc,
+    .tp_members = fields_members,
+};
+
+/* 1 if `t` is a tensor with its array set; 0 with TypeError set if not. */
+static int
+is_tensor(PyObject *t)
+{
+    if (PyObject_TypeCheck(t, &FieldsType) && FIELDS(t)->data != NULL && FIELDS(t)->backend != NULL)
+        return 1;
+    PyErr_Format(PyExc_TypeError, "the graph holds a %.100s where a tensor was expected", Py_TYPE(t)->tp_name);
+    return 0;
+}
+
+PyDoc_STRVAR(graph_fields_doc,
+"graph_fields(nothing_saved) -> type\n\n"
+"GraphFields, whose `_saved` default is `nothing_saved` (tensor.NOTHING_SAVED).");
+
+static PyObject *
+graph_fields(PyObject *module, PyObject *default_saved)
+{
+    Py_XSETREF(nothing_saved, Py_NewRef(default_saved));
+    return Py_NewRef(&FieldsType);
+}
 
 /* --- record ------------------------------------------------------------------------------ */
 
 /* Set once by configure(): tensor.py's Tensor, grad mode's and anomaly mode's state, EPOCH,
  * and the Python record that takes every case but the common one. */
 static PyTypeObject *tensor_type;
-static PyObject *grad_state, *anomaly_state, *epoch_box, *python_record, *empty_tuple;
+static PyObject *grad_state, *anomaly_state, *epoch_box, *python_record;
 
 PyDoc_STRVAR(configure_doc, "configure(Tensor, grad_mode_state, anomaly_state, EPOCH, record) -> None");
 
@@ -32,6 +139,10 @@ configure(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "O!OOO!O:configure", &PyType_Type, &tensor, &grad, &anomaly, &PyList_Type, &epoch,
                           &fallback))
         return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)tensor, &FieldsType) || nothing_saved == NULL) {
+        PyErr_SetString(PyExc_TypeError, "configure(): Tensor must derive from graph_fields(NOTHING_SAVED)");
+        return NULL;
+    }
     Py_INCREF(tensor);
     Py_INCREF(grad);
     Py_INCREF(anomaly);
@@ -56,24 +167,6 @@ is_true_attribute(PyObject *obj, PyObject *name)
     return truth;
 }
 
-/* 1 if every input is a Tensor that requires grad and anomaly mode is off, 0 if not, -1 on error. */
-static int
-common_record(PyObject *inputs)
-{
-    int anomaly = is_true_attribute(anomaly_state, s_enabled);
-    if (anomaly != 0)
-        return anomaly < 0 ? -1 : 0;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(inputs); i++) {
-        PyObject *t = PyTuple_GET_ITEM(inputs, i);
-        if (!PyObject_TypeCheck(t, tensor_type))
-            return 0;
-        int requires = is_true_attribute(t, s_requires_grad);
-        if (requires <= 0)
-            return requires;
-    }
-    return 1;
-}
-
 /* A tuple that holds no object the garbage collector tracks cannot be part of a reference
  * cycle: untracked now, it costs the collector nothing (it would untrack it at its first pass,
  * after counting it). The raw inputs of a numpy op and the saved-values tuple are such. */
@@ -88,77 +181,155 @@ untrack_if_acyclic(PyObject *t)
     PyObject_GC_UnTrack(t);
 }
 
-/* `out`, an op's output, joins the graph: tensor.record's common case, its inputs already
- * checked. Returns a new reference. */
+/* A new tensor of `data` on `backend`, outside the graph. */
 static PyObject *
-new_tensor(PyObject *op, PyObject *data, PyObject *backend, PyObject *inputs, PyObject *vjps, PyObject *saved,
-           PyObject *saves_output, PyObject *raw, int enabled)
+bare_tensor(PyObject *data, PyObject *backend)
 {
-    PyObject *out = PyBaseObject_Type.tp_new(tensor_type, empty_tuple, NULL); /* object.__new__(Tensor) */
+    Fields *out = (Fields *)tensor_type->tp_alloc(tensor_type, 0);
     if (out == NULL)
         return NULL;
-    if (PyObject_SetAttr(out, s_data, data) < 0 || PyObject_SetAttr(out, s_backend, backend) < 0)
-        goto error;
-    if (!enabled)
-        return out;
-    PyObject *saved_tuple = PyTuple_Pack(3, saved, saves_output, PyList_GET_ITEM(epoch_box, 0));
-    int failed = saved_tuple == NULL
-        || PyObject_SetAttr(out, s_requires_grad, Py_True) < 0 || PyObject_SetAttr(out, s_parents, inputs) < 0
-        || PyObject_SetAttr(out, s_vjps, vjps) < 0 || PyObject_SetAttr(out, s_op, op) < 0
-        || PyObject_SetAttr(out, s_inputs, inputs) < 0 || PyObject_SetAttr(out, s_raw, raw) < 0
-        || PyObject_SetAttr(out, s_saved, saved_tuple) < 0;
-    if (!failed) {
-        untrack_if_acyclic(saved_tuple);
-        untrack_if_acyclic(raw);
-    }
-    Py_XDECREF(saved_tuple);
-    if (failed)
-        goto error;
-    return out;
-error:
-    Py_DECREF(out);
-    return NULL;
+    set_defaults(out);
+    out->data = Py_NewRef(data);
+    out->backend = Py_NewRef(backend);
+    return (PyObject *)out;
 }
 
-/* Grad mode's state: 1 if on, 0 if off; and then 1 if `inputs` are the common case, 0 if the
- * Python record must take them; -1 on error. */
+/* 1 if `t` is a Tensor that requires grad, 0 if not, -1 on error. */
 static int
-recordable(PyObject *inputs, int *enabled)
+needs_gradient(PyObject *t)
 {
-    *enabled = is_true_attribute(grad_state, s_enabled);
-    if (*enabled <= 0)
-        return *enabled < 0 ? -1 : 1;
-    return common_record(inputs);
+    return PyObject_TypeCheck(t, tensor_type) ? PyObject_IsTrue(FIELDS(t)->requires_grad) : 0;
+}
+
+/* The inputs that need a gradient and their VJPs: `inputs` and `vjps` themselves when every
+ * input does (new references), lists of those that do otherwise (as zip(inputs, vjps) pairs
+ * them), or NULL for both when none does. Returns -1 on error. */
+static int
+select_parents(PyObject *inputs, PyObject *vjps, PyObject **parents, PyObject **parent_vjps)
+{
+    *parents = *parent_vjps = NULL;
+    PyObject *items = PySequence_Fast(inputs, "record(): inputs must be a sequence");
+    if (items == NULL)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(items), needing = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int needs = needs_gradient(PySequence_Fast_GET_ITEM(items, i));
+        if (needs < 0) {
+            Py_DECREF(items);
+            return -1;
+        }
+        needing += needs;
+    }
+    if (needing == n && n > 0) {
+        *parents = Py_NewRef(inputs);
+        *parent_vjps = Py_NewRef(vjps);
+    }
+    else if (needing > 0) {
+        PyObject *functions = PySequence_Fast(vjps, "record(): vjps must be a sequence");
+        *parents = PyList_New(0);
+        *parent_vjps = PyList_New(0);
+        int failed = functions == NULL || *parents == NULL || *parent_vjps == NULL;
+        for (Py_ssize_t i = 0; !failed && i < n; i++) {
+            PyObject *t = PySequence_Fast_GET_ITEM(items, i);
+            if (needs_gradient(t) <= 0) /* an error was caught above, on the same inputs */
+                continue;
+            failed = PyList_Append(*parents, t) < 0
+                || (i < PySequence_Fast_GET_SIZE(functions)
+                    && PyList_Append(*parent_vjps, PySequence_Fast_GET_ITEM(functions, i)) < 0);
+        }
+        Py_XDECREF(functions);
+        if (failed) {
+            Py_CLEAR(*parents);
+            Py_CLEAR(*parent_vjps);
+            Py_DECREF(items);
+            return -1;
+        }
+    }
+    Py_DECREF(items);
+    return 0;
+}
+
+/* tensor.record for every case but anomaly mode (whose creation site the Python function
+ * takes): a new reference to the output tensor. */
+static PyObject *
+record_output(PyObject *op, PyObject *data, PyObject *backend, PyObject *inputs, PyObject *vjps, PyObject *saved,
+              PyObject *saves_output, PyObject *raw)
+{
+    int enabled = is_true_attribute(grad_state, s_enabled);
+    if (enabled < 0)
+        return NULL;
+    PyObject *parents = NULL, *parent_vjps = NULL;
+    if (enabled && select_parents(inputs, vjps, &parents, &parent_vjps) < 0)
+        return NULL;
+    if (parents == NULL)
+        return bare_tensor(data, backend);
+    PyObject *saved_tuple = PyTuple_Pack(3, saved, saves_output, PyList_GET_ITEM(epoch_box, 0));
+    Fields *out = saved_tuple == NULL ? NULL : (Fields *)tensor_type->tp_alloc(tensor_type, 0);
+    if (out == NULL) {
+        Py_XDECREF(saved_tuple);
+        Py_DECREF(parents);
+        Py_DECREF(parent_vjps);
+        return NULL;
+    }
+    untrack_if_acyclic(saved_tuple);
+    untrack_if_acyclic(raw);
+    out->data = Py_NewRef(data);
+    out->backend = Py_NewRef(backend);
+    out->grad = Py_NewRef(Py_None);
+    out->requires_grad = Py_NewRef(Py_True);
+    out->parents = parents;
+    out->vjps = parent_vjps;
+    out->inputs = Py_NewRef(inputs);
+    out->raw = Py_NewRef(raw);
+    out->op = Py_NewRef(op);
+    out->saved = saved_tuple;
+    out->hooks = Py_NewRef(Py_None);
+    return (PyObject *)out;
 }
 
 PyDoc_STRVAR(record_doc,
 "record(op, data, backend, inputs, vjps, saved=None, saves_output=False, raw_inputs=None) -> Tensor\n\n"
-"tensor.record, compiled for its common case (grad mode on, every input a tensor that requires\n"
-"grad, anomaly mode off); any other case calls the Python function.");
+"tensor.record, compiled; under anomaly mode (or with arguments it does not know) it calls the\n"
+"Python function.");
+
+static const char *const record_keywords[] = {"op", "data", "backend", "inputs", "vjps", "saved", "saves_output",
+                                              "raw_inputs"};
+#define RECORD_ARGUMENTS 8
 
 static PyObject *
 record(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    if (tensor_type == NULL || kwnames != NULL || nargs < 5 || nargs > 8 || !PyTuple_Check(args[3])) {
-        if (python_record == NULL) {
-            PyErr_SetString(PyExc_RuntimeError, "autograd_core._sweep.record before configure()");
-            return NULL;
-        }
-        return PyObject_Vectorcall(python_record, args, nargs, kwnames);
-    }
-    int enabled, common = recordable(args[3], &enabled);
-    if (common < 0)
+    if (tensor_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "autograd_core._sweep.record before configure()");
         return NULL;
-    if (!common)
-        return PyObject_Vectorcall(python_record, args, nargs, NULL);
-    return new_tensor(args[0], args[1], args[2], args[3], args[4], nargs > 5 ? args[5] : Py_None,
-                      nargs > 6 ? args[6] : Py_False, nargs > 7 ? args[7] : Py_None, enabled);
+    }
+    PyObject *given[RECORD_ARGUMENTS] = {NULL, NULL, NULL, NULL, NULL, Py_None, Py_False, Py_None};
+    Py_ssize_t n_keywords = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    int known = nargs >= 0 && nargs <= RECORD_ARGUMENTS;
+    for (Py_ssize_t i = 0; known && i < nargs; i++)
+        given[i] = args[i];
+    for (Py_ssize_t k = 0; known && k < n_keywords; k++) {
+        Py_ssize_t at = nargs;
+        while (at < RECORD_ARGUMENTS && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k), record_keywords[at]) != 0)
+            at++;
+        known = at < RECORD_ARGUMENTS;
+        if (known)
+            given[at] = args[nargs + k];
+    }
+    for (int i = 0; known && i < 5; i++)
+        known = given[i] != NULL;
+    int anomaly = known ? is_true_attribute(anomaly_state, s_enabled) : 1;
+    if (anomaly < 0)
+        return NULL;
+    if (anomaly) /* the Python record takes it (and raises for arguments it does not know) */
+        return PyObject_Vectorcall(python_record, args, nargs, kwnames);
+    return record_output(given[0], given[1], given[2], given[3], given[4], given[5], given[6], given[7]);
 }
 
 /* --- BinaryOp ---------------------------------------------------------------------------- */
 
 /* An elementwise op of two operands (ops.binary_op), as Tensor's operator methods: `a * b` for
- * two tensors on one backend with one dtype and the common record runs here, without a Python
+ * two tensors on one backend with one dtype, outside anomaly mode, runs here without a Python
  * frame; any other call goes to `function`, the Python op, which is the reference. */
 typedef struct {
     PyObject_HEAD
@@ -166,35 +337,28 @@ typedef struct {
     vectorcallfunc vectorcall;
 } BinaryOp;
 
-/* The op on two tensors in the common case, or NULL with no error set if it is not one. */
+/* The op on two tensors of one backend and dtype, outside anomaly mode; or NULL with no error
+ * set if it is not that case. */
 static PyObject *
 binary_common(BinaryOp *self, PyObject *x1, PyObject *x2)
 {
-    PyObject *result = NULL, *b1 = NULL, *b2 = NULL, *d1 = NULL, *d2 = NULL, *t1 = NULL, *t2 = NULL, *data = NULL,
-             *inputs = NULL, *raw = NULL;
     if (!PyObject_TypeCheck(x1, tensor_type) || !PyObject_TypeCheck(x2, tensor_type))
         return NULL;
-    if ((b1 = PyObject_GetAttr(x1, s_backend)) == NULL || (b2 = PyObject_GetAttr(x2, s_backend)) == NULL
-        || b1 != b2)
-        goto done;
-    if ((d1 = PyObject_GetAttr(x1, s_data)) == NULL || (d2 = PyObject_GetAttr(x2, s_data)) == NULL
-        || (t1 = PyObject_GetAttr(d1, s_dtype)) == NULL || (t2 = PyObject_GetAttr(d2, s_dtype)) == NULL)
+    PyObject *backend = FIELDS(x1)->backend, *d1 = FIELDS(x1)->data, *d2 = FIELDS(x2)->data;
+    if (backend == NULL || backend != FIELDS(x2)->backend || d1 == NULL || d2 == NULL)
+        return NULL;
+    PyObject *result = NULL, *t1 = NULL, *t2 = NULL, *data = NULL, *inputs = NULL, *raw = NULL;
+    if ((t1 = PyObject_GetAttr(d1, s_dtype)) == NULL || (t2 = PyObject_GetAttr(d2, s_dtype)) == NULL)
         goto done;
     int same = PyObject_RichCompareBool(t1, t2, Py_EQ);
-    if (same <= 0 || (inputs = PyTuple_Pack(2, x1, x2)) == NULL)
-        goto done;
-    int enabled, common = recordable(inputs, &enabled);
-    if (common <= 0)
+    if (same <= 0 || is_true_attribute(anomaly_state, s_enabled) != 0)
         goto done;
     PyObject *operands[2] = {d1, d2};
-    if ((data = PyObject_Vectorcall(self->forward, operands, 2, NULL)) == NULL || (raw = PyTuple_Pack(2, d1, d2)) == NULL)
+    if ((data = PyObject_Vectorcall(self->forward, operands, 2, NULL)) == NULL
+        || (inputs = PyTuple_Pack(2, x1, x2)) == NULL || (raw = PyTuple_Pack(2, d1, d2)) == NULL)
         goto done;
-    result = new_tensor(self->name, data, b1, inputs, self->vjps, self->saved, self->saves_output, raw, enabled);
+    result = record_output(self->name, data, backend, inputs, self->vjps, self->saved, self->saves_output, raw);
 done:
-    Py_XDECREF(b1);
-    Py_XDECREF(b2);
-    Py_XDECREF(d1);
-    Py_XDECREF(d2);
     Py_XDECREF(t1);
     Py_XDECREF(t2);
     Py_XDECREF(data);
@@ -276,8 +440,7 @@ binary_get(PyObject *self, PyObject *obj, PyObject *type)
     return PyMethod_New(self, obj);
 }
 
-/* __name__, __doc__, __wrapped__ (so inspect.signature finds the Python op's) and the rest
- * are the Python op's. */
+/* __name__ and the rest are the Python op's. */
 static PyObject *
 binary_getattro(PyObject *self, PyObject *name)
 {
@@ -285,8 +448,6 @@ binary_getattro(PyObject *self, PyObject *name)
     if (found != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError))
         return found;
     PyErr_Clear();
-    if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "__wrapped__") == 0)
-        return Py_NewRef(((BinaryOp *)self)->function);
     return PyObject_GetAttr(((BinaryOp *)self)->function, name);
 }
 
@@ -297,6 +458,11 @@ binary_doc(BinaryOp *self, void *closure)
 }
 
 static PyGetSetDef binary_getset[] = {{"__doc__", (getter)binary_doc, NULL, NULL, NULL}, {NULL}};
+
+/* __wrapped__: the Python op, where inspect.signature finds the signature. */
+static PyMemberDef binary_members[] = {
+    {"__wrapped__", T_OBJECT_EX, offsetof(BinaryOp, function), READONLY, NULL}, {NULL},
+};
 
 static PyObject *
 binary_repr(BinaryOp *self)
@@ -321,6 +487,7 @@ static PyTypeObject BinaryOpType = {
     .tp_getattro = binary_getattro,
     .tp_repr = (reprfunc)binary_repr,
     .tp_getset = binary_getset,
+    .tp_members = binary_members,
 };
 
 /* --- topological_order ------------------------------------------------------------------- */
@@ -344,11 +511,9 @@ push(Frame **stack, Py_ssize_t *depth, Py_ssize_t *capacity, PyObject *node)
         *stack = bigger;
         *capacity = grown;
     }
-    PyObject *attr = PyObject_GetAttr(node, s_parents);
-    if (attr == NULL)
+    if (!is_tensor(node))
         return -1;
-    PyObject *parents = PySequence_Fast(attr, "a tensor's _parents must be a sequence");
-    Py_DECREF(attr);
+    PyObject *parents = PySequence_Fast(FIELDS(node)->parents, "a tensor's _parents must be a sequence");
     if (parents == NULL)
         return -1;
     Py_INCREF(node);
@@ -444,7 +609,7 @@ error:
 /* --- sweep ------------------------------------------------------------------------------- */
 
 typedef struct {
-    PyObject *grads, *ns, *backend, *epoch, *nothing_saved, *visit, *accumulate, *reduce;
+    PyObject *grads, *ns, *backend, *epoch, *visit, *accumulate, *reduce;
     int release;
 } Sweep;
 
@@ -474,35 +639,33 @@ add_gradient(PyObject *grads, PyObject *key_of, PyObject *contribution)
 static int
 send_back(Sweep *s, PyObject *node, PyObject *grad, PyObject *vjps, PyObject *raw)
 {
-    int result = -1;
-    PyObject *out = PyObject_GetAttr(node, s_data);
-    PyObject *parents_attr = PyObject_GetAttr(node, s_parents);
-    PyObject *parents = parents_attr ? PySequence_Fast(parents_attr, "_parents must be a sequence") : NULL;
-    if (out == NULL || parents == NULL)
-        goto done;
+    PyObject *parents = PySequence_Fast(FIELDS(node)->parents, "_parents must be a sequence");
+    if (parents == NULL)
+        return -1;
     Py_ssize_t n_inputs = PyTuple_GET_SIZE(raw), n = PySequence_Fast_GET_SIZE(vjps);
     PyObject *small[8], **args = n_inputs + 3 <= 8 ? small : PyMem_Malloc((n_inputs + 3) * sizeof(PyObject *));
     if (args == NULL) {
+        Py_DECREF(parents);
         PyErr_NoMemory();
-        goto done;
+        return -1;
     }
     args[0] = s->ns;
     args[1] = grad;
-    args[2] = out;
+    args[2] = FIELDS(node)->data; /* held by `node`, which the caller holds; VJPs do not rebind it */
     for (Py_ssize_t i = 0; i < n_inputs; i++)
         args[3 + i] = PyTuple_GET_ITEM(raw, i);
     Py_ssize_t i = 0, count = Py_MIN(n, PySequence_Fast_GET_SIZE(parents)); /* zip(parents, vjps) */
     for (; i < count; i++) {
         PyObject *parent = PySequence_Fast_GET_ITEM(parents, i);
+        if (!is_tensor(parent))
+            break;
         PyObject *contribution = PyObject_Vectorcall(PySequence_Fast_GET_ITEM(vjps, i), args, n_inputs + 3, NULL);
         if (contribution == NULL)
             break;
         PyObject *got = PyObject_GetAttr(contribution, s_shape);
-        PyObject *parent_data = got ? PyObject_GetAttr(parent, s_data) : NULL;
-        PyObject *want = parent_data ? PyObject_GetAttr(parent_data, s_shape) : NULL;
+        PyObject *want = got ? PyObject_GetAttr(FIELDS(parent)->data, s_shape) : NULL;
         int differ = want ? PyObject_RichCompareBool(got, want, Py_NE) : -1;
         Py_XDECREF(got);
-        Py_XDECREF(parent_data);
         Py_XDECREF(want);
         if (differ > 0) { /* a broadcast input: engine._reduce_to_input sums it back */
             PyObject *reduced = PyObject_CallFunctionObjArgs(s->reduce, s->ns, contribution, parent, node, NULL);
@@ -517,114 +680,89 @@ send_back(Sweep *s, PyObject *node, PyObject *grad, PyObject *vjps, PyObject *ra
     }
     if (args != small)
         PyMem_Free(args);
-    result = i == count ? 0 : -1;
-done:
-    Py_XDECREF(out);
-    Py_XDECREF(parents_attr);
-    Py_XDECREF(parents);
-    return result;
+    Py_DECREF(parents);
+    return i == count ? 0 : -1;
 }
 
-static int
-release(Sweep *s, PyObject *node)
+/* Drops what `node`'s backward needed (engine's visit does the same). */
+static void
+release(Fields *node)
 {
-    PyObject *empty = PyTuple_New(0);
-    int failed = empty == NULL
-        || PyObject_SetAttr(node, s_parents, empty) < 0 || PyObject_SetAttr(node, s_vjps, Py_None) < 0
-        || PyObject_SetAttr(node, s_inputs, empty) < 0 || PyObject_SetAttr(node, s_raw, Py_None) < 0
-        || PyObject_SetAttr(node, s_saved, s->nothing_saved) < 0;
-    Py_XDECREF(empty);
-    return failed ? -1 : 0;
+    Py_SETREF(node->parents, Py_NewRef(empty_tuple));
+    Py_SETREF(node->vjps, Py_NewRef(Py_None));
+    Py_SETREF(node->inputs, Py_NewRef(empty_tuple));
+    Py_SETREF(node->raw, Py_NewRef(Py_None));
+    Py_SETREF(node->saved, Py_NewRef(nothing_saved));
 }
 
-/* 1 if `node` (an op's output) needs only its VJPs, its saved tensors unchanged since the
- * forward and its inputs' arrays at hand; 0 if engine's visit must take it; -1 on error. */
+/* 1 if `node` (an op's output) needs only its VJPs: its saved tensors unchanged since the
+ * forward, its inputs' arrays at hand and the sweep's backend; 0 if engine's visit must take
+ * it; -1 on error. */
 static int
-plain_op(Sweep *s, PyObject *node, PyObject **raw)
+plain_op(Sweep *s, Fields *node)
 {
-    *raw = NULL;
-    PyObject *saved = PyObject_GetAttr(node, s_saved);
-    if (saved == NULL)
-        return -1;
+    PyObject *saved = node->saved;
     int same_epoch = PyTuple_Check(saved) && PyTuple_GET_SIZE(saved) == 3
         ? PyObject_RichCompareBool(PyTuple_GET_ITEM(saved, 2), PyList_GET_ITEM(s->epoch, 0), Py_EQ)
         : 0;
-    Py_DECREF(saved);
     if (same_epoch <= 0)
         return same_epoch;
-    PyObject *backend = PyObject_GetAttr(node, s_backend);
-    if (backend == NULL)
-        return -1;
-    Py_DECREF(backend);
-    if (backend != s->backend)
-        return 0;
-    *raw = PyObject_GetAttr(node, s_raw);
-    if (*raw == NULL)
-        return -1;
-    if (PyTuple_Check(*raw))
-        return 1;
-    Py_CLEAR(*raw);
-    return 0;
+    return node->backend == s->backend && PyTuple_Check(node->raw);
+}
+
+static int
+call_python(PyObject *function, PyObject *node, PyObject *grad, PyObject *third)
+{
+    PyObject *r = PyObject_CallFunctionObjArgs(function, node, grad, third, NULL);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
 }
 
 /* Visits `node` with `grad` (borrowed). */
 static int
 visit_node(Sweep *s, PyObject *node, PyObject *grad)
 {
-    int result = -1, plain = 0;
-    PyObject *raw = NULL, *vjps = NULL, *vjps_fast = NULL, *hooks = PyObject_GetAttr(node, s_hooks);
-    if (hooks == NULL)
+    if (!is_tensor(node))
         return -1;
-    int hooked = PyObject_IsTrue(hooks);
-    Py_DECREF(hooks);
-    if (hooked < 0 || (vjps = PyObject_GetAttr(node, s_vjps)) == NULL)
+    int hooked = PyObject_IsTrue(FIELDS(node)->hooks);
+    if (hooked < 0)
         return -1;
+    PyObject *vjps = FIELDS(node)->vjps;
     Py_ssize_t n_vjps = vjps == Py_None || hooked ? -1 : PyObject_Length(vjps);
     if (n_vjps == -1 && PyErr_Occurred())
-        goto done;
-    if (n_vjps == 0) { /* a leaf without hooks */
-        PyObject *r = PyObject_CallFunctionObjArgs(s->accumulate, node, grad, Py_True, NULL);
-        result = r == NULL ? -1 : 0;
-        Py_XDECREF(r);
-        goto done;
-    }
-    if (n_vjps > 0 && (plain = plain_op(s, node, &raw)) < 0)
-        goto done;
-    if (!plain) {
-        PyObject *r = PyObject_CallFunctionObjArgs(s->visit, node, grad, NULL);
-        result = r == NULL ? -1 : 0;
-        Py_XDECREF(r);
-        goto done;
-    }
-    vjps_fast = PySequence_Fast(vjps, "_vjps must be a sequence");
-    if (vjps_fast == NULL || send_back(s, node, grad, vjps_fast, raw) < 0)
-        goto done;
-    result = s->release ? release(s, node) : 0;
-done:
-    Py_XDECREF(raw);
-    Py_XDECREF(vjps);
+        return -1;
+    if (n_vjps == 0) /* a leaf without hooks */
+        return call_python(s->accumulate, node, grad, Py_True);
+    int plain = n_vjps > 0 ? plain_op(s, FIELDS(node)) : 0;
+    if (plain <= 0)
+        return plain < 0 ? -1 : call_python(s->visit, node, grad, NULL);
+    PyObject *vjps_fast = PySequence_Fast(vjps, "_vjps must be a sequence"), *raw = Py_NewRef(FIELDS(node)->raw);
+    int failed = vjps_fast == NULL || send_back(s, node, grad, vjps_fast, raw) < 0;
     Py_XDECREF(vjps_fast);
-    return result;
+    Py_DECREF(raw);
+    if (!failed && s->release)
+        release(FIELDS(node));
+    return failed ? -1 : 0;
 }
 
 PyDoc_STRVAR(sweep_doc,
-"sweep(order, grads, ns, backend, epoch, release, nothing_saved, visit, accumulate, reduce) -> None\n\n"
+"sweep(order, grads, ns, backend, epoch, release, visit, accumulate, reduce) -> None\n\n"
 "Visits the nodes of `order` (a topological order) from the last to the first, each that has\n"
 "a gradient in `grads` (keyed by id), as engine.run_backward's Python loop does.");
 
 static PyObject *
 sweep(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 10 || !PyList_Check(args[0]) || !PyDict_Check(args[1]) || !PyList_Check(args[4])
+    if (nargs != 9 || !PyList_Check(args[0]) || !PyDict_Check(args[1]) || !PyList_Check(args[4])
         || PyList_GET_SIZE(args[4]) != 1) {
         PyErr_SetString(PyExc_TypeError, "sweep(order: list, grads: dict, ns, backend, epoch: [int], release, "
-                                         "nothing_saved, visit, accumulate, reduce)");
+                                         "visit, accumulate, reduce)");
         return NULL;
     }
     int release_saved = PyObject_IsTrue(args[5]);
     if (release_saved < 0)
         return NULL;
-    Sweep s = {args[1], args[2], args[3], args[4], args[6], args[7], args[8], args[9], release_saved};
+    Sweep s = {args[1], args[2], args[3], args[4], args[6], args[7], args[8], release_saved};
     PyObject *order = args[0];
     Py_INCREF(order);
     for (Py_ssize_t k = PyList_GET_SIZE(order) - 1; k >= 0; k--) {
@@ -654,6 +792,7 @@ error:
 }
 
 static PyMethodDef methods[] = {
+    {"graph_fields", (PyCFunction)graph_fields, METH_O, graph_fields_doc},
     {"configure", (PyCFunction)configure, METH_VARARGS, configure_doc},
     {"record", (PyCFunction)(void (*)(void))record, METH_FASTCALL | METH_KEYWORDS, record_doc},
     {"topological_order", (PyCFunction)topological_order, METH_O, topological_order_doc},
@@ -673,14 +812,12 @@ PyInit__sweep(void)
         PyObject **name;
         const char *text;
     } names[] = {
-        {&s_parents, "_parents"}, {&s_vjps, "_vjps"}, {&s_hooks, "_hooks"}, {&s_saved, "_saved"},
-        {&s_backend, "backend"}, {&s_data, "data"}, {&s_raw, "_raw"}, {&s_shape, "shape"}, {&s_inputs, "_inputs"},
-        {&s_enabled, "enabled"}, {&s_requires_grad, "requires_grad"}, {&s_op, "_op"}, {&s_dtype, "dtype"},
+        {&s_shape, "shape"}, {&s_enabled, "enabled"}, {&s_dtype, "dtype"}, {&empty_string, ""},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if ((*names[i].name = PyUnicode_InternFromString(names[i].text)) == NULL)
             return NULL;
-    if ((empty_tuple = PyTuple_New(0)) == NULL || PyType_Ready(&BinaryOpType) < 0)
+    if ((empty_tuple = PyTuple_New(0)) == NULL || PyType_Ready(&FieldsType) < 0 || PyType_Ready(&BinaryOpType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && PyModule_AddObjectRef(m, "BinaryOp", (PyObject *)&BinaryOpType) < 0)

@@ -11,12 +11,16 @@ import backends
 from autograd_core import anomaly, grad_mode
 from autograd_core.namespace import raw_namespace
 from autograd_core.ops import sum_to
-from autograd_core.tensor import COMPLEX_IN_GRAPH, EPOCH, NOTHING_SAVED, REBOUND, RETAIN_GRAD, Tensor, changes_since
-
-try:  # the sweep's loops compiled (_sweep.c); without a C compiler the Python loops below run
-    from autograd_core import _sweep
-except ImportError:
-    _sweep = None
+from autograd_core.tensor import (
+    COMPLEX_IN_GRAPH,
+    EPOCH,
+    NOTHING_SAVED,
+    REBOUND,
+    RETAIN_GRAD,
+    Tensor,
+    _sweep,
+    changes_since,
+)
 
 
 def topological_order(roots: Tensor | Sequence[Tensor]) -> list[Tensor]:
@@ -172,8 +176,8 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
     backend = roots[0].backend
     with grad_mode.no_grad() if raw else grad_mode.enable_grad(), backend.silent_errors():
         if _sweep is not None and raw and wanted is None and not (check_finite or check_complex or rebound):
-            _sweep.sweep(order, grads, raw_namespace(backend), backend, EPOCH, not retain_graph, NOTHING_SAVED,
-                         visit, _accumulate, _reduce_to_input)
+            _sweep.sweep(order, grads, raw_namespace(backend), backend, EPOCH, not retain_graph, visit, _accumulate,
+                         _reduce_to_input)
         else:
             for node in reversed(order):
                 if id(node) in grads:  # popped in the call: a leaf's `_accumulate` counts on that

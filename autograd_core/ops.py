@@ -25,7 +25,7 @@ import backends
 from autograd_core.creation import to_array
 from autograd_core.dtypes import DType, as_dtype, kind_rank, result_type
 from autograd_core.namespace import raw_namespace
-from autograd_core.tensor import COMPLEX_IN_GRAPH, CompiledBinaryOp, Tensor, Vjp, fast_record, record
+from autograd_core.tensor import COMPLEX_IN_GRAPH, CompiledBinaryOp, Tensor, Vjp, record
 
 Scalar = (int, float, bool, complex)
 Axis = int | Sequence[int] | None
@@ -180,7 +180,7 @@ def binary_op(name: str, forward: Callable[[Any, Any], Any] | str, vjp_a: Vjp | 
             a, b, backend = _operands(name, x1, x2)
             d1, d2 = (a.data if isinstance(a, Tensor) else a, b.data if isinstance(b, Tensor) else b)
         data = getattr(backend.xp, forward)(d1, d2) if named else forward(d1, d2)
-        return fast_record(name, data, backend, (a, b), vjps, saved, saves_output, (d1, d2))
+        return record(name, data, backend, (a, b), vjps, saved, saves_output, (d1, d2))
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc or f"Elementwise ``{name}`` of two tensors (or a tensor and a Python scalar), broadcast."
@@ -200,7 +200,7 @@ def unary_op(name: str, forward: Callable[[Any, Any], Any], vjp: Vjp | None, sav
     def op(x: Tensor) -> Tensor:
         x = _tensor(name, x)
         data = forward(raw_namespace(x.backend), x.data)
-        return fast_record(name, data, x.backend, (x,), vjps, saved, saves_output, (x.data,))
+        return record(name, data, x.backend, (x,), vjps, saved, saves_output, (x.data,))
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc or f"Elementwise ``{name}``."

@@ -11,6 +11,30 @@ from autograd_core import anomaly, grad_mode
 from autograd_core.dtypes import DType, as_dtype
 
 NOTHING_SAVED: tuple = ((), False, 0)
+
+try:  # the graph's hot loops compiled (_sweep.c); without a C compiler the Python functions run
+    from autograd_core import _sweep
+except ImportError:
+    _sweep = None
+
+
+class _GraphFields:
+    """What every tensor holds for the graph, with its defaults: the Python twin of
+    `_sweep.graph_fields`, which keeps them in slots that the compiled record and sweep read
+    as struct fields. (`data` and `backend` have no default: every tensor sets them.)"""
+
+    grad = None
+    requires_grad = False
+    _parents = ()
+    _vjps = ()
+    _inputs = ()
+    _raw = None
+    _op = ""
+    _saved = NOTHING_SAVED
+    _hooks = None
+
+
+GraphFields = _GraphFields if _sweep is None else _sweep.graph_fields(NOTHING_SAVED)
 _CHANGES_KEPT = 64  # in-place changes remembered per tensor, to name the version a forward saw
 SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 # vjp(ns, grad, out, *inputs) -> the gradient of one input. `ns` is the namespace the rule
@@ -19,7 +43,7 @@ SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 Vjp = Callable[..., Any]
 
 
-class Tensor:
+class Tensor(GraphFields):
     """An array on some backend that can record the operations made from it.
 
     >>> import autograd_core as ag
@@ -40,24 +64,27 @@ class Tensor:
     # too), _steps how the view is made from it (None: it cannot be replayed), and a base's
     # _views weak references to its views, which its in-place changes reach. _hooks: gradient
     # hooks (and the retain_grad marker). _trace: where the op was created, under detect_anomaly().
-    # Every attribute but data and backend starts as the class's default below, so making a
-    # tensor sets two attributes (the hot path of every op); the instance's own value, once
-    # set, shadows the default.
-    grad: Tensor | None = None
-    requires_grad: bool = False
-    _parents: Sequence[Tensor] = ()
-    _vjps: Sequence[Vjp] | None = ()
-    _inputs: Sequence[Any] = ()
-    _raw: tuple | None = None
-    _op: str = ""
-    _saved: tuple = NOTHING_SAVED
+    # The attributes annotated without a value are GraphFields' (slots, which start as its
+    # defaults); the others start as the class's defaults below, and an instance's own value,
+    # once set, shadows the default. So making a tensor allocates its slots and sets data and
+    # backend, nothing more (the hot path of every op).
+    data: Any
+    backend: backends.Backend
+    grad: Tensor | None
+    requires_grad: bool
+    _parents: Sequence[Tensor]
+    _vjps: Sequence[Vjp] | None
+    _inputs: Sequence[Any]
+    _raw: tuple | None
+    _op: str
+    _saved: tuple
+    _hooks: list | None
     _version: int = 0
     _changes: list[int] | None = None
     _former: list[tuple[int, Tensor]] | None = None
     _base: Tensor | None = None
     _steps: list | None = None
     _views: list | None = None
-    _hooks: list | None = None
     _trace: Any = None
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
@@ -74,7 +101,7 @@ class Tensor:
     @classmethod
     def _wrap(cls, data: Any, backend: backends.Backend) -> Tensor:
         """A new leaf around an existing backend array (no copy, no checks)."""
-        t = object.__new__(cls)
+        t = cls.__new__(cls)
         t.data, t.backend = data, backend
         return t
 
@@ -470,9 +497,8 @@ def record(op: str, data: Any, backend: backends.Backend, inputs: Sequence[Any],
     `saves_output` whether they read the output; their versions are checked at backward.
     `raw_inputs`, the inputs' backend arrays, spares the backward from unwrapping them.
     """
-    out = object.__new__(Tensor)  # Tensor._wrap, inlined: every op passes here
-    out.data, out.backend = data, backend
-    if not grad_mode.state.enabled:
+    out = Tensor._wrap(data, backend)
+    if not (grad_mode.state.enabled and inputs):
         return out
     parents = inputs
     for t in inputs:
@@ -490,13 +516,11 @@ def record(op: str, data: Any, backend: backends.Backend, inputs: Sequence[Any],
     return out
 
 
-try:  # record's common case compiled (_sweep.c), for the elementwise ops; it calls record for the rest
-    from autograd_core import _sweep
-
-    _sweep.configure(Tensor, grad_mode.state, anomaly.state, EPOCH, record)
-    fast_record, CompiledBinaryOp = _sweep.record, _sweep.BinaryOp
-except ImportError:
-    fast_record, CompiledBinaryOp = record, None
+python_record = record  # the reference; the compiled record calls it under anomaly mode
+CompiledBinaryOp = None if _sweep is None else _sweep.BinaryOp
+if _sweep is not None:  # every op records through the same function compiled (_sweep.c)
+    _sweep.configure(Tensor, grad_mode.state, anomaly.state, EPOCH, python_record)
+    record = _sweep.record
 
 
 def _dim(axis: Any, dim: Any) -> Any:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -187,3 +188,29 @@ def test_cnn_problem_matches_the_example_network():
     assert {k: v.shape for k, v in problem.weights.items()}["9.weight"] == example["10.weight"].shape
     x, y = problem.batches[0]
     assert x.shape == (4, 1, 28, 28) and x.dtype == np.float32 and y.dtype == np.int64 and len(problem.batches) > 4
+
+
+UNPIN_CHECK = """
+import os, threading
+from bench.impls.ours import unpin_every_thread
+every_core = set(range(os.cpu_count()))
+os.sched_setaffinity(0, {max(every_core)})
+started, stop = threading.Event(), threading.Event()
+thread = threading.Thread(target=lambda: (started.set(), stop.wait()))
+thread.start()
+started.wait()
+assert os.sched_getaffinity(thread.native_id) == {max(every_core)}  # it inherited the pin
+unpin_every_thread()
+print(sorted(os.sched_getaffinity(0)), sorted(os.sched_getaffinity(thread.native_id)))
+stop.set()
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or (os.cpu_count() or 1) < 2,
+                    reason="needs sched_setaffinity and 2 cores")
+def test_a_cluster_s_processes_are_unpinned_in_every_thread():
+    """A pinned bench starts its dask workers pinned; unpinning only the calling thread would
+    leave the threads they had already started (checked in a child, to leave this one's pin)."""
+    done = subprocess.run([sys.executable, "-c", UNPIN_CHECK], capture_output=True, text=True, check=True)
+    every_core = sorted(range(os.cpu_count()))
+    assert done.stdout.split("\n")[0] == f"{every_core} {every_core}"

@@ -180,34 +180,68 @@ def test_the_sweep_runs_on_each_backend_s_own_arrays(backend, sweep):
     np.testing.assert_allclose(np.asarray(b.grad), (2 * (xn * bn + bn) * (xn + 1)).sum(0), rtol=1e-12)
 
 
-RECORD_CASES = {
-    "tensors that require grad": lambda x, c: (x, x * 2),
-    "a Python scalar": lambda x, c: (x, 2.0),
-    "a constant tensor": lambda x, c: (x, c),
-    "only constants": lambda x, c: (c, c),
+RECORD_CASES = {  # (inputs, vjps) from a tensor `x` that requires grad, a constant `c` and two VJPs `f`, `g`
+    "tensors that require grad": lambda x, c, f, g: ((x, x * 2), (f, g)),
+    "a Python scalar": lambda x, c, f, g: ((x, 2.0), (f, g)),
+    "a constant tensor": lambda x, c, f, g: ((x, c), (f, g)),
+    "only constants": lambda x, c, f, g: ((c, c), (f, g)),
+    "a list": lambda x, c, f, g: ([c, x], [f, g]),
+    "fewer VJPs than inputs": lambda x, c, f, g: ((x, 2.0, x * 2), (f, g)),
+    "no inputs": lambda x, c, f, g: ((), ()),
+}
+RECORD_CALLS = {  # how an op passes record's optional arguments
+    "positional": lambda record, data, backend, inputs, vjps, raw: record("add", data, backend, inputs, vjps, None,
+                                                                          False, raw),
+    "keywords": lambda record, data, backend, inputs, vjps, raw: record("add", data, backend, inputs, vjps,
+                                                                        saves_output=True, raw_inputs=raw),
+    "defaults": lambda record, data, backend, inputs, vjps, raw: record("add", data, backend, inputs, vjps),
 }
 
 
 @pytest.mark.parametrize("case", RECORD_CASES)
+@pytest.mark.parametrize("call", RECORD_CALLS)
 @pytest.mark.parametrize("grad_enabled", [True, False])
 @pytest.mark.parametrize("anomaly", [False, True])
-def test_the_compiled_record_makes_what_record_makes(backend, case, grad_enabled, anomaly):
-    if tensor_module.fast_record is tensor_module.record:
+def test_the_compiled_record_makes_what_record_makes(backend, case, call, grad_enabled, anomaly):
+    if tensor_module.record is tensor_module.python_record:
         pytest.skip("autograd_core._sweep was not built")
     x = ag.tensor([1.0, 2.0], dtype="float64", requires_grad=True)
     c = ag.tensor([3.0, 4.0], dtype="float64")
-    inputs = RECORD_CASES[case](x, c)
+    inputs, vjps = RECORD_CASES[case](x, c, lambda ns, g, out, *a: g, lambda ns, g, out, *a: 2 * g)
     raw = tuple(t.data if isinstance(t, ag.Tensor) else t for t in inputs)
-    vjps = (lambda ns, g, out, a, b: g, lambda ns, g, out, a, b: g)
-    data, made = raw[0] + raw[1], []
+    data, made = x.data + 1.0, []
     with ag.enable_grad() if grad_enabled else ag.no_grad(), ag.detect_anomaly() if anomaly else nullcontext():
-        for record in (tensor_module.record, tensor_module.fast_record):
-            made.append(record("add", data, backend, inputs, vjps, None, False, raw))
+        for record in (tensor_module.python_record, tensor_module.record):
+            made.append(RECORD_CALLS[call](record, data, backend, inputs, vjps, raw))
     python, compiled = made
-    for name in ("requires_grad", "_parents", "_vjps", "_op", "_inputs", "_raw", "_saved"):
+    for name in ("grad", "requires_grad", "_parents", "_vjps", "_op", "_inputs", "_raw", "_saved", "_hooks"):
         assert getattr(compiled, name) == getattr(python, name), name
+        assert type(getattr(compiled, name)) is type(getattr(python, name)), name
     assert (compiled._trace is None) == (python._trace is None)
     assert compiled.data is python.data and compiled.backend is backend and type(compiled) is ag.Tensor
+
+
+def test_the_compiled_record_refuses_what_record_refuses():
+    for record in (tensor_module.python_record, tensor_module.record):
+        with pytest.raises(TypeError, match="unexpected keyword argument 'saved_output'"):
+            record("add", ag.tensor(1.0).data, ag.tensor(1.0).backend, (), (), saved_output=True)
+        with pytest.raises(TypeError):
+            record("add", ag.tensor(1.0).data)
+
+
+def test_a_new_tensor_starts_with_graph_fields_defaults():
+    """`GraphFields` (slots where the module is built) starts every tensor as the Python twin's
+    class defaults do; `data` and `backend` are unset until the maker sets them."""
+    fresh = ag.Tensor.__new__(ag.Tensor)
+    for name, default in vars(tensor_module._GraphFields).items():
+        if not name.startswith("__"):
+            assert getattr(fresh, name) == default and type(getattr(fresh, name)) is type(default), name
+    with pytest.raises(AttributeError):
+        fresh.data  # noqa: B018 - the read is the test
+    assert ag.Tensor.__mro__[1] is tensor_module.GraphFields
+    if COMPILED is not None:
+        assert tensor_module.GraphFields is COMPILED.graph_fields(tensor_module.NOTHING_SAVED)
+        assert not hasattr(fresh, "__dict__") or "_parents" not in fresh.__dict__
 
 
 def test_nothing_is_leaked_step_after_step(backend, sweep):

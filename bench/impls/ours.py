@@ -101,8 +101,8 @@ _clusters: dict[int, tuple[backends.Backend, Any]] = {}  # workers -> (backend, 
 def cluster_backend(workers: int) -> backends.Backend:
     """The dask backend on a local cluster of `workers` single-threaded worker processes of
     `FULLBATCH_WORKER_MEMORY` each, started on first use and stopped at exit. The workers and
-    the scheduler are unpinned (a ``--threads 1`` bench pins this process to one core, and
-    children inherit it)."""
+    the scheduler are unpinned, every thread of them (a ``--threads 1`` bench pins this process
+    to one core, and children inherit it)."""
     if workers not in _clusters:
         from backends.dask import local_cluster
 
@@ -110,11 +110,19 @@ def cluster_backend(workers: int) -> backends.Backend:
         atexit.register(cluster.close)
         backend = backends.get("dask", cluster.scheduler_address)
         if hasattr(os, "sched_setaffinity"):
-            every_core = set(range(os.cpu_count() or 1))
-            backend.client.run(os.sched_setaffinity, 0, every_core)
-            backend.client.run_on_scheduler(os.sched_setaffinity, 0, every_core)
+            backend.client.run(unpin_every_thread)
+            backend.client.run_on_scheduler(unpin_every_thread)
         _clusters[workers] = backend, cluster
     return _clusters[workers][0]
+
+
+def unpin_every_thread() -> None:
+    """Let every thread of this process run on every core. ``sched_setaffinity(0, ...)`` moves
+    only the calling thread: a dask worker's threads started before it keep the pin."""
+    every_core = set(range(os.cpu_count() or 1))
+    threads = os.listdir("/proc/self/task") if os.path.isdir("/proc/self/task") else ["0"]
+    for thread in threads:
+        os.sched_setaffinity(int(thread), every_core)
 
 
 def close_clusters() -> None:
