@@ -108,6 +108,14 @@ class TorchBackend(Backend):
 
     def adam_update(self, param, grad, exp_avg, exp_avg_sq, *, step, lr, beta1, beta2, eps,
                     weight_decay, decoupled):
+        if _fusable(param, grad, exp_avg, exp_avg_sq) and isinstance(step, int):
+            # torch.optim's fused=True kernel: one pass instead of seven, ~10x faster on the CPU.
+            # It reads every operand as contiguous, so a strided gradient is copied first.
+            fused = torch._fused_adamw_ if decoupled else torch._fused_adam_
+            fused([param], [grad.contiguous()], [exp_avg], [exp_avg_sq], [],
+                  [torch.tensor(float(step), device=param.device)], lr=lr, beta1=beta1, beta2=beta2,
+                  weight_decay=weight_decay, eps=eps, amsgrad=False, maximize=False)
+            return param, exp_avg, exp_avg_sq
         # torch.optim.Adam's single-tensor path, in place.
         if weight_decay:
             if decoupled:
@@ -190,3 +198,11 @@ def create(device: str | None = None) -> Backend:
         build = "has no CUDA (a CPU build)" if torch.version.cuda is None else "sees no CUDA GPU"
         raise RuntimeError(f"device {device!r}: this torch {torch.__version__} {build}; use AUTOGRAD_DEVICE=cpu")
     return TorchBackend(_Namespace(), torch.Tensor, target)
+
+
+def _fusable(param, grad, exp_avg, exp_avg_sq) -> bool:
+    """Whether torch's fused Adam kernel takes these: real floating point of one dtype and
+    device, the updated tensors contiguous."""
+    return (param.is_floating_point()
+            and all(t.dtype == param.dtype and t.device == param.device for t in (grad, exp_avg, exp_avg_sq))
+            and all(t.is_contiguous() for t in (param, exp_avg, exp_avg_sq)))

@@ -249,6 +249,24 @@ def test_adam_update_matches_the_portable_default(backend):
             assert_close(backend.to_numpy(f), backend.to_numpy(p), rtol=1e-14, atol=1e-16)
 
 
+def test_adam_update_takes_a_strided_gradient(backend):
+    """A transposed gradient (a strided view where the library has views) updates as its
+    contiguous copy does: a fused kernel that read it as contiguous would scramble it."""
+    rng = np.random.default_rng(2)
+    param, exp_avg = rng.standard_normal((2, 3, 4))
+    exp_avg_sq, grad_t = np.abs(rng.standard_normal((3, 4))), rng.standard_normal((4, 3))
+    settings = dict(step=2, lr=1e-2, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.1, decoupled=True)
+    f64 = backend.dtype("float64")
+    strided = backend.xp.matrix_transpose(backend.asarray(grad_t, f64))
+    p, m, v = (backend.asarray(a, f64) for a in (param, exp_avg, exp_avg_sq))
+    strided_result = backend.adam_update(p, strided, m, v, **settings)
+    p, m, v = (backend.asarray(a, f64) for a in (param, exp_avg, exp_avg_sq))
+    contiguous = backend.asarray(np.ascontiguousarray(grad_t.T), f64)
+    results = [strided_result, backend.adam_update(p, contiguous, m, v, **settings)]
+    for got, expected in zip(*results):
+        assert_close(backend.to_numpy(got), backend.to_numpy(expected), rtol=0, atol=0)
+
+
 def test_erf_matches_the_portable_series(backend):
     x = np.linspace(-7, 7, 281)
     fast = backend.to_numpy(backend.erf(backend.asarray(x, backend.dtype("float64"))))
