@@ -49,11 +49,13 @@ from autograd_core.manipulation import *  # noqa: F403
 from autograd_core.normalization import _batch_norm_backward, _layer_norm_backward
 from autograd_core.ops import (
     _basic_index,
+    _cross_entropy_backward,
     _gelu_backward,
     _index_add,
     _map_batch_chunks,
     _relu_backward,
     _scatter,
+    _tanh_backward,
     _to_backend,
     abs,
     add,

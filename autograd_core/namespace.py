@@ -57,6 +57,12 @@ class RawNamespace:
     def _relu_backward(self, grad: Any, out: Any) -> Any:
         return self.backend.relu_backward(grad, out)
 
+    def _tanh_backward(self, grad: Any, out: Any) -> Any:
+        return self.backend.tanh_backward(grad, out)
+
+    def _cross_entropy_backward(self, row_grad: Any, logits: Any, target: Any, classes: Any) -> Any:
+        return self.backend.cross_entropy_backward(row_grad, logits, target, classes)
+
     def _gelu_backward(self, grad: Any, x: Any, approximate: str) -> Any:
         return self.backend.gelu_backward(grad, x, approximate)
 

@@ -272,7 +272,7 @@ exp = unary_op("exp", lambda ns, d: ns.exp(d), lambda ns, g, out, x: g * out, "o
 log = unary_op("log", lambda ns, d: ns.log(d), lambda ns, g, out, x: g / x)
 log1p = unary_op("log1p", lambda ns, d: ns.log1p(d), lambda ns, g, out, x: g / (1 + x))
 sqrt = unary_op("sqrt", lambda ns, d: ns.sqrt(d), lambda ns, g, out, x: g / (2 * out), "output")
-tanh = unary_op("tanh", lambda ns, d: ns.tanh(d), lambda ns, g, out, x: g * (1 - out * out), "output")
+tanh = unary_op("tanh", lambda ns, d: ns.tanh(d), lambda ns, g, out, x: ns._tanh_backward(g, out), "output")
 sigmoid = unary_op("sigmoid", _sigmoid, lambda ns, g, out, x: g * out * (1 - out), "output")
 # the output is positive exactly where the input is, so the mask comes from it
 relu = unary_op("relu", lambda ns, d: ns._relu(d), lambda ns, g, out, x: ns._relu_backward(g, out), "output")
@@ -281,6 +281,16 @@ relu = unary_op("relu", lambda ns, d: ns._relu(d), lambda ns, g, out, x: ns._rel
 def _relu_backward(grad: Tensor, out: Tensor) -> Tensor:
     """relu's VJP on tensors (the raw twin is the backend's kernel): `grad` where `out` > 0."""
     return where(out > 0, grad, 0.0)
+def _tanh_backward(grad: Tensor, out: Tensor) -> Tensor:
+    """tanh's VJP on tensors (the raw twin is the backend's kernel)."""
+    return grad * (1 - out * out)
+
+
+def _cross_entropy_backward(row_grad: Tensor, logits: Tensor, target: Tensor, classes: Tensor) -> Tensor:
+    """The fused cross-entropy's VJP on tensors (the raw twin is the backend's kernel)."""
+    return backends.base.softmax_minus_one_hot(ag, logits, target, classes) * row_grad[..., None]
+
+
 def _gelu_backward(grad: Tensor, x: Tensor, approximate: str) -> Tensor:
     """GELU's VJP on tensors (the raw twin is the backend's kernel), differentiable again."""
     return grad * backends.base.gelu_slope(ag, ag.erf, x, approximate)
@@ -774,7 +784,7 @@ def take(x: Tensor, indices: Any, /, axis: int | None = None) -> Tensor:
 
 def _take_checked(x: Tensor, index: Any, axis: int) -> Tensor:
     """`take` of the 1-D raw `index`, already checked to lie in [0, n)."""
-    return record("take", x.backend.xp.take(x.data, index, axis=axis), x.backend, (x,),
+    return record("take", x.backend.take_rows(x.data, index, axis), x.backend, (x,),
                   (lambda ns, g, out, x: ns._index_add(g, x.shape, axis, index),), saved=())
 
 
@@ -798,10 +808,10 @@ def _index_array(indices: Any, backend: backends.Backend) -> Any:
 def _check_bounds(backend: backends.Backend, index: Any, n: int) -> None:
     """Out-of-range indices raise, on every backend (jax would clamp them silently); inside a
     compiled trace the values are unknown and cannot be checked."""
-    xp = backend.xp
-    checkable = index.shape and math.prod(index.shape) and not backend.is_traced(index)
-    if checkable and (int(xp.max(index)) >= n or int(xp.min(index)) < -n):
-        raise IndexError(f"index out of range for an axis of size {n}")
+    if index.shape and math.prod(index.shape) and not backend.is_traced(index):
+        low, high = backend.value_range(index)
+        if low < -n or high >= n:
+            raise IndexError(f"index out of range for an axis of size {n}")
 
 
 def _is_array_key(k: Any) -> bool:

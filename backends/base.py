@@ -178,6 +178,16 @@ class Backend:
         return np.dtype(self.dtype_name(dtype))
 
     # --- kernels the standard lacks --------------------------------------------------------
+    def value_range(self, x: Any) -> tuple[int, int]:
+        """The smallest and the largest value of the non-empty integer array `x`, as ints
+        (the bounds checks of indices and class targets)."""
+        return int(self.xp.min(x)), int(self.xp.max(x))
+
+    def take_rows(self, x: Any, index: Any, axis: int) -> Any:
+        """`take` along `axis` of a 1-D `index` whose values are already known to lie in [0, n):
+        no wrapping of negative ones."""
+        return self.xp.take(x, index, axis=axis)
+
     def index_add(self, shape: tuple[int, ...], axis: int, index: Any, values: Any) -> Any:
         """Zeros of `shape` with `values` added at `index` along `axis`, summing repeats.
 
@@ -228,6 +238,10 @@ class Backend:
     def relu_backward(self, grad: Any, out: Any) -> Any:
         """`grad` where relu's output `out` is positive, else 0."""
         return self.xp.where(out > 0, grad, 0.0)
+
+    def tanh_backward(self, grad: Any, out: Any) -> Any:
+        """`grad` times tanh's derivative, from its output `out`: ``grad * (1 - out**2)``."""
+        return grad * (1 - out * out)
 
     def gelu(self, x: Any, approximate: str) -> Any:
         """GELU, ``x * Phi(x)`` ("none") or its tanh approximation ("tanh"), as PyTorch's."""
@@ -302,6 +316,12 @@ class Backend:
         shift = xp.max(logits, axis=1, keepdims=True)
         lse = xp.log(xp.sum(xp.exp(logits - shift), axis=1, keepdims=True)) + shift
         return xp.reshape(lse - xp.take_along_axis(logits, xp.expand_dims(target, axis=1), axis=1), (-1,))
+
+    def cross_entropy_backward(self, row_grad: Any, logits: Any, target: Any, classes: Any) -> Any:
+        """The gradient of `cross_entropy_rows` for `logits` (n, C), given each row's gradient
+        `row_grad` (n,), or one for every row (0-d): ``(softmax(logits) - one_hot(target)) * row_grad``.
+        `classes` is ``arange(C)`` on the logits' device, for the one-hot."""
+        return softmax_minus_one_hot(self.xp, logits, target, classes) * row_grad[..., None]
 
     def erf(self, x: Any) -> Any:
         """The error function, from its everywhere-convergent series of positive terms.
@@ -614,6 +634,14 @@ def pool_output_size(size: int, kernel: int, stride: int, padding: int, dilation
 # GELU's formulas, once for the portable kernels and for their differentiable twin in
 # autograd_core: `xp` answers exp and tanh, `erf` is the error function of the same arrays.
 _TANH_SCALE, _CUBIC = math.sqrt(2 / math.pi), 0.044715
+
+
+def softmax_minus_one_hot(xp: Any, logits: Any, target: Any, classes: Any) -> Any:
+    """``softmax(logits) - one_hot(target)`` over axis 1 of (n, C) `logits`, for class indices
+    `target` (n,) and ``classes = arange(C)``; `xp` is a namespace (autograd_core for tensors)."""
+    e = xp.exp(logits - xp.max(logits, axis=1, keepdims=True))
+    p = e / xp.sum(e, axis=1, keepdims=True)
+    return xp.where(classes == xp.expand_dims(target, axis=1), p - 1, p)
 
 
 def gelu_value(xp: Any, erf: Callable[[Any], Any], x: Any, approximate: str) -> Any:

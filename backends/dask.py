@@ -155,6 +155,10 @@ class DaskBackend(Backend):
         self.client = self.cluster = None
 
     # --- kernels -----------------------------------------------------------------------------------
+    def value_range(self, x: Any) -> tuple[int, int]:
+        low, high = self._compute(xp.min(x), xp.max(x))  # one pass over the chunks, not two
+        return int(low), int(high)
+
     def index_add(self, shape: tuple[int, ...], axis: int, index: Any, values: Any) -> da.Array:
         """Scatter-add, chunk by chunk: each chunk of `values` (rows along `axis`) is added into
         zeros of `shape` by numpy's ``add.at`` on a worker, and the partial sums are added by

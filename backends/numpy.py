@@ -33,6 +33,24 @@ class NumpyBackend(Backend):
     def relu_backward(self, grad, out):
         return grad * (out > 0)  # about 3x faster than np.where
 
+    # The fused cross-entropy in place on numpy's own methods: array-api-compat's wrappers and
+    # take_along_axis cost more than the arithmetic on a small batch.
+    def cross_entropy_rows(self, logits, target):
+        shift = logits.max(axis=1, keepdims=True)
+        exp = np.exp(logits - shift)
+        lse = np.log(exp.sum(axis=1)) + shift[:, 0]
+        return lse - logits[np.arange(len(target)), target]
+
+    def cross_entropy_backward(self, row_grad, logits, target, classes):
+        grad = np.exp(logits - logits.max(axis=1, keepdims=True))
+        grad /= grad.sum(axis=1, keepdims=True)
+        grad[np.arange(len(target)), target] -= 1
+        grad *= row_grad[..., None]
+        return grad
+
+    def value_range(self, x):
+        return int(x.min()), int(x.max())
+
     def owns_memory(self, x):
         return x.base is None and x.flags.writeable
 

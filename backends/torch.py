@@ -42,6 +42,13 @@ class TorchBackend(Backend):
     def owns_memory(self, x):
         return x._base is None and not x.requires_grad
 
+    def value_range(self, x):
+        low, high = torch.aminmax(x)  # one pass, not two
+        return int(low), int(high)
+
+    def take_rows(self, x, index, axis):
+        return torch.index_select(x, axis, index)  # array-api-compat's take wraps negative indices first
+
     def index_add(self, shape, axis, index, values):
         out = torch.zeros(shape, dtype=values.dtype, device=values.device)
         return out.index_add_(axis, index, values)
@@ -62,6 +69,11 @@ class TorchBackend(Backend):
 
     def relu_backward(self, grad, out):
         return torch.ops.aten.threshold_backward(grad, out, 0)  # several times faster than where()
+
+    def tanh_backward(self, grad, out):
+        if out.is_complex():  # the engine conjugates `out` for complex values; torch's kernel would again
+            return super().tanh_backward(grad, out)
+        return torch.ops.aten.tanh_backward(grad, out)
 
     def gelu(self, x, approximate):
         return torch.nn.functional.gelu(x, approximate=approximate)
@@ -102,6 +114,13 @@ class TorchBackend(Backend):
 
     def cross_entropy_rows(self, logits, target):
         return torch.nn.functional.cross_entropy(logits, target, reduction="none")
+
+    def cross_entropy_backward(self, row_grad, logits, target, classes):
+        # torch's cross_entropy backward: nll_loss's, then log_softmax's
+        log_p = torch.log_softmax(logits, 1)
+        g_log_p = torch.ops.aten.nll_loss_backward(row_grad.expand(target.shape), log_p, target, None, 0, -100,
+                                                   row_grad.new_ones(()))
+        return torch.ops.aten._log_softmax_backward_data(g_log_p, log_p, 1, log_p.dtype)
 
     def erf(self, x):
         return torch.special.erf(x)

@@ -301,13 +301,19 @@ def _class_targets(input: Tensor, target: Any, ignore_index: int, caller: str) -
         valid = t != ignore_index
         return xp.where(valid, t, 0), valid
     can_ignore = 0 <= ignore_index < classes
-    if not math.prod(t.shape) or not can_ignore and int(xp.min(t)) >= 0 and int(xp.max(t)) < classes:
+    if not math.prod(t.shape) or not can_ignore and _in_range(input.backend, t, classes):
         return t, None  # the common case: every target is a class, none is ignored
     valid = t != ignore_index
     safe = xp.where(valid, t, 0)
-    if int(xp.min(safe)) < 0 or int(xp.max(safe)) >= classes:
+    if not _in_range(input.backend, safe, classes):
         raise IndexError(f"{caller}: target values must be in [0, {classes}) or equal ignore_index ({ignore_index})")
     return safe, valid
+
+
+def _in_range(backend: Any, index: Any, n: int) -> bool:
+    """Whether every value of the non-empty integer array `index` lies in [0, n)."""
+    low, high = backend.value_range(index)
+    return low >= 0 and high < n
 
 
 def _class_weight(input: Tensor, weight: Any, caller: str) -> Tensor:  # noqa: A002
@@ -436,12 +442,10 @@ def _cross_entropy_grad(ns: Any, g: Any, out: Any, logits: Any, target: Any, cla
                         scale: Any) -> Any:
     """d(loss)/d(logits) = (softmax(logits) - one_hot(target)) times the rows' gradient (g per
     row, or g / scale for every row of a reduced loss), zero for the rows ignored."""
-    e = ns.exp(logits - ns.max(logits, axis=1, keepdims=True))
-    p = e / ns.sum(e, axis=1, keepdims=True)
-    row_grad = ns.expand_dims(g if scale is None else ns.broadcast_to(g / scale, target.shape), axis=1)
+    row_grad = g if scale is None else g / scale
     if valid is not None:
-        row_grad = ns.where(ns.expand_dims(valid, axis=1), row_grad, 0.0)
-    return ns.where(classes == ns.expand_dims(target, axis=1), p - 1, p) * row_grad
+        row_grad = ns.where(valid, row_grad, 0.0)
+    return ns._cross_entropy_backward(row_grad, logits, target, classes)
 
 
 _CROSS_ENTROPY_VJPS = (_cross_entropy_grad, None, None, None, None)
@@ -617,8 +621,8 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         if not checkable:
             raise ValueError("one_hot: cannot infer the number of classes from an empty (or traced) tensor; pass "
                              "num_classes")
-        num_classes = int(xp.max(data)) + 1
-    if checkable and (int(xp.min(data)) < 0 or int(xp.max(data)) >= num_classes):
+        num_classes = backend.value_range(data)[1] + 1
+    if checkable and not _in_range(backend, data, num_classes):
         raise IndexError(f"one_hot: class values must lie in [0, num_classes={num_classes})")
     classes = xp.arange(num_classes, dtype=int64, device=backend.device)
     return Tensor._wrap(xp.astype(xp.expand_dims(data, axis=-1) == classes, int64), backend)
@@ -663,7 +667,7 @@ def embedding(input: Any, weight: Tensor) -> Tensor:  # noqa: A002
         raise RuntimeError(f"embedding: the indices are on {index.backend}, the weight on {backend}; move the "
                            f"indices with .to({backend.name!r})")
     if math.prod(index.shape) and not backend.is_traced(index.data):
-        low, high = int(backend.xp.min(index.data)), int(backend.xp.max(index.data))
+        low, high = backend.value_range(index.data)
         if low < 0 or high >= rows:
             wrong = f"{low} is negative" if low < 0 else f"{high} is past the end"
             raise IndexError(f"embedding: index {wrong}; indices must lie in [0, {rows})")

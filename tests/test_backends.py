@@ -311,6 +311,51 @@ def test_cross_entropy_rows_matches_the_portable_default(float64_backend):
     np.testing.assert_allclose(fast, portable, rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cross_entropy_backward_matches_the_portable_default(backend, dtype):
+    """(softmax - one_hot) times each row's gradient, for logits large enough that an
+    unshifted softmax would overflow; a row whose gradient is 0 (an ignored target) gets 0."""
+    if dtype == "float64" and not backend.supports_float64:
+        pytest.skip(f"{backend.name} has no float64 here")
+    rng = np.random.default_rng(4)
+    logits = backend.asarray(rng.standard_normal((5, 7)) * 60, backend.dtype(dtype))
+    row_grad = backend.asarray(np.array([0.5, -2.0, 0.0, 1.0, 3.0]), backend.dtype(dtype))
+    target = backend.asarray(np.array([0, 6, 2, 2, 4]), backend.dtype("int64"))
+    classes = backend.xp.arange(7, dtype=backend.dtype("int64"), device=backend.device)
+    fast = backend.cross_entropy_backward(row_grad, logits, target, classes)
+    assert backend.dtype_name(fast.dtype) == dtype
+    fast, portable = (backend.to_numpy(g) for g in (
+        fast, Backend.cross_entropy_backward(backend, row_grad, logits, target, classes)))
+    tolerance = {"rtol": 1e-5, "atol": 1e-6} if dtype == "float32" else {"rtol": 1e-13, "atol": 1e-15}
+    assert_close(fast, portable, **tolerance)
+    assert not fast[2].any() and np.all(np.isfinite(fast))
+    assert_close(fast.sum(axis=1), np.zeros(5), atol=1e-5)  # softmax and one-hot each sum to 1
+    every_row = backend.asarray(np.array(0.25), backend.dtype(dtype))  # a mean's gradient: one for all rows
+    assert_close(backend.to_numpy(backend.cross_entropy_backward(every_row, logits, target, classes)),
+                 backend.to_numpy(Backend.cross_entropy_backward(
+                     backend, backend.xp.broadcast_to(every_row, (5,)), logits, target, classes)), **tolerance)
+
+
+def test_tanh_backward_matches_the_portable_default(backend):
+    rng = np.random.default_rng(5)
+    grad, out = (backend.asarray(a, backend.dtype("float32")) for a in (rng.standard_normal((3, 4)),
+                                                                        np.tanh(rng.standard_normal((3, 4)) * 2)))
+    assert_close(backend.to_numpy(backend.tanh_backward(grad, out)),
+                 backend.to_numpy(Backend.tanh_backward(backend, grad, out)), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("values", [[3, -7, 12, 0], [5], [-2, -2]])
+def test_value_range_and_take_rows_match_the_portable_defaults(backend, values):
+    index = backend.asarray(np.array(values), backend.dtype("int64"))
+    assert backend.value_range(index) == Backend.value_range(backend, index) == (min(values), max(values))
+    assert all(type(v) is int for v in backend.value_range(index))
+    x = backend.asarray(np.arange(20.0).reshape(4, 5), backend.dtype("float32"))
+    rows = backend.asarray(np.array([3, 0, 3]), backend.dtype("int64"))
+    for axis in (0, 1):
+        np.testing.assert_array_equal(backend.to_numpy(backend.take_rows(x, rows, axis)),
+                                      np.take(np.arange(20.0).reshape(4, 5), [3, 0, 3], axis=axis))
+
+
 def test_layer_norm_kernels_match_the_portable_defaults(float64_backend):
     backend, rng = float64_backend, np.random.default_rng(2)
     x, weight, bias, grad = (backend.asarray(rng.standard_normal(shape) * 3 + 1, backend.dtype("float64"))
