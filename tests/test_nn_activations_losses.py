@@ -277,6 +277,8 @@ GRADCHECKS = [  # (name, fn of the differentiated tensors, their values), clear 
      (LOGITS,)),
     ("ce_nd_ignored", lambda x: F.cross_entropy(x, constant([[[0, 2], [1, -100]], [[2, 2], [-100, 0]]])),
      (ND_LOGITS,)),
+    ("ce_none_ignored", lambda x: F.cross_entropy(x, constant([0, -100, 1, 3, 2]), reduction="none"), (LOGITS,)),
+    ("ce_sum", lambda x: F.cross_entropy(x, constant([0, 3, 1, 3, 2]), reduction="sum"), (LOGITS,)),
     ("nll_nd_weight", lambda x: F.nll_loss(x, constant([[[0, 2], [1, -100]], [[2, 2], [-100, 0]]]),
                                            constant([0.5, 2.0, 1.5]), reduction="sum"), (ND_LOGITS,)),
     ("bce_weight", lambda x, t: F.binary_cross_entropy(x, t, constant([0.5, 1.0, 2.0, 0.3])), (PROBS, OTHER_PROBS)),
@@ -296,8 +298,11 @@ def test_loss_gradcheck(float64_backend, fn, values):
 
 
 @pytest.mark.parametrize(("fn", "values"), [pytest.param(*c[1:], id=c[0]) for c in GRADCHECKS
-                                            if c[0] in ("ce_probs_weight_smoothing", "bce_weight")])
+                                            if c[0] in ("ce_probs_weight_smoothing", "ce_nd_ignored", "ce_none_ignored",
+                                                        "ce_sum", "bce_weight")])
 def test_loss_gradgradcheck(float64_backend, fn, values):
+    """Second derivatives, through the tensor twins of the backends' kernels (the fused
+    cross-entropy's among them) that a create_graph backward runs."""
     assert ag.gradgradcheck(fn, [leaf(v) for v in values])
 
 
