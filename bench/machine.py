@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-PROJECT_PACKAGES = ("autograd_core", "backends", "nn", "optim", "bench", "examples")
+PROJECT_PACKAGES = ("autograd_core", "backends", "nn", "optim", "bench", "examples", "example_support", "tools")
 DISTRIBUTIONS = ("autograd-core", "numpy", "torch", "jax", "jaxlib", "array-api-strict", "array-api-compat",
                  "cupy-cuda12x", "threadpoolctl", "matplotlib")
 
@@ -61,11 +61,12 @@ def blas_info() -> list[dict[str, Any]] | str:
 
 
 def git_commit() -> str | None:
-    """The checked-out commit of the project (with "+dirty" for local changes), if known."""
+    """The checked-out commit of the project (with "+dirty" for local changes outside results/), if known."""
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                                 text=True, timeout=5, check=True).stdout.strip()
-        status = ["git", "--no-optional-locks", "status", "--porcelain", "--untracked-files=no"]
+        # the reference runs themselves do not make the code dirty (a remake writes them one after another)
+        status = ["git", "--no-optional-locks", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!results"]
         dirty = subprocess.run(status, cwd=ROOT, capture_output=True, text=True, timeout=5).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None

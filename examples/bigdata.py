@@ -27,9 +27,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-if __package__ in (None, ""):  # run as a script: make the `examples` package importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import numpy as np
 
 import autograd_core as ag
@@ -46,7 +43,8 @@ from bench.synthetic import (
     tensors,
     train_step,
 )
-from examples import common
+from example_support import cli, plots, records
+from example_support.progress import Progress
 
 NAME = "bigdata"
 def rows_of(step: int, rows: int, batch_rows: int) -> slice:
@@ -77,7 +75,7 @@ def train(model: nn.Module, x: ag.Tensor, y: ag.Tensor, *, steps: int, lr: float
     process's resident memory after it."""
     opt = optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     record: dict[str, list[float]] = {"loss": [], "accuracy": [], "step_s": [], "rss_bytes": []}
-    bar = common.Progress(steps, f"{NAME} {x.shape[0]:,} rows", enabled=not quiet, lines=steps)
+    bar = Progress(steps, f"{NAME} {x.shape[0]:,} rows", enabled=not quiet, lines=steps)
     for step in range(steps):
         rows = rows_of(step, x.shape[0], batch_rows)
         start = time.perf_counter()
@@ -134,22 +132,22 @@ QUICK = {"rows": 200_000, "steps": 40}
 
 def _count(text: str) -> int:
     """A row count such as ``20_000_000`` (underscores allowed), at least 0."""
-    return common.natural_int(text.replace("_", ""))
+    return cli.natural_int(text.replace("_", ""))
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of this example."""
-    p = common.parser(NAME, __doc__, QUICK)
+    p = cli.parser(NAME, __doc__, QUICK)
     p.add_argument("--rows", type=_count, default=20_000_000, help="Training rows; 20M x 64 float32 is 5 GiB.")
-    p.add_argument("--features", type=common.positive_int, default=64, help="Inputs per row.")
-    p.add_argument("--steps", type=common.positive_int, default=20, help="AdamW steps.")
+    p.add_argument("--features", type=cli.positive_int, default=64, help="Inputs per row.")
+    p.add_argument("--steps", type=cli.positive_int, default=20, help="AdamW steps.")
     p.add_argument("--model", choices=MODELS, default="logistic",
                    help=f"Logistic regression, or an MLP features-{HIDDEN}-1 with a ReLU.")
-    p.add_argument("--lr", type=common.positive_float, default=0.1, help="AdamW learning rate.")
-    p.add_argument("--weight-decay", type=common.natural_float, default=0.01, help="AdamW weight decay.")
+    p.add_argument("--lr", type=cli.positive_float, default=0.1, help="AdamW learning rate.")
+    p.add_argument("--weight-decay", type=cli.natural_float, default=0.01, help="AdamW weight decay.")
     p.add_argument("--batch-rows", type=_count, default=0,
                    help="Rows per step, taken in order, wrapping around; 0 trains on every row (full batch).")
-    p.add_argument("--label-noise", type=common.probability, default=0.1,
+    p.add_argument("--label-noise", type=cli.probability, default=0.1,
                    help="Fraction of the labels flipped; the accuracy ceiling is 1 minus it.")
     p.add_argument("--chunk-rows", type=_count, default=250_000,
                    help="Rows per block of the data: the dask chunk, and part of the data's definition.")
@@ -161,12 +159,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def plot(record: dict[str, list[float]], ceiling: float, title: str, json_path: Path) -> Path:
     """The loss and the accuracy per step, the accuracy against the ceiling."""
-    fig, axes = common.figure(2)
-    common.plot_curve(axes[0], record["loss"], f"{title}: loss", ylabel="binary cross-entropy")
-    common.plot_curve(axes[1], record["accuracy"], f"{title}: accuracy", ylabel="training accuracy")
+    fig, axes = plots.figure(2)
+    plots.plot_curve(axes[0], record["loss"], f"{title}: loss", ylabel="binary cross-entropy")
+    plots.plot_curve(axes[1], record["accuracy"], f"{title}: accuracy", ylabel="training accuracy")
     axes[1].axhline(ceiling, color="gray", ls="--", lw=1, label=f"ceiling {ceiling:.2f}")
     axes[1].legend()
-    return common.save_figure(fig, json_path)
+    return plots.save_figure(fig, json_path)
 
 
 def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
@@ -176,12 +174,12 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     cluster = cluster_facts(backend)
     dashboard = cluster["dashboard"] or ("none: the scheduler serves none (pip install bokeh)" if cluster["scheduler"]
                                          else "none: no distributed scheduler")
-    common.log(f"{backend!r}: scheduler {cluster['scheduler']}, {cluster['workers']} workers; dashboard: {dashboard}",
+    records.log(f"{backend!r}: scheduler {cluster['scheduler']}, {cluster['workers']} workers; dashboard: {dashboard}",
                args.quiet)
     data = SyntheticSet(args.rows, args.features, args.seed, args.label_noise, args.chunk_rows)
     test = SyntheticSet(args.test_rows, args.features, args.seed, args.label_noise, args.chunk_rows, stream=1)
     x, y = tensors(data, args.persist)
-    common.log(f"{data.rows:,} rows x {data.features} features ({data.nbytes / 2**30:.2f} GiB) in "
+    records.log(f"{data.rows:,} rows x {data.features} features ({data.nbytes / 2**30:.2f} GiB) in "
                f"{len(data.chunks())} blocks; {args.model}, accuracy ceiling {data.ceiling:.3f}", args.quiet)
     model = build_model(args.model, args.features, seed=args.seed)
     record = train(model, x, y, steps=args.steps, lr=args.lr, weight_decay=args.weight_decay,
@@ -204,10 +202,10 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
         "losses": record["loss"], "accuracies": record["accuracy"], "step_seconds": record["step_s"],
         "client_rss_bytes": record["rss_bytes"],
     }
-    out = common.output_path(args, NAME)
-    plot(record, data.ceiling, f"{args.model}, {data.rows:,} rows", out)
-    common.write_results(out, results, common.command_line(NAME, argv), wall)
-    common.log(f"final loss {results['final_loss']:.4f}, train accuracy {results['final_train_accuracy']:.4f}, "
+    out = records.output_path(args, NAME)
+    plots.draw(plot, record, data.ceiling, f"{args.model}, {data.rows:,} rows", out)
+    records.write_results(out, results, records.command_line(NAME, argv), wall)
+    records.log(f"final loss {results['final_loss']:.4f}, train accuracy {results['final_train_accuracy']:.4f}, "
                f"test accuracy {test_accuracy:.4f} (ceiling {data.ceiling:.3f}); "
                f"{results['rows_per_s']:,.0f} rows/s; client peak RSS "
                f"{results['client_peak_rss_bytes'] / 2**20:.0f} MiB; {wall:.0f} s; wrote {out}", args.quiet)
@@ -216,7 +214,7 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
 
 def main(argv: Sequence[str] | None = None) -> dict:
     """Train from the command line `argv`; returns what it wrote to the JSON."""
-    return common.main(build_parser(), run, argv)
+    return cli.main(build_parser(), run, argv)
 
 
 if __name__ == "__main__":

@@ -13,15 +13,8 @@ Each run writes its JSON record and PNG to runs/ under the current folder (see -
 from __future__ import annotations
 
 import argparse
-import math
-import sys
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-
-if __package__ in (None, ""):  # run as a script: make the `examples` package importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -30,61 +23,25 @@ import backends
 import nn
 import nn.functional as F
 import optim
-from examples import common
-from examples.data import load_shakespeare
+from example_support import cli, plots, records
+from example_support.characters import (
+    Corpus,
+    add_sample_arguments,
+    baselines,
+    decay_last_quarter,
+    load_corpus,
+    log_summary,
+    plot,
+)
+from example_support.progress import Progress
 
 NAME = "char"
 QUICK = {"steps": 1000, "eval_every": 250, "eval_subset": 4096, "sample_length": 200}
-VAL_FRACTION = 0.1  # the last 10% of the text
-
-
-@dataclass(frozen=True)
-class Corpus:
-    """The text as integer codes, split into a training head and a validation tail."""
-
-    chars: str  # the vocabulary, sorted; code i is chars[i]
-    train: np.ndarray
-    val: np.ndarray
-
-    def decode(self, codes: Sequence[int]) -> str:
-        return "".join(self.chars[int(c)] for c in codes)
-
-    def encode(self, text: str) -> np.ndarray:
-        index = {c: i for i, c in enumerate(self.chars)}
-        return np.array([index[c] for c in text], dtype=np.int64)
-
-
-def load_corpus(val_fraction: float = VAL_FRACTION) -> Corpus:
-    """Tiny Shakespeare encoded over its 65 characters; the last `val_fraction` is validation."""
-    text = load_shakespeare()
-    chars = "".join(sorted(set(text)))
-    codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-    lookup = np.zeros(256, dtype=np.int64)
-    lookup[np.frombuffer(chars.encode("ascii"), dtype=np.uint8)] = np.arange(len(chars))
-    data = lookup[codes]
-    cut = int(len(data) * (1 - val_fraction))
-    return Corpus(chars, data[:cut], data[cut:])
 
 
 def windows(data: np.ndarray, positions: np.ndarray, context: int) -> tuple[np.ndarray, np.ndarray]:
     """Contexts ``data[p : p + context]`` and the next characters ``data[p + context]``."""
     return data[positions[:, None] + np.arange(context)], data[positions + context]
-
-
-# --- baselines ---------------------------------------------------------------------------------
-def baselines(corpus: Corpus, context: int) -> dict[str, float]:
-    """Nats per character on the validation targets (the characters from `context` on, the
-    ones the model predicts) of: a uniform guess, the training unigram frequencies and the
-    training bigram model, both with add-one smoothing."""
-    v = len(corpus.chars)
-    targets, previous = corpus.val[context:], corpus.val[context - 1 : -1]
-    unigram = np.bincount(corpus.train, minlength=v) + 1.0
-    unigram /= unigram.sum()
-    bigram = np.ones((v, v))
-    np.add.at(bigram, (corpus.train[:-1], corpus.train[1:]), 1.0)
-    bigram /= bigram.sum(axis=1, keepdims=True)
-    return {"uniform": math.log(v), "unigram": float(-np.mean(np.log(unigram[targets]))),
-            "bigram": float(-np.mean(np.log(bigram[previous, targets])))}
 
 
 # --- the model -------------------------------------------------------------------------------
@@ -101,12 +58,6 @@ class CharModel(nn.Module):
     def forward(self, codes: ag.Tensor) -> ag.Tensor:
         """Logits (batch, vocab) of the next character after each context row of `codes`."""
         return self.net(ag.flatten(self.embed(codes), 1))
-
-
-def decay_last_quarter(steps: int) -> Callable[[int], float]:
-    """The learning-rate factor: 1, then linear towards 0 over the last quarter of `steps`."""
-    start = int(steps * 0.75)
-    return lambda step: 1.0 if step < start else max(steps - step, 0) / (steps - start)
 
 
 def evaluate(model: CharModel, data: np.ndarray, positions: np.ndarray, batch_size: int = 256) -> float:
@@ -144,7 +95,7 @@ def train_char(corpus: Corpus, *, steps: int = 6000, batch_size: int = 256, lr: 
     schedule = optim.lr_scheduler.LambdaLR(opt, decay_last_quarter(steps))
     rng = np.random.default_rng(seed)
     record: dict = {"model": model, "train_curve": [], "val_curve": [], "lr_curve": []}
-    bar = common.Progress(steps, NAME, enabled=not quiet)
+    bar = Progress(steps, NAME, enabled=not quiet)
     window: list[float] = []
     for step in range(1, steps + 1):
         x, y = windows(corpus.train, rng.integers(0, len(corpus.train) - context, batch_size), context)
@@ -165,46 +116,24 @@ def train_char(corpus: Corpus, *, steps: int = 6000, batch_size: int = 256, lr: 
     return record
 
 
-def plot(results: dict, json_path: Path) -> Path:
-    """Training and validation nats per character against the baselines."""
-    fig, (ax,) = common.figure(1, width=9)
-    for key, label in (("train_curve", "training batches"), ("val_curve", "validation subset")):
-        if results[key]:
-            steps, nats = zip(*results[key])
-            ax.plot(steps, nats, "o-", ms=3, label=label)
-    ax.axhline(results["val_nats"], color="k", lw=1, label=f"final validation {results['val_nats']:.3f}")
-    for (name, value), style in zip(results["baselines"].items(), (":", "--", "-.")):
-        ax.axhline(value, color="gray", ls=style, lw=1, label=f"{name} {value:.3f}")
-    ax.set(title=f"character model ({results['backend']})", xlabel="step", ylabel="nats per character")
-    return common.save_curve_figure(fig, ax, json_path)
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The command line of this example."""
-    p = common.parser(NAME, __doc__, QUICK)
-    p.add_argument("--steps", type=common.positive_int, default=6000, help="AdamW steps.")
-    p.add_argument("--batch-size", type=common.positive_int, default=256,
+    p = cli.parser(NAME, __doc__, QUICK)
+    p.add_argument("--steps", type=cli.positive_int, default=6000, help="AdamW steps.")
+    p.add_argument("--batch-size", type=cli.positive_int, default=256,
                    help="Contexts per step (and per batch of the evaluation).")
-    p.add_argument("--lr", type=common.positive_float, default=3e-3, help="AdamW peak learning rate.")
-    p.add_argument("--weight-decay", type=common.natural_float, default=0.01, help="AdamW (decoupled) weight decay.")
-    p.add_argument("--context", type=common.positive_int, default=16,
+    p.add_argument("--lr", type=cli.positive_float, default=3e-3, help="AdamW peak learning rate.")
+    p.add_argument("--weight-decay", type=cli.natural_float, default=0.01, help="AdamW (decoupled) weight decay.")
+    p.add_argument("--context", type=cli.positive_int, default=16,
                    help="Characters of context the model sees before the one it predicts.")
-    p.add_argument("--eval-every", type=common.positive_int, default=500, help="Steps between validation checks.")
-    p.add_argument("--eval-subset", type=common.positive_int, default=10_000,
+    p.add_argument("--eval-every", type=cli.positive_int, default=500, help="Steps between validation checks.")
+    p.add_argument("--eval-subset", type=cli.positive_int, default=10_000,
                    help="Validation positions scored by the checks during training; the final score uses all.")
-    p.add_argument("--eval-limit", type=common.positive_int, default=None,
+    p.add_argument("--eval-limit", type=cli.positive_int, default=None,
                    help="Score the final model on the first EVAL_LIMIT validation positions only. Without it, on "
                         "all of them.")
     add_sample_arguments(p)
     return p
-
-
-def add_sample_arguments(p: argparse.ArgumentParser) -> None:
-    """The flags of the text sample the character examples write."""
-    p.add_argument("--sample-length", type=common.natural_int, default=500,
-                   help="Characters of the sample written after training (0: no sample).")
-    p.add_argument("--temperature", type=common.positive_float, default=0.8,
-                   help="Sampling temperature: below 1 favours the likelier characters.")
 
 
 def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
@@ -231,24 +160,16 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
         "temperature": args.temperature, "sample_prompt": prompt, "sample": text,
         "train_time_s": round(train_time, 3),
     }
-    out = common.output_path(args, NAME)
-    plot(results, out)
-    common.write_results(out, results, common.command_line(NAME, argv), time.perf_counter() - start)
+    out = records.output_path(args, NAME)
+    plots.draw(plot, results, out)
+    records.write_results(out, results, records.command_line(NAME, argv), time.perf_counter() - start)
     log_summary(results, out, args.quiet)
     return results
 
 
-def log_summary(results: dict, out: Path, quiet: bool) -> None:
-    """The validation score against the baselines, where the record went, and the sample."""
-    b = results["baselines"]
-    common.log(f"validation {results['val_nats']:.3f} nats/char (uniform {b['uniform']:.3f}, unigram "
-               f"{b['unigram']:.3f}, bigram {b['bigram']:.3f}); wrote {out}\n--- sample (T={results['temperature']}) "
-               f"---\n{results['sample']}", quiet)
-
-
 def main(argv: Sequence[str] | None = None) -> dict:
     """Run the character model from the command line `argv`; returns what it wrote to the JSON."""
-    return common.main(build_parser(), run, argv)
+    return cli.main(build_parser(), run, argv)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ validation split (the last 10% of the text, as in examples/char.py) cut into con
 noise. With --torch-twin (float64) a PyTorch copy of the model starts from the same weights,
 sees the same batches and the same schedule, and the largest loss and weight differences are
 recorded. The wall time per iteration is compared with a PyTorch eager copy of the same model
-timed on the same machine right after training (--torch-timing-steps).
+timed on the same machine right after training (--torch-timing-steps; where torch is installed).
 
     AUTOGRAD_BACKEND=numpy python examples/gpt.py --threads 1
     AUTOGRAD_BACKEND=numpy python examples/gpt.py --dtype float64 --iters 50 --torch-twin
@@ -22,15 +22,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
-
-if __package__ in (None, ""):  # run as a script: make the `examples` package importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
@@ -40,8 +36,9 @@ import nn
 import nn.functional as F
 import optim
 from bench.gpt_model import GPTConfig, gpt
-from examples import char, common
-from examples.char import Corpus, load_corpus
+from example_support import cli, optional, plots, records
+from example_support.characters import Corpus, add_sample_arguments, load_corpus
+from example_support.progress import Progress
 
 NAME = "gpt"
 QUICK = {"iters": 200, "warmup": 20, "lr_decay_iters": 200, "eval_every": 100, "eval_blocks": 120,
@@ -157,7 +154,7 @@ def train_gpt(corpus: Corpus, config: GPTConfig, *, iters: int = 2000, batch_siz
     rng = np.random.default_rng(seed)
     record: dict = {"model": model, "compiled": compiled, "step_losses": [], "step_times": [], "train_curve": [],
                     "val_curve": [], "twin_loss_diffs": [], "twin_max_weight_diff": None}
-    bar = common.Progress(iters, NAME, enabled=not quiet)
+    bar = Progress(iters, NAME, enabled=not quiet)
     for it in range(1, iters + 1):
         x, y = batch(corpus.train, rng.integers(0, len(corpus.train) - config.block_size, batch_size),
                      config.block_size)
@@ -252,7 +249,7 @@ def torch_eager_step_times(config: GPTConfig, corpus: Corpus, steps: int, batch_
 # --- the command line ---------------------------------------------------------------------------
 def plot(results: dict, json_path: Path) -> Path:
     """Training and validation nats per character against nanoGPT's published 1.88."""
-    fig, (ax,) = common.figure(1, width=9)
+    fig, (ax,) = plots.figure(1, width=9)
     for key, label in (("train_curve", "training batches (mean since last point)"),
                        ("val_curve", "validation subset")):
         if results[key]:
@@ -262,29 +259,29 @@ def plot(results: dict, json_path: Path) -> Path:
     ax.axhline(NANOGPT_VAL_LOSS, color="gray", ls="--", lw=1, label=f"nanoGPT's CPU result {NANOGPT_VAL_LOSS}")
     ax.set(title=f"character GPT ({results['backend']}, {results['dtype']})", xlabel="iteration",
            ylabel="nats per character", ylim=(1.0, 4.5))
-    return common.save_curve_figure(fig, ax, json_path)
+    return plots.save_curve_figure(fig, ax, json_path)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of this example (defaults: nanoGPT's CPU recipe)."""
-    p = common.parser(NAME, __doc__, QUICK)
+    p = cli.parser(NAME, __doc__, QUICK)
     d = GPTConfig()
-    positive, natural, rate = common.positive_int, common.natural_int, common.positive_float
+    positive, natural, rate = cli.positive_int, cli.natural_int, cli.positive_float
     p.add_argument("--iters", type=positive, default=2000, help="Training iterations (AdamW steps).")
     p.add_argument("--batch-size", type=positive, default=12, help="Blocks per iteration.")
     p.add_argument("--block-size", type=positive, default=d.block_size, help="Characters per block (the context).")
     p.add_argument("--n-layer", type=positive, default=d.n_layer, help="Transformer blocks.")
     p.add_argument("--n-head", type=positive, default=d.n_head, help="Attention heads; they must divide --n-embd.")
     p.add_argument("--n-embd", type=positive, default=d.n_embd, help="Width of the embeddings.")
-    p.add_argument("--dropout", type=common.probability, default=d.dropout,
+    p.add_argument("--dropout", type=cli.probability, default=d.dropout,
                    help="Dropout probability; above 0 the step is not compiled.")
     p.add_argument("--bias", action="store_true", help="Give the linear and LayerNorm layers biases.")
     p.add_argument("--lr", type=rate, default=1e-3, help="AdamW peak learning rate.")
-    p.add_argument("--min-lr", type=common.natural_float, default=1e-4,
+    p.add_argument("--min-lr", type=cli.natural_float, default=1e-4,
                    help="Learning rate at the end of the cosine decay.")
     p.add_argument("--warmup", type=natural, default=100, help="Iterations of linear warm-up.")
     p.add_argument("--lr-decay-iters", type=positive, default=2000, help="Iteration where the cosine decay ends.")
-    p.add_argument("--weight-decay", type=common.natural_float, default=0.1,
+    p.add_argument("--weight-decay", type=cli.natural_float, default=0.1,
                    help="AdamW (decoupled) weight decay of the matrices.")
     p.add_argument("--dtype", choices=("float32", "float64"), default="float32",
                    help="Floating-point type of the weights.")
@@ -294,19 +291,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-limit", type=positive, default=None,
                    help="Score the final model on the first EVAL_LIMIT validation blocks only. Without it, on all "
                         "of them.")
-    char.add_sample_arguments(p)
+    add_sample_arguments(p)
     p.add_argument("--torch-twin", action="store_true",
                    help="Train a PyTorch copy from the same weights on the same batches, and record the largest "
                         "loss and weight differences.")
     p.add_argument("--torch-timing-steps", type=natural, default=50,
-                   help="Steps of a float32 PyTorch eager copy timed after training (0: no timing).")
+                   help="Steps of a float32 PyTorch eager copy timed after training (0, or torch not installed: "
+                        "no timing).")
     return p
 
 
 def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     """Run with the parsed `args` (`argv` is recorded as the command); returns what it wrote to the JSON."""
     if args.n_embd % args.n_head:
-        raise common.UsageError(f"--n-embd {args.n_embd} is not a multiple of --n-head {args.n_head}")
+        raise cli.UsageError(f"--n-embd {args.n_embd} is not a multiple of --n-head {args.n_head}")
+    if args.torch_twin:
+        optional.require("torch", "--torch-twin")
+    timed = args.torch_timing_steps > 0 and not optional.missing("torch", "no PyTorch eager timing")
     start = time.perf_counter()
     corpus = load_corpus()
     config = GPTConfig(args.block_size, len(corpus.chars), args.n_layer, args.n_head, args.n_embd, args.dropout,
@@ -342,29 +343,29 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
         results["twin_max_loss_diff"] = max(outcome["twin_loss_diffs"])
         results["twin_max_weight_diff"] = outcome["twin_max_weight_diff"]
         results["twin_val_nats"] = outcome["twin"].evaluate(corpus.val, final_starts, args.batch_size)
-    if args.torch_timing_steps:
+    if timed:
         theirs = np.array(torch_eager_step_times(config, corpus, args.torch_timing_steps + 1, args.batch_size,
                                                  args.lr, args.weight_decay, betas, max_norm, args.seed)[1:])
         results["torch_eager_ms_per_iter"] = {"min": 1e3 * float(theirs.min()),
                                               "median": 1e3 * float(np.median(theirs))}
         results["ratio_to_torch_eager_median"] = float(np.median(times) / np.median(theirs))
-    out = common.output_path(args, NAME if args.dtype == "float32" else f"{NAME}-{args.dtype}")
-    plot(results, out)
-    common.write_results(out, results, common.command_line(NAME, argv), time.perf_counter() - start)
+    out = records.output_path(args, NAME if args.dtype == "float32" else f"{NAME}-{args.dtype}")
+    plots.draw(plot, results, out)
+    records.write_results(out, results, records.command_line(NAME, argv), time.perf_counter() - start)
     line = f"validation {val_nats:.4f} nats/char (nanoGPT {NANOGPT_VAL_LOSS})"
     if args.torch_twin:
         line += (f"; twin: max |loss - loss_torch| {results['twin_max_loss_diff']:.2e}, max |w - w_torch| "
                  f"{results['twin_max_weight_diff']:.2e}, validation {results['twin_val_nats']:.4f}")
-    if args.torch_timing_steps:
+    if timed:
         line += (f"; {results['ms_per_iter']['median']:.1f} ms/iter, PyTorch eager "
                  f"{results['torch_eager_ms_per_iter']['median']:.1f} ms/iter")
-    common.log(f"{line}; wrote {out}\n--- sample (T={args.temperature}) ---\n{text}", args.quiet)
+    records.log(f"{line}; wrote {out}\n--- sample (T={args.temperature}) ---\n{text}", args.quiet)
     return results
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
     """Run the character GPT from the command line `argv`; returns what it wrote to the JSON."""
-    return common.main(build_parser(), run, argv)
+    return cli.main(build_parser(), run, argv)
 
 
 if __name__ == "__main__":

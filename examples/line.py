@@ -10,13 +10,9 @@ Each run writes its JSON record and PNG to runs/ under the current folder (see -
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-
-if __package__ in (None, ""):  # run as a script: make the `examples` package importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
@@ -25,7 +21,8 @@ import backends
 import nn
 import nn.functional as F
 import optim
-from examples import common
+from example_support import cli, plots, records
+from example_support.progress import Progress
 
 NAME = "line"
 QUICK = {"steps": 150}
@@ -43,28 +40,38 @@ def fit_line(steps: int = 300, lr: float = 0.1, n: int = 64, seed: int = 0, quie
     x, y = line_data(n, seed)
     model = nn.Linear(1, 1)
     opt = optim.SGD(model.parameters(), lr=lr)
-    losses = common.full_batch_training(model, opt, F.mse_loss, x, y, steps, NAME, quiet)
+    xt, yt = ag.tensor(x), ag.tensor(y)
+    losses = []
+    bar = Progress(steps, NAME, enabled=not quiet)
+    for _ in range(steps):  # full batch: every step sees all the points
+        opt.zero_grad()
+        loss = F.mse_loss(model(xt), yt)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        bar.update(loss=losses[-1])
+    bar.close()
     return {"w": model.weight.item(), "b": model.bias.item(), "losses": losses, "x": x, "y": y}
 
 
 def plot(fit: dict, json_path: Path) -> Path:
     """The points with the fitted line, and the loss curve."""
-    fig, (ax_fit, ax_loss) = common.figure(2)
+    fig, (ax_fit, ax_loss) = plots.figure(2)
     ax_fit.scatter(fit["x"][:, 0], fit["y"][:, 0], s=8, label="data: y = 2x + 1")
     grid = np.linspace(-1, 1, 2)
     ax_fit.plot(grid, fit["w"] * grid + fit["b"], color="C1", label=f"fit: y = {fit['w']:.4f}x + {fit['b']:.4f}")
     ax_fit.set(title="line fit", xlabel="x", ylabel="y")
     ax_fit.legend()
-    common.plot_curve(ax_loss, fit["losses"], "mean squared error", log_scale=True)
-    return common.save_figure(fig, json_path)
+    plots.plot_curve(ax_loss, fit["losses"], "mean squared error", log_scale=True)
+    return plots.save_figure(fig, json_path)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of this example."""
-    p = common.parser(NAME, __doc__, QUICK)
-    p.add_argument("--steps", type=common.positive_int, default=300, help="Full-batch SGD steps.")
-    p.add_argument("--lr", type=common.positive_float, default=0.1, help="SGD learning rate.")
-    p.add_argument("--points", type=common.positive_int, default=64, help="Number of points on the line.")
+    p = cli.parser(NAME, __doc__, QUICK)
+    p.add_argument("--steps", type=cli.positive_int, default=300, help="Full-batch SGD steps.")
+    p.add_argument("--lr", type=cli.positive_float, default=0.1, help="SGD learning rate.")
+    p.add_argument("--points", type=cli.positive_int, default=64, help="Number of points on the line.")
     return p
 
 
@@ -74,16 +81,16 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     fit = fit_line(args.steps, args.lr, args.points, args.seed, args.quiet)
     results = {"backend": backends.current().name, "steps": args.steps, "lr": args.lr,
                "w": fit["w"], "b": fit["b"], "final_loss": fit["losses"][-1], "losses": fit["losses"]}
-    out = common.output_path(args, NAME)
-    plot(fit, out)
-    common.write_results(out, results, common.command_line(NAME, argv), time.perf_counter() - start)
-    common.log(f"w = {fit['w']:.6f}, b = {fit['b']:.6f} (target 2, 1); wrote {out}", args.quiet)
+    out = records.output_path(args, NAME)
+    plots.draw(plot, fit, out)
+    records.write_results(out, results, records.command_line(NAME, argv), time.perf_counter() - start)
+    records.log(f"w = {fit['w']:.6f}, b = {fit['b']:.6f} (target 2, 1); wrote {out}", args.quiet)
     return results
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
     """Run the line fit from the command line `argv`; returns what it wrote to the JSON."""
-    return common.main(build_parser(), run, argv)
+    return cli.main(build_parser(), run, argv)
 
 
 if __name__ == "__main__":

@@ -15,13 +15,8 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
 from collections.abc import Iterator, Sequence
-from pathlib import Path
-
-if __package__ in (None, ""):  # run as a script: make the `examples` package importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
@@ -30,12 +25,22 @@ import backends
 import nn
 import nn.functional as F
 import optim
-from examples import char, common
+from example_support import cli, plots, records
+from example_support.characters import (
+    Corpus,
+    add_sample_arguments,
+    baselines,
+    decay_last_quarter,
+    load_corpus,
+    log_summary,
+    plot,
+)
+from example_support.progress import Progress
 
 NAME = "lstm_char"
 QUICK = {"steps": 100, "hidden": 128, "lr": 1e-2, "eval_every": 50, "eval_chars": 4096, "eval_limit": 16384,
          "sample_length": 200}
-SCORED_FROM = 16  # the first target scored: char.py's context, so both score the same characters
+SCORED_FROM = 16  # the first target scored: examples/char.py's context, so both score the same characters
 IGNORED = -100  # F.cross_entropy's default ignore_index
 
 
@@ -97,7 +102,7 @@ def evaluate(model: LSTMCharModel, data: np.ndarray, batch_streams: int = 64, bl
     return total / (len(data) - SCORED_FROM)
 
 
-def sample(model: LSTMCharModel, corpus: char.Corpus, prompt: str, length: int, temperature: float = 0.8) -> str:
+def sample(model: LSTMCharModel, corpus: Corpus, prompt: str, length: int, temperature: float = 0.8) -> str:
     """`length` characters drawn after `prompt` from softmax(logits / temperature), one step
     at a time with the state carried, using the host generator (seed with ``ag.manual_seed``)."""
     rng = backends.host_rng()
@@ -111,16 +116,16 @@ def sample(model: LSTMCharModel, corpus: char.Corpus, prompt: str, length: int, 
     return corpus.decode(codes)
 
 
-def train_lstm(corpus: char.Corpus, args: argparse.Namespace) -> dict:
+def train_lstm(corpus: Corpus, args: argparse.Namespace) -> dict:
     """Train the model with the settings in `args`; returns it, the mean training loss per
     `eval_every` steps and the validation curve on the first `eval_chars` validation characters."""
     ag.manual_seed(args.seed)
     model = LSTMCharModel(len(corpus.chars), args.embed, args.hidden, args.layers, args.dropout)
     opt = optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
-    schedule = optim.lr_scheduler.LambdaLR(opt, char.decay_last_quarter(args.steps))
+    schedule = optim.lr_scheduler.LambdaLR(opt, decay_last_quarter(args.steps))
     windows = training_windows(corpus.train, args.batch_size, args.block, np.random.default_rng(args.seed))
     record: dict = {"model": model, "train_curve": [], "val_curve": []}
-    bar = common.Progress(args.steps, NAME, enabled=not args.quiet)
+    bar = Progress(args.steps, NAME, enabled=not args.quiet)
     losses: list[float] = []
     state = None
     for step in range(1, args.steps + 1):
@@ -147,33 +152,33 @@ def train_lstm(corpus: char.Corpus, args: argparse.Namespace) -> dict:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of this example."""
-    p = common.parser(NAME, __doc__, QUICK)
-    positive = common.positive_int
+    p = cli.parser(NAME, __doc__, QUICK)
+    positive = cli.positive_int
     p.add_argument("--steps", type=positive, default=2000, help="AdamW steps, one window each.")
     p.add_argument("--batch-size", type=positive, default=32, help="Parallel streams of the training text.")
     p.add_argument("--block", type=positive, default=64, help="Characters per window of truncated backpropagation.")
     p.add_argument("--embed", type=positive, default=64, help="Width of the character embeddings.")
     p.add_argument("--hidden", type=positive, default=256, help="Width of the LSTM state.")
     p.add_argument("--layers", type=positive, default=2, help="Stacked LSTM layers.")
-    p.add_argument("--dropout", type=common.probability, default=0.0,
+    p.add_argument("--dropout", type=cli.probability, default=0.0,
                    help="Dropout probability between the LSTM layers.")
-    p.add_argument("--lr", type=common.positive_float, default=3e-3, help="AdamW peak learning rate.")
-    p.add_argument("--weight-decay", type=common.natural_float, default=0.01, help="AdamW (decoupled) weight decay.")
-    p.add_argument("--clip", type=common.positive_float, default=1.0, help="Largest gradient norm; larger is clipped.")
+    p.add_argument("--lr", type=cli.positive_float, default=3e-3, help="AdamW peak learning rate.")
+    p.add_argument("--weight-decay", type=cli.natural_float, default=0.01, help="AdamW (decoupled) weight decay.")
+    p.add_argument("--clip", type=cli.positive_float, default=1.0, help="Largest gradient norm; larger is clipped.")
     p.add_argument("--eval-every", type=positive, default=250, help="Steps between validation checks.")
     p.add_argument("--eval-chars", type=positive, default=20_000,
                    help="Validation characters scored by the checks during training; the final score uses all.")
     p.add_argument("--eval-limit", type=positive, default=None,
                    help="Score the final model on the first EVAL_LIMIT validation targets only. Without it, on all "
                         "of them.")
-    char.add_sample_arguments(p)
+    add_sample_arguments(p)
     return p
 
 
 def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     """Run with the parsed `args` (`argv` is recorded as the command); returns what it wrote to the JSON."""
     start = time.perf_counter()
-    corpus = char.load_corpus()
+    corpus = load_corpus()
     outcome = train_lstm(corpus, args)
     train_time = time.perf_counter() - start
     model = outcome["model"].eval()
@@ -188,21 +193,21 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
         "backend": backends.current().name, **settings, "vocab": len(corpus.chars),
         "parameters": sum(p.numel() for p in model.parameters()),
         "train_chars": len(corpus.train), "val_chars": len(corpus.val), "val_positions": len(val) - SCORED_FROM,
-        "val_nats": val_nats, "baselines": char.baselines(corpus, SCORED_FROM),
+        "val_nats": val_nats, "baselines": baselines(corpus, SCORED_FROM),
         "train_curve": outcome["train_curve"], "val_curve": outcome["val_curve"],
         "temperature": args.temperature, "sample_prompt": prompt, "sample": text,
         "train_time_s": round(train_time, 3), "seconds_per_step": round(train_time / max(args.steps, 1), 4),
     }
-    out = common.output_path(args, NAME)
-    char.plot(results, out)
-    common.write_results(out, results, common.command_line(NAME, argv), time.perf_counter() - start)
-    char.log_summary(results, out, args.quiet)
+    out = records.output_path(args, NAME)
+    plots.draw(plot, results, out)
+    records.write_results(out, results, records.command_line(NAME, argv), time.perf_counter() - start)
+    log_summary(results, out, args.quiet)
     return results
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
     """Run the LSTM character model from the command line `argv`; returns what it wrote to the JSON."""
-    return common.main(build_parser(), run, argv)
+    return cli.main(build_parser(), run, argv)
 
 
 if __name__ == "__main__":

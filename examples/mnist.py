@@ -4,6 +4,9 @@
 With --torch-twin a PyTorch model starts from the same weights, sees the same batches and
 steps torch.optim.AdamW; the largest weight difference is logged after each epoch.
 
+The network (`example_support.mnist.mnist_model`) is shared with tools/twin_control.py, the
+record and figure of a run with examples/mnist_cnn.py; the training loop is here.
+
     AUTOGRAD_BACKEND=numpy python examples/mnist.py --torch-twin
     AUTOGRAD_BACKEND=numpy python examples/mnist.py --dtype float64 --epochs 3 --torch-twin
     python examples/mnist.py --quick    # one epoch: test accuracy about 0.97
@@ -14,33 +17,22 @@ Each run writes its JSON record and PNG to runs/ under the current folder (see -
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
-
-if __package__ in (None, ""):  # run as a script: make the `examples` package importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
 import autograd_core as ag
 import backends
-import nn
 import nn.functional as F
 import optim
-from examples import common
-from examples.data import Split, load_mnist
+from example_support import cli, evaluation, optional, records
+from example_support.data import Split, num_batches, shuffled_batches
+from example_support.mnist import add_data_arguments, limited_splits, mnist_model, write_run
+from example_support.progress import Progress
 
 NAME = "mnist"
 QUICK = {"epochs": 1}
-
-
-def mnist_model(dtype: str = "float32", seed: int = 0) -> nn.Module:
-    """The 784-512-256-10 ReLU MLP, initialised from `seed`."""
-    ag.manual_seed(seed)
-    return nn.Sequential(nn.Linear(784, 512, dtype=dtype), nn.ReLU(), nn.Linear(512, 256, dtype=dtype), nn.ReLU(),
-                         nn.Linear(256, 10, dtype=dtype))
 
 
 def train_mnist(train: Split, val: Split | None, *, epochs: int = 10, batch_size: int = 128, lr: float = 1e-3,
@@ -53,17 +45,17 @@ def train_mnist(train: Split, val: Split | None, *, epochs: int = 10, batch_size
     opt = optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     twin = None
     if torch_twin:
-        from examples.twin import TorchTwin
+        from example_support.twin import TorchTwin
 
         twin = TorchTwin(model, dtype, lr=lr, weight_decay=weight_decay)
     order = np.random.default_rng(seed)
     record: dict = {"train_loss": [], "val_accuracy": [], "twin_max_weight_diff": [], "step_losses": [],
                     "twin_max_loss_diff": [], "twin_weight_diff_by_param": []}
     for epoch in range(1, epochs + 1):
-        bar = common.Progress(common.num_batches(len(train), batch_size), f"epoch {epoch}/{epochs}",
+        bar = Progress(num_batches(len(train), batch_size), f"epoch {epoch}/{epochs}",
                               enabled=not quiet)
         losses, loss_diff = [], 0.0
-        for idx in common.shuffled_batches(len(train), batch_size, order):
+        for idx in shuffled_batches(len(train), batch_size, order):
             x, y = train.x[idx], train.y[idx]
             loss = F.cross_entropy(model(ag.tensor(x, dtype=dtype)), ag.tensor(y))
             opt.zero_grad()
@@ -78,7 +70,7 @@ def train_mnist(train: Split, val: Split | None, *, epochs: int = 10, batch_size
         record["step_losses"].extend(losses)
         line = f"epoch {epoch}: train loss {record['train_loss'][-1]:.4f}"
         if val is not None:
-            record["val_accuracy"].append(common.accuracy(model, val.x, val.y, dtype, batch_size))
+            record["val_accuracy"].append(evaluation.accuracy(model, val.x, val.y, dtype, batch_size))
             line += f", val accuracy {record['val_accuracy'][-1]:.4f}"
         if twin is not None:
             diffs = twin.weight_diffs(model)
@@ -86,39 +78,17 @@ def train_mnist(train: Split, val: Split | None, *, epochs: int = 10, batch_size
             record["twin_max_weight_diff"].append(max(diffs.values()))
             record["twin_max_loss_diff"].append(loss_diff)
             line += f", twin max |w - w_torch| {record['twin_max_weight_diff'][-1]:.3e}"
-        common.log(line, quiet)
+        records.log(line, quiet)
     return {"model": model, "twin": twin, **record}
-
-
-def plot(results: dict, json_path: Path) -> Path:
-    """Loss per step, validation accuracy and (with the twin) weight difference per epoch;
-    `results` is the JSON record, so a PNG can be redrawn from a saved run."""
-    has_twin = bool(results.get("twin_max_weight_diff"))
-    fig, axes = common.figure(3 if has_twin else 2, width=4.5)
-    common.plot_curve(axes[0], results["step_losses"], f"training loss ({results['backend']}, {results['dtype']})",
-                      log_scale=True)
-    epochs = np.arange(1, len(results["val_accuracy"]) + 1)
-    axes[1].plot(epochs, results["val_accuracy"], "o-")
-    axes[1].set(title=f"validation accuracy (test {results['test_accuracy']:.4f})", xlabel="epoch",
-                ylabel="accuracy")
-    axes[1].grid(alpha=0.3)
-    if has_twin:
-        axes[2].plot(epochs, results["twin_max_weight_diff"], "o-")
-        common.log_scale_plain(axes[2].yaxis)
-        axes[2].set(title="max |w - w_torch| after each epoch", xlabel="epoch", ylabel="max abs difference")
-        axes[2].grid(alpha=0.3)
-    for ax in axes[1:]:
-        common.integer_ticks(ax.xaxis)
-    return common.save_figure(fig, json_path)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of this example."""
-    p = common.parser(NAME, __doc__, QUICK)
-    p.add_argument("--epochs", type=common.positive_int, default=10, help="Passes over the training images.")
-    p.add_argument("--batch-size", type=common.positive_int, default=128, help="Images per AdamW step.")
-    p.add_argument("--lr", type=common.positive_float, default=1e-3, help="AdamW learning rate.")
-    p.add_argument("--weight-decay", type=common.natural_float, default=0.01, help="AdamW (decoupled) weight decay.")
+    p = cli.parser(NAME, __doc__, QUICK)
+    p.add_argument("--epochs", type=cli.positive_int, default=10, help="Passes over the training images.")
+    p.add_argument("--batch-size", type=cli.positive_int, default=128, help="Images per AdamW step.")
+    p.add_argument("--lr", type=cli.positive_float, default=1e-3, help="AdamW learning rate.")
+    p.add_argument("--weight-decay", type=cli.natural_float, default=0.01, help="AdamW (decoupled) weight decay.")
     add_data_arguments(p)
     p.add_argument("--torch-twin", action="store_true",
                    help="Train a PyTorch twin from the same weights on the same batches and log the largest weight "
@@ -126,27 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def add_data_arguments(p: argparse.ArgumentParser) -> None:
-    """The dtype and the data-size flags the MNIST examples share."""
-    p.add_argument("--dtype", choices=("float32", "float64"), default="float32",
-                   help="Floating-point type of the weights and the images.")
-    p.add_argument("--limit", type=common.positive_int, default=None,
-                   help="Train on the first LIMIT of the 55,000 training images only. Without it, on all of them.")
-    p.add_argument("--eval-limit", type=common.positive_int, default=None,
-                   help="Evaluate on the first EVAL_LIMIT validation and test images only. Without it, on all "
-                        "5,000 and 10,000.")
-
-
-def limited_splits(args: argparse.Namespace) -> tuple[Split, Split, Split]:
-    """The training, validation and test splits cut to ``--limit`` and ``--eval-limit``."""
-    data = load_mnist()
-    return (Split(data.train.x[: args.limit], data.train.y[: args.limit]),
-            Split(data.val.x[: args.eval_limit], data.val.y[: args.eval_limit]),
-            Split(data.test.x[: args.eval_limit], data.test.y[: args.eval_limit]))
-
-
 def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     """Run with the parsed `args` (`argv` is recorded as the command); returns what it wrote to the JSON."""
+    if args.torch_twin:
+        optional.require("torch", "--torch-twin")
     start = time.perf_counter()
     train, val, test = limited_splits(args)
     outcome = train_mnist(train, val, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
@@ -159,7 +112,7 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
         "train_size": len(train), "val_size": len(val), "test_size": len(test),
         "steps": len(outcome["step_losses"]), "train_loss": outcome["train_loss"],
         "val_accuracy": outcome["val_accuracy"],
-        "test_accuracy": common.accuracy(outcome["model"], test.x, test.y, args.dtype, args.batch_size),
+        "test_accuracy": evaluation.accuracy(outcome["model"], test.x, test.y, args.dtype, args.batch_size),
         "train_time_s": round(train_time, 3),
     }
     if outcome["twin"] is not None:
@@ -168,23 +121,12 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
         results["twin_weight_diff_by_param"] = outcome["twin_weight_diff_by_param"]
         results["twin_test_accuracy"] = float(np.mean(outcome["twin"].predict(test.x).argmax(axis=1) == test.y))
     results["step_losses"] = outcome["step_losses"]
-    return write_run(results, args, argv, start)
-
-
-def write_run(results: dict, args: argparse.Namespace, argv: Sequence[str] | None, start: float,
-              name: str = NAME) -> dict:
-    """Write an MNIST example's `results` (JSON and plot) where ``--out`` says, named after the
-    example and its dtype, and log the test accuracy; returns `results`."""
-    out = common.output_path(args, name if args.dtype == "float32" else f"{name}-{args.dtype}")
-    plot(results, out)
-    common.write_results(out, results, common.command_line(name, argv), time.perf_counter() - start)
-    common.log(f"test accuracy {results['test_accuracy']:.4f}; wrote {out}", args.quiet)
-    return results
+    return write_run(results, args, argv, start, NAME)
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
     """Run the MNIST example from the command line `argv`; returns what it wrote to the JSON."""
-    return common.main(build_parser(), run, argv)
+    return cli.main(build_parser(), run, argv)
 
 
 if __name__ == "__main__":

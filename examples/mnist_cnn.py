@@ -19,7 +19,7 @@ With --torch-twin a PyTorch model starts from the same weights and buffers, sees
 batches and the same dropout masks, and steps torch.optim.AdamW under torch's OneCycleLR and
 clip_grad_norm_; the largest difference of the parameters, and of batch norm's running
 statistics, is logged after each epoch. (The twin's batch norm computes its statistics in
-two passes, see `examples.twin.TwoPassBatchNorm2d`.)
+two passes, see `example_support.twin.TwoPassBatchNorm2d`.)
 
     AUTOGRAD_BACKEND=numpy python examples/mnist_cnn.py --threads 1
     AUTOGRAD_BACKEND=jax python examples/mnist_cnn.py --threads 1
@@ -32,14 +32,8 @@ Each run writes its JSON record and PNG to runs/ under the current folder (see -
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any
-
-if __package__ in (None, ""):  # run as a script: make the `examples` package importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
@@ -48,39 +42,26 @@ import backends
 import nn
 import nn.functional as F
 import optim
-from bench.problems import CNN_DROPOUT, CNN_IMAGE, mnist_cnn
-from examples import common, mnist
-from examples.data import Split
+from bench.problems import CNN_DROPOUT
+from example_support import cli, evaluation, optional, records
+from example_support.data import Split, num_batches, shuffled_batches
+from example_support.mnist import (
+    LABEL_SMOOTHING,
+    MAX_NORM,
+    add_data_arguments,
+    cnn_model,
+    cnn_twin,
+    dropout_masks,
+    forward_with_mask,
+    images,
+    limited_splits,
+    write_run,
+)
+from example_support.progress import Progress
 
 NAME = "mnist_cnn"
 QUICK = {"epochs": 1, "limit": 8000, "eval_limit": 2000}
-LABEL_SMOOTHING = 0.1
-MAX_NORM = 1.0
 EVAL_BATCH = 500  # divides the 5,000 validation and 10,000 test images: one shape for jax
-
-
-def cnn_model(dtype: str = "float32", seed: int = 0) -> nn.Module:
-    """Our network in `dtype`, initialised from `seed`."""
-    ag.manual_seed(seed)
-    return mnist_cnn(nn).to(dtype=getattr(ag, dtype))
-
-
-def images(x: np.ndarray) -> np.ndarray:
-    """Rows of 784 pixels as (N, 1, 28, 28) images."""
-    return x.reshape(-1, *CNN_IMAGE)
-
-
-def dropout_masks(seed: int, p: float, dtype: str) -> Callable[[int], np.ndarray]:
-    """``masks(n)``: the next (n, 3136) mask, 1/(1-p) where a feature is kept (probability
-    1 - p, as `nn.Dropout` draws) and 0 where it is dropped."""
-    rng = np.random.default_rng([seed, 1])  # a stream of its own: the data order does not move it
-    features = 64 * 7 * 7
-
-    def masks(n: int) -> np.ndarray:
-        keep = rng.random((n, features)) < 1 - p
-        return keep.astype(dtype) * np.asarray(1 / (1 - p), dtype)
-
-    return masks
 
 
 def training_step(model: nn.Module, opt: optim.Optimizer) -> tuple[Callable[..., ag.Tensor], bool]:
@@ -90,7 +71,7 @@ def training_step(model: nn.Module, opt: optim.Optimizer) -> tuple[Callable[...,
     learning rate and beta1 as inputs)."""
 
     def step(x: ag.Tensor, y: ag.Tensor, keep: ag.Tensor) -> ag.Tensor:
-        loss = F.cross_entropy(common.forward_with_mask(model, x, keep, nn.Dropout), y, label_smoothing=LABEL_SMOOTHING)
+        loss = F.cross_entropy(forward_with_mask(model, x, keep, nn.Dropout), y, label_smoothing=LABEL_SMOOTHING)
         opt.zero_grad()
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), MAX_NORM)
@@ -102,25 +83,11 @@ def training_step(model: nn.Module, opt: optim.Optimizer) -> tuple[Callable[...,
     return ag.compile(step, modules=[model], optimizers=[opt]), True
 
 
-def make_twin(model: nn.Module, dtype: str, lr: float, weight_decay: float, total_steps: int) -> Any:
-    """The PyTorch twin: the same weights and buffers, label smoothing and clipping, and
-    torch's own OneCycleLR over the same number of steps."""
-    import torch
-
-    from examples.twin import TorchTwin
-
-    def schedule(opt: torch.optim.Optimizer) -> Any:
-        return torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=total_steps)
-
-    return TorchTwin(model, dtype, lr=lr, weight_decay=weight_decay, label_smoothing=LABEL_SMOOTHING,
-                     max_norm=MAX_NORM, schedule=schedule)
-
-
 def accuracy(model: nn.Module, data: Split, dtype: str) -> float:
     """Accuracy of `model` in evaluation mode (batch norm on its running statistics, no dropout)."""
     model.eval()
     try:
-        return common.accuracy(model, images(data.x), data.y, dtype, EVAL_BATCH)
+        return evaluation.accuracy(model, images(data.x), data.y, dtype, EVAL_BATCH)
     finally:
         model.train()
 
@@ -135,19 +102,19 @@ def train_cnn(train: Split, val: Split | None, *, epochs: int = 4, batch_size: i
     ``twin_max_loss_diff``; and ``step_losses``."""
     model = cnn_model(dtype, seed)
     opt = optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-    total_steps = epochs * common.num_batches(len(train), batch_size)
+    total_steps = epochs * num_batches(len(train), batch_size)
     sched = optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=total_steps)
-    twin = make_twin(model, dtype, lr, weight_decay, total_steps) if torch_twin else None
+    twin = cnn_twin(model, dtype, lr, weight_decay, total_steps) if torch_twin else None
     step, compiled = training_step(model, opt)
     order, masks = np.random.default_rng(seed), dropout_masks(seed, dropout, dtype)
     record: dict = {"train_loss": [], "val_accuracy": [], "twin_max_weight_diff": [], "twin_max_buffer_diff": [],
                     "step_losses": [], "twin_max_loss_diff": [], "twin_weight_diff_by_param": []}
     parameters = {name for name, _ in model.named_parameters()}
     for epoch in range(1, epochs + 1):
-        bar = common.Progress(common.num_batches(len(train), batch_size), f"epoch {epoch}/{epochs}",
+        bar = Progress(num_batches(len(train), batch_size), f"epoch {epoch}/{epochs}",
                               enabled=not quiet)
         losses, loss_diff = [], 0.0
-        for idx in common.shuffled_batches(len(train), batch_size, order):
+        for idx in shuffled_batches(len(train), batch_size, order):
             x, y, keep = train.x[idx], train.y[idx], masks(len(idx))
             loss = step(ag.tensor(images(x), dtype=dtype), ag.tensor(y), ag.tensor(keep))
             sched.step()
@@ -170,20 +137,20 @@ def train_cnn(train: Split, val: Split | None, *, epochs: int = 4, batch_size: i
             record["twin_max_loss_diff"].append(loss_diff)
             line += (f", twin max |w - w_torch| {record['twin_max_weight_diff'][-1]:.3e} (running statistics "
                      f"{record['twin_max_buffer_diff'][-1]:.3e})")
-        common.log(line, quiet)
+        records.log(line, quiet)
     return {"model": model, "twin": twin, "compiled": compiled, **record}
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of this example."""
-    p = common.parser(NAME, __doc__, QUICK)
-    p.add_argument("--epochs", type=common.positive_int, default=4, help="Passes over the training images.")
-    p.add_argument("--batch-size", type=common.positive_int, default=64, help="Images per AdamW step.")
-    p.add_argument("--lr", type=common.positive_float, default=3e-3,
+    p = cli.parser(NAME, __doc__, QUICK)
+    p.add_argument("--epochs", type=cli.positive_int, default=4, help="Passes over the training images.")
+    p.add_argument("--batch-size", type=cli.positive_int, default=64, help="Images per AdamW step.")
+    p.add_argument("--lr", type=cli.positive_float, default=3e-3,
                    help="AdamW's peak learning rate under OneCycleLR.")
-    p.add_argument("--weight-decay", type=common.natural_float, default=0.01, help="AdamW (decoupled) weight decay.")
-    mnist.add_data_arguments(p)
-    p.add_argument("--dropout", type=common.probability, default=CNN_DROPOUT,
+    p.add_argument("--weight-decay", type=cli.natural_float, default=0.01, help="AdamW (decoupled) weight decay.")
+    add_data_arguments(p)
+    p.add_argument("--dropout", type=cli.probability, default=CNN_DROPOUT,
                    help="Probability of dropping a feature before the hidden layer (0: no dropout).")
     p.add_argument("--torch-twin", action="store_true",
                    help="Train a PyTorch twin from the same weights on the same batches and dropout masks, and log "
@@ -193,8 +160,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     """Run with the parsed `args` (`argv` is recorded as the command); returns what it wrote to the JSON."""
+    if args.torch_twin:
+        optional.require("torch", "--torch-twin")
     start = time.perf_counter()
-    train, val, test = mnist.limited_splits(args)
+    train, val, test = limited_splits(args)
     outcome = train_cnn(train, val, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                         weight_decay=args.weight_decay, dtype=args.dtype, seed=args.seed,
                         torch_twin=args.torch_twin, quiet=args.quiet, dropout=args.dropout)
@@ -219,12 +188,12 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
         predicted = twin.predict(images(test.x), EVAL_BATCH).argmax(axis=1)
         results["twin_test_accuracy"] = float(np.mean(predicted == test.y))
     results["step_losses"] = outcome["step_losses"]
-    return mnist.write_run(results, args, argv, start, NAME)
+    return write_run(results, args, argv, start, NAME)
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
     """Run the MNIST CNN example from the command line `argv`; returns what it wrote to the JSON."""
-    return common.main(build_parser(), run, argv)
+    return cli.main(build_parser(), run, argv)
 
 
 if __name__ == "__main__":

@@ -11,13 +11,9 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-
-if __package__ in (None, ""):  # run as a script: make the `examples` package importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
@@ -26,7 +22,8 @@ import backends
 import nn
 import nn.functional as F
 import optim
-from examples import common
+from example_support import cli, evaluation, plots, records
+from example_support.progress import Progress
 
 NAME = "spirals"
 CLASSES = 3
@@ -68,7 +65,18 @@ def train(model: nn.Module, x: np.ndarray, y: np.ndarray, steps: int, lr: float,
           quiet: bool = True) -> list[float]:
     """Full-batch Adam on the cross-entropy; returns the loss per step."""
     opt = optim.Adam(model.parameters(), lr=lr)
-    return common.full_batch_training(model, opt, F.cross_entropy, x, y, steps, desc, quiet)
+    xt, yt = ag.tensor(x), ag.tensor(y)
+    losses = []
+    bar = Progress(steps, desc, enabled=not quiet)
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(xt), yt)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        bar.update(loss=losses[-1])
+    bar.close()
+    return losses
 
 
 def run_spirals(steps: int = 2000, lr: float = 0.01, per_class: int = 200, seed: int = 0,
@@ -81,8 +89,8 @@ def run_spirals(steps: int = 2000, lr: float = 0.01, per_class: int = 200, seed:
         model = make()
         losses = train(model, x_train, y_train, steps, lr, f"{NAME} {name}", quiet)
         out[name] = {"model": model, "losses": losses,
-                     "train_accuracy": common.accuracy(model, x_train, y_train),
-                     "test_accuracy": common.accuracy(model, x_test, y_test)}
+                     "train_accuracy": evaluation.accuracy(model, x_train, y_train),
+                     "test_accuracy": evaluation.accuracy(model, x_test, y_test)}
     return out
 
 
@@ -90,27 +98,27 @@ def plot(outcome: dict, json_path: Path) -> Path:
     """The decision regions of both models, and their training curves against ln 3."""
     x_train, y_train, x_test, y_test = outcome["data"]
     x, y = np.concatenate([x_train, x_test]), np.concatenate([y_train, y_test])
-    fig, axes = common.figure(3, width=4.5)
+    fig, axes = plots.figure(3, width=4.5)
     for ax, name in zip(axes, ("linear", "mlp")):
         model = outcome[name]["model"]
-        common.plot_regions(ax, lambda g, m=model: common.predict(m, g).argmax(axis=1), x, y,
+        plots.plot_regions(ax, lambda g, m=model: evaluation.predict(m, g).argmax(axis=1), x, y,
                             f"{name}: test accuracy {outcome[name]['test_accuracy']:.3f}")
     for name in ("linear", "mlp"):
         axes[2].plot(outcome[name]["losses"], label=name, lw=1)
     axes[2].axhline(math.log(CLASSES), color="gray", ls="--", lw=1, label="uniform guess, ln 3")
     axes[2].set(title="training cross-entropy", xlabel="step", ylabel="nats")
-    common.log_scale_plain(axes[2].yaxis)
-    common.integer_ticks(axes[2].xaxis)
+    plots.log_scale_plain(axes[2].yaxis)
+    plots.integer_ticks(axes[2].xaxis)
     axes[2].legend(loc="best")
-    return common.save_figure(fig, json_path)
+    return plots.save_figure(fig, json_path)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of this example."""
-    p = common.parser(NAME, __doc__, QUICK)
-    p.add_argument("--steps", type=common.positive_int, default=2000, help="Full-batch Adam steps for each model.")
-    p.add_argument("--lr", type=common.positive_float, default=0.01, help="Adam learning rate.")
-    p.add_argument("--per-class", type=common.positive_int, default=200,
+    p = cli.parser(NAME, __doc__, QUICK)
+    p.add_argument("--steps", type=cli.positive_int, default=2000, help="Full-batch Adam steps for each model.")
+    p.add_argument("--lr", type=cli.positive_float, default=0.01, help="Adam learning rate.")
+    p.add_argument("--per-class", type=cli.positive_int, default=200,
                    help="Points per spiral arm; a quarter of them go to the test set.")
     return p
 
@@ -126,10 +134,10 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
         r = outcome[name]
         results.update({f"{name}_test_accuracy": r["test_accuracy"], f"{name}_train_accuracy": r["train_accuracy"],
                         f"{name}_final_loss": r["losses"][-1]})
-    out = common.output_path(args, NAME)
-    plot(outcome, out)
-    common.write_results(out, results, common.command_line(NAME, argv), time.perf_counter() - start)
-    common.log(f"test accuracy: linear {results['linear_test_accuracy']:.3f}, mlp {results['mlp_test_accuracy']:.3f}"
+    out = records.output_path(args, NAME)
+    plots.draw(plot, outcome, out)
+    records.write_results(out, results, records.command_line(NAME, argv), time.perf_counter() - start)
+    records.log(f"test accuracy: linear {results['linear_test_accuracy']:.3f}, mlp {results['mlp_test_accuracy']:.3f}"
                f"; final loss: linear {results['linear_final_loss']:.3f}, mlp {results['mlp_final_loss']:.3f} "
                f"(uniform guess ln 3 = {math.log(CLASSES):.3f}); wrote {out}", args.quiet)
     return results
@@ -137,7 +145,7 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
 
 def main(argv: Sequence[str] | None = None) -> dict:
     """Run the spirals comparison from the command line `argv`; returns what it wrote to the JSON."""
-    return common.main(build_parser(), run, argv)
+    return cli.main(build_parser(), run, argv)
 
 
 if __name__ == "__main__":

@@ -10,13 +10,9 @@ Each run writes its JSON record and PNG to runs/ under the current folder (see -
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-
-if __package__ in (None, ""):  # run as a script: make the `examples` package importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
@@ -25,7 +21,8 @@ import backends
 import nn
 import nn.functional as F
 import optim
-from examples import common
+from example_support import cli, evaluation, plots, records
+from example_support.progress import Progress
 
 NAME = "xor"
 QUICK = {"steps": 500}
@@ -43,7 +40,17 @@ def train_xor(steps: int = 1000, lr: float = 0.1, seed: int = 0, quiet: bool = T
     """Train the XOR network; returns the model, the loss per step and the rounded predictions."""
     model = xor_model(seed)
     opt = optim.SGD(model.parameters(), lr=lr)
-    losses = common.full_batch_training(model, opt, F.mse_loss, INPUTS, TARGETS, steps, NAME, quiet)
+    x, y = ag.tensor(INPUTS), ag.tensor(TARGETS)
+    losses = []
+    bar = Progress(steps, NAME, enabled=not quiet)
+    for _ in range(steps):  # full batch: every step sees the four points
+        opt.zero_grad()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        bar.update(loss=losses[-1])
+    bar.close()
     with ag.no_grad():
         outputs = model(ag.tensor(INPUTS)).numpy()[:, 0]
     return {"model": model, "losses": losses, "outputs": outputs.tolist(),
@@ -52,23 +59,23 @@ def train_xor(steps: int = 1000, lr: float = 0.1, seed: int = 0, quiet: bool = T
 
 def plot(outcome: dict, json_path: Path) -> Path:
     """The network's output over the plane with the four points, and the loss curve."""
-    fig, (ax_surface, ax_loss) = common.figure(2)
+    fig, (ax_surface, ax_loss) = plots.figure(2)
     gx, gy = np.meshgrid(np.linspace(-0.5, 1.5, 101), np.linspace(-0.5, 1.5, 101))
     grid = np.stack([gx.ravel(), gy.ravel()], axis=1).astype(np.float32)
-    surface = common.predict(outcome["model"], grid).reshape(gx.shape)
+    surface = evaluation.predict(outcome["model"], grid).reshape(gx.shape)
     image = ax_surface.contourf(gx, gy, surface, levels=np.linspace(-1.5, 1.5, 13), cmap="coolwarm", extend="both")
     fig.colorbar(image, ax=ax_surface)
     ax_surface.scatter(INPUTS[:, 0], INPUTS[:, 1], c=TARGETS[:, 0], cmap="coolwarm", edgecolors="k", s=80)
     ax_surface.set(title="network output over the plane", xlabel="a", ylabel="b")
-    common.plot_curve(ax_loss, outcome["losses"], "mean squared error", log_scale=True)
-    return common.save_figure(fig, json_path)
+    plots.plot_curve(ax_loss, outcome["losses"], "mean squared error", log_scale=True)
+    return plots.save_figure(fig, json_path)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of this example."""
-    p = common.parser(NAME, __doc__, QUICK)
-    p.add_argument("--steps", type=common.positive_int, default=1000, help="Full-batch SGD steps.")
-    p.add_argument("--lr", type=common.positive_float, default=0.1, help="SGD learning rate.")
+    p = cli.parser(NAME, __doc__, QUICK)
+    p.add_argument("--steps", type=cli.positive_int, default=1000, help="Full-batch SGD steps.")
+    p.add_argument("--lr", type=cli.positive_float, default=0.1, help="SGD learning rate.")
     return p
 
 
@@ -79,17 +86,17 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     results = {"backend": backends.current().name, "steps": args.steps, "lr": args.lr,
                "predictions": outcome["predictions"], "outputs": outcome["outputs"], "targets": TARGETS[:, 0].tolist(),
                "final_loss": outcome["losses"][-1], "losses": outcome["losses"]}
-    out = common.output_path(args, NAME)
-    plot(outcome, out)
-    common.write_results(out, results, common.command_line(NAME, argv), time.perf_counter() - start)
-    common.log(f"predictions {outcome['predictions']} (target [-1, 1, 1, -1]), loss {outcome['losses'][-1]:.2e}; "
+    out = records.output_path(args, NAME)
+    plots.draw(plot, outcome, out)
+    records.write_results(out, results, records.command_line(NAME, argv), time.perf_counter() - start)
+    records.log(f"predictions {outcome['predictions']} (target [-1, 1, 1, -1]), loss {outcome['losses'][-1]:.2e}; "
                f"wrote {out}", args.quiet)
     return results
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
     """Run XOR from the command line `argv`; returns what it wrote to the JSON."""
-    return common.main(build_parser(), run, argv)
+    return cli.main(build_parser(), run, argv)
 
 
 if __name__ == "__main__":

@@ -143,8 +143,8 @@ def test_host_implementations_leave_the_largest_set_to_dask() -> None:
 
 
 def test_trace_memory_finds_a_planted_leak(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """examples/trace_memory.py names the line that keeps 100 kB per step, and counts it."""
-    from examples import trace_memory
+    """tools/trace_memory.py names the line that keeps 100 kB per step, and counts it."""
+    from tools import trace_memory
 
     kept = []
     train_step = bigdata.train_step
@@ -155,7 +155,7 @@ def test_trace_memory_finds_a_planted_leak(tmp_path: Path, monkeypatch: pytest.M
 
     monkeypatch.setattr(bigdata, "train_step", leaky_step)
     with backends.use("numpy"):
-        result = trace_memory.main(["--at", "2", "6", "--", *ARGS, "--out", str(tmp_path / "bigdata.json")])
+        result = trace_memory.trace(2, 6, [*ARGS, "--out", str(tmp_path / "bigdata.json")], bigdata=bigdata)
     assert result["steps"] == (2, 6) and len(kept) == 6
     assert 100_000 <= result["python_growth_bytes_per_step"] < 150_000
     (leak, *_) = result["grown"]

@@ -14,22 +14,21 @@ from types import SimpleNamespace
 
 import pytest
 
+from example_support import cli as example_cli, records
 from examples import (
     bigdata,
     char,
-    common,
     gpt,
     line,
     lstm_char,
     mnist,
     mnist_cnn,
     spirals,
-    summarize,
-    twin_control,
     xor,
 )
+from tools import figures, twin_control
 
-ROOT = common.ROOT
+ROOT = records.ROOT
 EXAMPLES = [line, xor, spirals, mnist, char, mnist_cnn, twin_control, gpt, lstm_char, bigdata]
 TIMEOUT = 120  # seconds; each command below stops at its arguments, before any training
 
@@ -43,8 +42,8 @@ def cli(*command: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProc
                           text=True, timeout=TIMEOUT)
 
 
-def example(name: str) -> str:
-    return str(ROOT / "examples" / f"{name}.py")
+def example(name: str, folder: str = "examples") -> str:
+    return str(ROOT / folder / f"{name}.py")
 
 
 # (command, environment, what the one-line message must say)
@@ -56,7 +55,7 @@ USER_ERRORS = [
     ((example("mnist"), "--batch-size", "ten"), {}, "argument --batch-size: expected a positive integer, got 'ten'"),
     ((example("mnist_cnn"), "--dropout", "1.5"), {}, "argument --dropout: expected a probability in [0, 1)"),
     ((example("char"), "--eval-every", "0"), {}, "argument --eval-every: expected a positive integer"),
-    ((example("twin_control"), "--limit", "-1"), {}, "argument --limit: expected a positive integer"),
+    ((example("twin_control", "tools"), "--limit", "-1"), {}, "argument --limit: expected a positive integer"),
     ((example("gpt"), "--n-embd", "30", "--n-head", "4"), {}, "--n-embd 30 is not a multiple of --n-head 4"),
     ((example("lstm_char"), "--seed", "-1"), {}, "argument --seed: expected an integer >= 0"),
     ((example("line"), "--threads", "0"), {}, "argument --threads: expected a positive integer"),
@@ -64,7 +63,9 @@ USER_ERRORS = [
     ((example("line"),), {"AUTOGRAD_BACKEND": "bogus"}, "unknown backend 'bogus'"),
     ((example("xor"), "--out", "x.json", "--reference"), {}, "not allowed with argument"),
     ((example("xor"), "--out", "runs"), {}, "--out runs: expected a file name ending in .json"),
-    ((example("summarize"), "--results", "no/such/folder"), {}, "--results no/such/folder: no such folder"),
+    ((example("figures", "tools"),), {}, "one of the arguments --check --write --remake is required"),
+    ((example("figures", "tools"), "--write", "--stale"), {}, "--stale and --dry-run go with --remake"),
+    ((example("figures", "tools"), "--remake", "results/no.json"), {}, "no such run: results/no.json"),
     (("-m", "bench", "--backends", "bogus"), {}, "unknown backend(s) ['bogus']"),
     (("-m", "bench", "--backends", ","), {}, "argument --backends: no backend in ','"),
     (("-m", "bench", "--workloads", "mlp,nope"), {}, "unknown workload(s) ['nope']"),
@@ -89,7 +90,7 @@ def test_a_user_error_is_one_line_and_exit_status_2(command, env, message, tmp_p
     assert "Traceback" not in done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], done.stderr
-    assert lines[0].startswith(("examples/", "python -m bench: error:"))
+    assert lines[0].startswith(("examples/", "tools/", "python -m bench: error:"))
     assert not list(tmp_path.rglob("*.json"))  # stopped before writing anything
 
 
@@ -141,7 +142,7 @@ def check_help(help_text: str) -> None:
         assert text.count("default") <= 1, f"{flags}: {text!r}"
 
 
-@pytest.mark.parametrize("script", [*EXAMPLES, summarize], ids=lambda m: m.__name__.split(".")[-1])
+@pytest.mark.parametrize("script", [*EXAMPLES, figures], ids=lambda m: m.__name__.split(".")[-1])
 def test_every_example_flag_is_documented_with_its_default_once(script, capsys):
     with pytest.raises(SystemExit) as exit_info:
         script.main(["--help"])
@@ -179,28 +180,29 @@ def test_quick_sets_its_settings_and_explicit_flags_win(script):
     flag = "--" + key.replace("_", "-")
     for argv in (["--quick", flag, "7"], [flag, "7", "--quick"]):
         assert getattr(script.build_parser().parse_args(argv), key) == 7
-    assert common.quick_text(script.QUICK) in " ".join(p.format_help().split())
+    assert example_cli.quick_text(script.QUICK) in " ".join(p.format_help().split())
 
 
 # --- where runs are written ---------------------------------------------------------------------------
 def test_output_locations():
     from argparse import Namespace
 
-    with_backend = f"xor-{common.backends.current().name}.json"
-    assert common.output_path(Namespace(out=None, reference=False), "xor") == Path("runs") / with_backend
-    assert common.output_path(Namespace(out=None, reference=True), "xor") == ROOT / "results" / with_backend
-    assert common.output_path(Namespace(out=Path("a/b.json"), reference=False), "xor") == Path("a/b.json")
-    assert common.output_path(Namespace(out=None, reference=False), "t-float32", with_backend=False) == (
+    with_backend = f"xor-{records.backends.current().name}.json"
+    assert records.output_path(Namespace(out=None, reference=False), "xor") == Path("runs") / with_backend
+    assert records.output_path(Namespace(out=None, reference=True), "xor") == ROOT / "results" / with_backend
+    assert records.output_path(Namespace(out=Path("a/b.json"), reference=False), "xor") == Path("a/b.json")
+    assert records.output_path(Namespace(out=None, reference=False), "t-float32", with_backend=False) == (
         Path("runs") / "t-float32.json")
-    assert common.command_line("xor", ["--reference"]).endswith("python examples/xor.py --reference")
+    assert records.command_line("xor", ["--reference"]).endswith("python examples/xor.py --reference")
+    assert records.command_line("twin_control", [], "tools").endswith("python tools/twin_control.py")
 
 
 def test_a_dask_run_records_its_settings(monkeypatch):
     monkeypatch.setenv("AUTOGRAD_DEVICE", "local:2")
     monkeypatch.setenv("AUTOGRAD_DASK_WORKER_MEMORY", "2GiB")
     monkeypatch.setenv("AUTOGRAD_DASK_CHUNK_ROWS", "")
-    monkeypatch.setattr(common.backends, "current", lambda: SimpleNamespace(name="dask"))
-    assert common.command_line("bigdata", []) == (
+    monkeypatch.setattr(records.backends, "current", lambda: SimpleNamespace(name="dask"))
+    assert records.command_line("bigdata", []) == (
         "AUTOGRAD_BACKEND=dask AUTOGRAD_DEVICE=local:2 AUTOGRAD_DASK_WORKER_MEMORY=2GiB python examples/bigdata.py")
 
 

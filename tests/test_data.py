@@ -8,7 +8,7 @@ import shutil
 import numpy as np
 import pytest
 
-from examples import data
+from example_support import data
 
 TRAIN_COUNTS = [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949]
 TEST_COUNTS = [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]

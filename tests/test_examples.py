@@ -16,9 +16,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from examples import char, common, line, mnist, spirals, summarize, twin_control, xor
-
-ROOT = common.ROOT
+from example_support import characters, data
+from example_support.mnist import mnist_model
+from example_support.progress import Progress
+from example_support.records import ROOT
+from example_support.threads import limited_threads
+from examples import char, line, mnist, spirals, xor
+from tools import twin_control
 
 SCRIPTS = [line, xor, spirals, mnist, char, twin_control]
 
@@ -26,7 +30,7 @@ SCRIPTS = [line, xor, spirals, mnist, char, twin_control]
 @pytest.fixture(autouse=True)
 def one_thread():
     """One BLAS/torch thread: on a small shared machine, thread pools spin against each other."""
-    with common.limited_threads(1):
+    with limited_threads(1):
         yield
 
 
@@ -95,9 +99,9 @@ def test_mnist_float64_twin_matches_pytorch(float64_backend, tmp_path):
 def test_twin_sees_a_different_weight(tmp_path):
     """The twin's comparison can fail: nudge one of our weights and it reports the nudge."""
     pytest.importorskip("torch")
-    from examples.twin import TorchTwin
+    from example_support.twin import TorchTwin
 
-    model = mnist.mnist_model("float64")
+    model = mnist_model("float64")
     twin = TorchTwin(model, "float64", lr=1e-3, weight_decay=0.01)
     assert twin.max_weight_diff(model) == 0.0
     w = model[2].weight
@@ -139,13 +143,13 @@ def test_char_model_beats_the_unigram_baseline(backend, tmp_path):
 
 
 def test_char_baselines_match_the_source():
-    corpus = char.load_corpus()
+    corpus = characters.load_corpus()
     assert len(corpus.chars) == 65 and len(corpus.train) + len(corpus.val) == 1_115_394
-    assert char.baselines(corpus, 16)["bigram"] == pytest.approx(2.482, abs=5e-4)
+    assert characters.baselines(corpus, 16)["bigram"] == pytest.approx(2.482, abs=5e-4)
 
 
 def test_char_schedule_decays_over_the_last_quarter():
-    f = char.decay_last_quarter(100)
+    f = characters.decay_last_quarter(100)
     assert [f(0), f(74), f(75), f(90), f(99)] == [1.0, 1.0, 1.0, 0.4, pytest.approx(0.04)]
 
 
@@ -154,7 +158,7 @@ def test_progress_line_shows_count_and_loss():
     import io
 
     stream = io.StringIO()
-    bar = common.Progress(3, "run", stream=stream)
+    bar = Progress(3, "run", stream=stream)
     for loss in (3.0, 2.0, 1.0):
         bar.update(loss=loss)
     bar.close()
@@ -165,8 +169,8 @@ def test_progress_line_shows_count_and_loss():
 
 def test_batches_cover_every_example_once():
     rng = np.random.default_rng(0)
-    batches = list(common.shuffled_batches(1000, 128, rng))
-    assert len(batches) == common.num_batches(1000, 128) == 8 and len(batches[-1]) == 1000 - 7 * 128
+    batches = list(data.shuffled_batches(1000, 128, rng))
+    assert len(batches) == data.num_batches(1000, 128) == 8 and len(batches[-1]) == 1000 - 7 * 128
     assert sorted(np.concatenate(batches).tolist()) == list(range(1000))
 
 
@@ -175,7 +179,8 @@ def test_help(script, capsys):
     with pytest.raises(SystemExit) as exit_info:
         script.main(["--help"])
     assert exit_info.value.code == 0
-    assert f"examples/{script.NAME}.py" in capsys.readouterr().out
+    folder = script.__name__.split(".")[0]  # examples/, or tools/ for the yardstick
+    assert f"{folder}/{script.NAME}.py" in capsys.readouterr().out
 
 
 def results_folder() -> dict[str, int]:
@@ -195,42 +200,3 @@ def test_runs_as_a_script_and_writes_only_under_the_current_folder(tmp_path):
     record = read_record(tmp_path / "runs" / "xor-numpy.json")
     assert record["steps"] == 5 and record["command"].endswith("python examples/xor.py --quiet --threads 1 --steps 5")
     assert record["machine"]["threads"]["OMP_NUM_THREADS"] == "1"
-
-
-def test_summary_table_from_json(tmp_path):
-    machine = {"cpu": "X", "cpu_count": 2, "python": "3", "versions": {"numpy": "2"}}
-    records = {
-        "mnist-numpy.json": {"test_accuracy": 0.9801, "twin_max_weight_diff": [0.1, 0.02], "wall_time_s": 100},
-        "mnist-float64-numpy.json": {"twin_max_weight_diff": [1e-14, 2e-14, 3.5e-14], "wall_time_s": 50},
-        "char-numpy.json": {"val_nats": 1.7912, "baselines": {"uniform": 4.17, "unigram": 3.3, "bigram": 2.48},
-                            "wall_time_s": 200},
-        "xor-torch.json": {"predictions": [-1, 1, 1, -1], "wall_time_s": 1},
-        "twin_control-float64.json": {"control_max_weight_diff": [1e-15, 4.25e-14], "epochs": 2},
-        "mnist_cnn-jax.json": {"test_accuracy": 0.9931, "compiled": True, "wall_time_s": 300},
-        "twin_control-cnn-float64.json": {"control_max_weight_diff": [6.25e-11], "epochs": 1},
-        "mnist_cnn-float64-jax.json": {"twin_max_weight_diff": [6.5e-11], "twin_max_buffer_diff": [2.5e-12],
-                                       "wall_time_s": 400},
-        "gpt-torch.json": {"val_nats": 1.8765, "compiled": False, "ms_per_iter": {"min": 75.0, "median": 80.0},
-                           "torch_eager_ms_per_iter": {"min": 60.5, "median": 64.0},
-                           "wall_time_s": 250},
-        "gpt-float64-torch.json": {"twin_max_loss_diff": 3e-13, "twin_max_weight_diff": 4e-15, "wall_time_s": 30},
-        "lstm_char-torch.json": {"val_nats": 1.65, "wall_time_s": 900},
-    }
-    for name, rec in records.items():
-        (tmp_path / name).write_text(json.dumps({**rec, "command": f"cmd {name}", "machine": machine}))
-    text = summarize.main(["--results", str(tmp_path)])
-    assert not (tmp_path / "README.md").exists()  # printed only
-    assert summarize.main(["--results", str(tmp_path), "--reference"]) == (tmp_path / "README.md").read_text() == text
-    first_table = text.split("MNIST CNN test accuracy")[0]
-    rows = {r.split("|")[1].strip(): r for r in first_table.splitlines() if r.startswith("| ") and "backend" not in r}
-    assert set(rows) == {"numpy", "torch"}
-    assert "0.9801" in rows["numpy"] and "3.50e-14" in rows["numpy"] and "1.791" in rows["numpy"]
-    assert "100 / 50 / 200" in rows["numpy"] and "[-1, 1, 1, -1]" in rows["torch"]
-    assert "bigram 2.480" in text and "mnist-jax.json" in text  # a missing run is named
-    assert "4.25e-14 in float64 after 2 epochs" in text
-    cnn_row = next(r for r in text.splitlines() if r.startswith("| jax |") and "0.9931" in r)
-    assert "6.50e-11" in cnn_row and "2.50e-12" in cnn_row and "yes" in cnn_row and "300 / 400" in cnn_row
-    assert "6.25e-11 in float64 after 1 epoch apart (`examples/twin_control.py --model cnn`)" in text
-    gpt_row = next(r for r in text.splitlines() if r.startswith("| torch |") and "1.8765" in r)
-    assert "75.0 / 80.0 (60.5 / 64.0)" in gpt_row and "3.00e-13 / 4.00e-15" in gpt_row and "1.650" in gpt_row
-    assert "250 / 30 / 900" in gpt_row

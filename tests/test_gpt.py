@@ -15,7 +15,8 @@ import autograd_core as ag
 import nn
 import nn.functional as F
 from bench.gpt_model import GPTConfig, gpt
-from examples import common, gpt as example
+from example_support.threads import limited_threads
+from examples import gpt as example
 from helpers import assert_close
 
 SMALL = GPTConfig(block_size=16, vocab_size=11, n_layer=2, n_head=2, n_embd=8)
@@ -23,7 +24,7 @@ SMALL = GPTConfig(block_size=16, vocab_size=11, n_layer=2, n_head=2, n_embd=8)
 
 @pytest.fixture(autouse=True)
 def one_thread():
-    with common.limited_threads(1):
+    with limited_threads(1):
         yield
 
 

@@ -8,7 +8,8 @@ import json
 import numpy as np
 
 import autograd_core as ag
-from examples import char, lstm_char
+from example_support import characters
+from examples import lstm_char
 
 
 def test_short_run_beats_the_unigram_baseline(backend, tmp_path):
@@ -16,7 +17,7 @@ def test_short_run_beats_the_unigram_baseline(backend, tmp_path):
                           "--embed", "16", "--lr", "1e-2", "--eval-every", "30", "--eval-chars", "2048",
                           "--eval-limit", "4096", "--sample-length", "20", "--out", str(tmp_path / "lstm.json")])
     b = out["baselines"]
-    assert b == char.baselines(char.load_corpus(), 16)
+    assert b == characters.baselines(characters.load_corpus(), 16)
     assert out["val_nats"] < b["unigram"]
     assert out["train_curve"][-1][1] < out["train_curve"][0][1]
     assert out["val_positions"] == 4096 and len(out["val_curve"]) == 2

@@ -15,13 +15,15 @@ import autograd_core as ag
 import nn
 import optim
 from autograd_core.compile import CompileFallbackWarning
-from examples import common, mnist_cnn
+from example_support import mnist as shared
+from example_support.threads import limited_threads
+from examples import mnist_cnn
 
 
 @pytest.fixture(autouse=True)
 def one_thread():
     """One BLAS/torch thread: on a small shared machine, thread pools spin against each other."""
-    with common.limited_threads(1):
+    with limited_threads(1):
         yield
 
 
@@ -70,12 +72,12 @@ def test_cnn_float64_twin_matches_pytorch(float64_backend, tmp_path):
 def test_compiled_step_follows_the_schedule(backend):
     """The step reads the learning rate the schedule set for this step, compiled or not: at lr 0
     the weights stay put (a trace that froze the first rate would move them)."""
-    model = mnist_cnn.cnn_model()
+    model = shared.cnn_model()
     opt = optim.AdamW(model.parameters(), lr=1e-3)
     step, compiled = mnist_cnn.training_step(model, opt)
     assert compiled == backend.can_compile
     x = ag.tensor(np.random.default_rng(0).random((4, 1, 28, 28), dtype=np.float32))
-    y, keep = ag.tensor([0, 1, 2, 3]), ag.tensor(mnist_cnn.dropout_masks(0, 0.25, "float32")(4))
+    y, keep = ag.tensor([0, 1, 2, 3]), ag.tensor(shared.dropout_masks(0, 0.25, "float32")(4))
     weights = lambda: [p.numpy().copy() for p in model.parameters()]
     step(x, y, keep)  # the first and the later steps are traced apart (the optimizer state appears)
     before = weights()
@@ -89,23 +91,23 @@ def test_compiled_step_follows_the_schedule(backend):
 
 
 def test_dropout_masks_are_seeded_and_scaled():
-    masks = mnist_cnn.dropout_masks(3, 0.25, "float64")
+    masks = shared.dropout_masks(3, 0.25, "float64")
     first = masks(512)
     assert first.shape == (512, 64 * 7 * 7) and first.dtype == np.float64
     assert set(np.unique(first)) == {0.0, 1 / 0.75}
     assert abs(np.mean(first == 0) - 0.25) < 0.01
     assert not np.array_equal(first, masks(512))  # a new mask each step
-    np.testing.assert_array_equal(first, mnist_cnn.dropout_masks(3, 0.25, "float64")(512))
+    np.testing.assert_array_equal(first, shared.dropout_masks(3, 0.25, "float64")(512))
 
 
 def test_forward_with_mask_replaces_only_the_dropout_layer():
-    model = mnist_cnn.cnn_model("float64")
+    model = shared.cnn_model("float64")
     x = ag.tensor(np.random.default_rng(1).random((2, 1, 28, 28)))
     ones = ag.ones((2, 64 * 7 * 7), dtype=ag.float64)
     model.eval()
-    np.testing.assert_array_equal(common.forward_with_mask(model, x, ones, nn.Dropout).numpy(), model(x).numpy())
+    np.testing.assert_array_equal(shared.forward_with_mask(model, x, ones, nn.Dropout).numpy(), model(x).numpy())
     model.train()
-    out = common.forward_with_mask(model, x, ones * 0.0, nn.Dropout).numpy()
+    out = shared.forward_with_mask(model, x, ones * 0.0, nn.Dropout).numpy()
     np.testing.assert_array_equal(out[0], out[1])  # nothing of the two images got through
     assert not np.array_equal(*model(x).numpy())
 
@@ -113,7 +115,7 @@ def test_forward_with_mask_replaces_only_the_dropout_layer():
 def test_twin_batch_norm_matches_torch():
     """The twin's two-pass batch norm is torch's BatchNorm2d in value, gradient and running statistics."""
     torch = pytest.importorskip("torch")
-    from examples.twin import TwoPassBatchNorm2d
+    from example_support.twin import TwoPassBatchNorm2d
 
     x = torch.tensor(np.random.default_rng(2).normal(0.3, 2.0, (8, 3, 5, 5)), requires_grad=True)
     ours, theirs = TwoPassBatchNorm2d(3, dtype=torch.float64), torch.nn.BatchNorm2d(3, dtype=torch.float64)

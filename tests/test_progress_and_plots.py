@@ -13,7 +13,9 @@ import pytest
 
 from bench import plot as bench_plot
 from bench.progress import Bar, Progress, format_duration, format_value
-from examples import char, common, gpt, mnist
+from example_support import characters, mnist, plots
+from example_support.progress import Progress as ExampleProgress
+from examples import gpt
 
 pytest.importorskip("matplotlib")
 
@@ -91,7 +93,7 @@ def test_disabled_bar_writes_nothing():
 
 def test_examples_keep_the_progress_api():
     stream = io.StringIO()
-    bar = common.Progress(2, "epoch 1/1", enabled=True, stream=stream)
+    bar = ExampleProgress(2, "epoch 1/1", enabled=True, stream=stream)
     bar.update(loss=0.5)
     bar.update(loss=0.25)
     bar.close()
@@ -222,13 +224,13 @@ def saved_figures(monkeypatch):
     import matplotlib.pyplot as plt
 
     figures = []
-    save = common.save_figure
+    save = plots.save_figure
 
     def keep(fig, json_path):
         figures.append(fig)
         return save(fig, json_path)
 
-    monkeypatch.setattr(common, "save_figure", keep)
+    monkeypatch.setattr(plots, "save_figure", keep)
     yield figures
     for fig in figures:
         plt.close(fig)
@@ -248,15 +250,15 @@ def test_one_epoch_mnist_plot_has_integer_epoch_ticks(saved_figures, tmp_path):
 def test_curve_of_a_few_steps_has_integer_steps_and_plain_log_labels(tmp_path):
     import matplotlib.pyplot as plt
 
-    fig, (ax,) = common.figure(1)
-    common.plot_curve(ax, [45.0, 38.0, 26.0], "loss", log_scale=True)  # within one decade: 3x10^1, 4x10^1 before
+    fig, (ax,) = plots.figure(1)
+    plots.plot_curve(ax, [45.0, 38.0, 26.0], "loss", log_scale=True)  # within one decade: 3x10^1, 4x10^1 before
     assert labels(ax, "x") == ["1", "2", "3"]
     ys = labels(ax) + labels(ax, minor=True)
     assert "30" in ys and "40" in ys and not scientific(ys)
     plt.close(fig)
 
 
-@pytest.mark.parametrize("example", [char, gpt], ids=["char", "gpt"])
+@pytest.mark.parametrize("example", [characters, gpt], ids=["char", "gpt"])
 def test_char_plots_keep_the_legend_off_the_lines(example, saved_figures, tmp_path):
     results = {"backend": "numpy", "dtype": "float32", "train_curve": [[50, 3.4]], "val_curve": [[50, 2.9]],
                "val_nats": 2.9, "baselines": {"uniform": 4.17, "unigram": 3.35, "bigram": 2.48}}

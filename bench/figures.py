@@ -1,38 +1,26 @@
-"""The README's figures, rendered from the committed runs they cite.
+"""The generated figure blocks of the README and the docs, rendered from committed run records.
 
-Every table of measured figures in README.md sits between two markers that name what renders
-it and the committed JSON it comes from:
+A block names its renderer and the runs it reads; each renderer here turns those records into
+markdown, and every rendering starts by saying which commit and date its runs were measured on
+(``provenance``). ``tools/figures.py`` finds the blocks, checks and rewrites them.
 
-    <!-- figures: bench-mlp results/bench-20261130-061500.json -->
-    (generated text)
-    <!-- end figures -->
-
-`python examples/readme_figures.py` checks that every block equals what its JSON gives (exit 1
-naming those that do not); `--write` rewrites the blocks. `tests/test_readme_figures.py` runs
-the check, and also that each cited run was made on the code of this tree (`source_problems`).
+    >>> from bench import figures
+    >>> print(figures.render("headline", ["results/bench-latest.json"]).splitlines()[0][:20])
+    Measured on commit `
 """
 
 from __future__ import annotations
 
+import functools
 import json
-import re
-import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
+import subprocess
+from collections.abc import Callable, Iterable, Sequence
 
-if __package__ in (None, ""):  # run as a script: make the `examples` package importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench import machine
+from bench import example_runs
+from bench.machine import ROOT
 from bench.problems import PHASES
 from bench.report import fmt, rows_per_s, table_of
-from examples import common, summarize
-from examples.common import ROOT
 
-README = ROOT / "README.md"
-BLOCK = re.compile(r"<!-- figures: (?P<name>[\w-]+) (?P<sources>[^>]*?) -->\n(?P<body>.*?)<!-- end figures -->",
-                   re.DOTALL)
-CITED_JSON = re.compile(r"results/[\w./-]+\.json")
 LABELS = {"torch": "torch (eager)", "ours:jax": "ours:jax (op by op)"}
 ORDER = ("ours:numpy", "ours:torch", "ours:jax", "ours:jax+compile", "ours:array_api_strict", "ours:cupy", "torch",
          "torch-fused", "numpy-by-hand", "jax-jit")  # ours first, then the baselines
@@ -50,6 +38,36 @@ def _ratio(value: float, base: float | None) -> str:
     return "-" if base is None else f"{value / base:.2f}"
 
 
+# --- provenance ---------------------------------------------------------------------------------------------
+@functools.cache
+def _commit_date(commit: str) -> str:
+    """The day `commit` was made (for records that predate the run's own timestamp)."""
+    try:
+        day = subprocess.run(["git", "show", "-s", "--format=%cs", commit.removesuffix("+dirty")], cwd=ROOT,
+                             capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        day = ""
+    return day or "date unknown"
+
+
+def measured_on(record: dict) -> tuple[str, str]:
+    """(commit, day) a run record was measured on: the bench's ``git``/``started``, an example's
+    ``git_commit``/``finished``; a record without a timestamp takes its commit's day."""
+    facts = record.get("machine", {})
+    commit = facts.get("git") or facts.get("git_commit") or "unknown"
+    stamp = facts.get("finished") or facts.get("started")
+    return commit, stamp[:10] if stamp else _commit_date(commit)
+
+
+def provenance(records: Iterable[dict]) -> str:
+    """One sentence naming the commit(s) and day(s) the `records` were measured on."""
+    seen = sorted({measured_on(r) for r in records}, key=lambda when: (when[1], when[0]))
+    if len(seen) == 1:
+        (commit, day), = seen
+        return f"Measured on commit `{commit}`, {day}."
+    return "Measured on commits " + ", ".join(f"`{commit}` ({day})" for commit, day in seen) + "."
+
+
 # --- the benchmark ---------------------------------------------------------------------------------------
 def _table(result: dict, workload: str) -> dict[str, dict[str, dict]]:
     """impl -> column ("b=32", a phase, ...) -> record, as the bench's report has it, ours first
@@ -65,10 +83,35 @@ def _single(table: dict[str, dict[str, dict]]) -> dict[str, dict]:
 
 
 def _bench_caption(path: str, result: dict) -> str:
+    commit, day = measured_on(result)
     facts = result["machine"]
     start, end = facts["load_start"][0], facts["load_end"][0]
-    return (f"From `{path}` (`{' '.join(result['command'])}`, {facts['cpu']}, {facts['cpu_count']} cores, "
-            f"{facts['threads']['threads']} thread, load average {start} at the start and {end} at the end).")
+    return (f"Measured on commit `{commit}`, {day}, by `{' '.join(result['command'])}` (`{path}`; {facts['cpu']}, "
+            f"{facts['cpu_count']} cores, {facts['threads']['threads']} thread, load average {start} at the start "
+            f"and {end} at the end).")
+
+
+def headline(path: str) -> str:
+    """The README's table: one training step of each model, minimum ms, and the ratio to torch eager."""
+    result = _load(path)
+    points = {"MLP b=1": ("mlp", "b=1"), "MLP b=32": ("mlp", "b=32"), "MLP b=128": ("mlp", "b=128")}
+    tables = {w: _table(result, w) for w in ("mlp", "cnn", "gpt", "char")}
+    points |= {name: (w, next(iter(row))) for w, name in (("cnn", "MNIST CNN"), ("gpt", "char GPT"))
+               if (row := next(iter(tables[w].values()), None))}
+    impls = [i for i in ORDER if any(i in tables[w] for w, _ in points.values())]
+
+    def cell(impl: str, workload: str, column: str) -> str:
+        r, torch = tables[workload].get(impl, {}).get(column), tables[workload].get("torch", {}).get(column)
+        if r is None:
+            return "-"
+        return fmt(r["min_ms"]) if impl == "torch" or torch is None else (
+            f"{fmt(r['min_ms'])} ({_ratio(r['min_ms'], torch['min_ms'])})")
+
+    lines = ["| implementation | " + " | ".join(points) + " |", "|---" * (len(points) + 1) + "|"]
+    lines += [f"| {_label(i)} | " + " | ".join(cell(i, w, c) for w, c in points.values()) + " |" for i in impls]
+    return "\n".join([_bench_caption(path, result), "", *lines, "",
+                      "Minimum ms per training step (forward, backward, AdamW); in brackets, the ratio to torch "
+                      "(eager) in the same column."])
 
 
 def bench_mlp(path: str) -> str:
@@ -161,9 +204,9 @@ def bigdata(path: str) -> str:
     """The reference run of examples/bigdata.py in one sentence."""
     r = _load(path)
     (limit,) = r["worker_memory_limit_bytes"]
-    return (f"The reference run (`{r['command']}`, `{path}`): {r['rows']:,} x {r['features']} float32 "
-            f"({r['data_bytes'] / 1e9:.1f} GB with labels) on {r['workers']} workers of {limit / 2**30:g} GiB each, "
-            f"{r['steps']} steps of a {r['model']} model: test accuracy {r['test_accuracy']:.3f} (ceiling "
+    return (f"{provenance([r])} The reference run (`{r['command']}`, `{path}`): {r['rows']:,} x {r['features']} "
+            f"float32 ({r['data_bytes'] / 1e9:.1f} GB with labels) on {r['workers']} workers of {limit / 2**30:g} GiB "
+            f"each, {r['steps']} steps of a {r['model']} model: test accuracy {r['test_accuracy']:.3f} (ceiling "
             f"{r['accuracy_ceiling']:.2f}), {r['rows_per_s']:,.0f} rows/s ({r['median_step_s']:.0f} s per full pass), "
             f"the client's peak memory {r['client_peak_rss_bytes'] / 2**20:.0f} MiB: the rows never reach it. Load "
             f"average at the end: {r['machine']['load_average'][0]:.1f}.")
@@ -171,24 +214,33 @@ def bigdata(path: str) -> str:
 
 # --- the examples' full runs -------------------------------------------------------------------------------
 def _runs(folder: str) -> dict[str, dict[str, dict]]:
-    return summarize.load_runs(ROOT / folder)
+    return example_runs.load_runs(ROOT / folder)
+
+
+def _of(runs: dict[str, dict[str, dict]], names: Sequence[str]) -> list[dict]:
+    """The records of `runs` (backend -> name -> record) whose name is in `names`."""
+    return [record for by_name in runs.values() for name, record in by_name.items() if name in names]
 
 
 def examples_mlp(folder: str) -> str:
     """The MLP examples' table of results/README.md (MNIST, its twins, the character model)."""
     runs = _runs(folder)
-    return "\n\n".join([summarize.table(runs), summarize.control_line(ROOT / folder)])
+    return "\n\n".join([provenance(_of(runs, ("mnist", "mnist-float64", "char", "spirals", "xor"))),
+                        example_runs.table(runs), example_runs.control_line(ROOT / folder)])
 
 
 def examples_cnn(folder: str) -> str:
     """The CNN's table of results/README.md, with the twins' yardstick."""
     runs = _runs(folder)
-    return "\n\n".join([summarize.cnn_table(runs), summarize.control_line(ROOT / folder, "cnn")])
+    return "\n\n".join([provenance(_of(runs, ("mnist_cnn", "mnist_cnn-float64"))), example_runs.cnn_table(runs),
+                        example_runs.control_line(ROOT / folder, "cnn")])
 
 
 def examples_sequence(folder: str) -> str:
     """The GPT and LSTM table of results/README.md."""
-    return summarize.sequence_table(_runs(folder))
+    runs = _runs(folder)
+    return "\n\n".join([provenance(_of(runs, ("gpt", "gpt-float64", "lstm_char"))),
+                        example_runs.sequence_table(runs)])
 
 
 def sequence_models(char: str, lstm: str, gpt: str) -> str:
@@ -201,146 +253,65 @@ def sequence_models(char: str, lstm: str, gpt: str) -> str:
         steps = r.get("steps", r.get("iters"))
         lines.append(f"| {name} | {r['val_nats']:.3f} | {scored} | {steps:,} | {r['wall_time_s']:.0f} | `{path}` |")
     lines.append("| nanoGPT's README, same recipe | 1.88 | 20 random batches of 12 blocks | 2,000 | | |")
-    return "\n".join(lines)
+    return "\n".join([provenance(r for _, r, _ in rows), "", *lines])
 
 
 def _epochs(r: dict) -> str:
     return f"{r['epochs']} epoch" + "s" * (r["epochs"] != 1)
 
 
-QUICK = {  # example -> (what it trains, what its --quick run shows)
-    "line": ("a line fit by SGD", lambda r: f"{r['steps']} steps: w = {r['w']:.5f}, b = {r['b']:.6f} (truth 2, 1)"),
-    "xor": ("a 2-4-1 tanh network on XOR", lambda r: f"{r['steps']} steps: predictions {r['predictions']}"),
-    "spirals": ("an MLP against a linear model on two spirals", lambda r: f"{r['steps']} steps: test accuracy "
-                f"{r['mlp_test_accuracy']:.3f} against {r['linear_test_accuracy']:.3f}"),
-    "mnist": ("the 784-512-256-10 MLP, AdamW, 10 epochs",
+QUICK = {  # example -> (where it is, what it trains, what its --quick run shows)
+    "line": ("examples", "a line fit by SGD",
+             lambda r: f"{r['steps']} steps: w = {r['w']:.5f}, b = {r['b']:.6f} (truth 2, 1)"),
+    "xor": ("examples", "a 2-4-1 tanh network on XOR", lambda r: f"{r['steps']} steps: predictions {r['predictions']}"),
+    "spirals": ("examples", "an MLP against a linear model on two spirals", lambda r: f"{r['steps']} steps: test "
+                f"accuracy {r['mlp_test_accuracy']:.3f} against {r['linear_test_accuracy']:.3f}"),
+    "mnist": ("examples", "the 784-512-256-10 MLP, AdamW, 10 epochs",
               lambda r: f"{_epochs(r)} on {r['train_size']:,} images: test accuracy {r['test_accuracy']:.3f}"),
-    "mnist_cnn": ("the CNN above, OneCycleLR, 4 epochs",
+    "mnist_cnn": ("examples", "the MNIST CNN, OneCycleLR, 4 epochs",
                   lambda r: f"{_epochs(r)} on {r['train_size']:,} images: test accuracy {r['test_accuracy']:.3f}"),
-    "char": ("the MLP character model, 6,000 steps", lambda r: f"{r['steps']:,} steps: {r['val_nats']:.3f} nats/char "
-             f"(bigram {r['baselines']['bigram']:.3f}) and a sample"),
-    "lstm_char": ("a 2 x 256 LSTM character model, 2,000 steps", lambda r: f"{r['steps']:,} steps of a {r['layers']} x "
-                  f"{r['hidden']} LSTM: {r['val_nats']:.3f} nats/char and a sample"),
-    "gpt": ("nanoGPT's character GPT, 2,000 iterations", lambda r: f"{r['iters']} iterations on a shortened schedule: "
-            f"{r['val_nats']:.3f} nats/char, {r['ms_per_iter']['median']:.1f} ms/iter against PyTorch's "
-            f"{r['torch_eager_ms_per_iter']['median']:.1f}"),
-    "twin_control": ("PyTorch against itself, rows reversed (the twins' yardstick)",
-                     lambda r: f"{_epochs(r)}, {r['dtype']}: weights {r['control_max_weight_diff'][-1]:.1e} apart"),
-    "bigdata": ("full-batch AdamW on a synthetic set larger than memory (dask)", lambda r: f"{r['rows']:,} rows on "
-                f"{r['backend']}, {r['steps']} steps: test accuracy {r['test_accuracy']:.3f} "
+    "char": ("examples", "the MLP character model, 6,000 steps", lambda r: f"{r['steps']:,} steps: "
+             f"{r['val_nats']:.3f} nats/char (bigram {r['baselines']['bigram']:.3f}) and a sample"),
+    "lstm_char": ("examples", "a 2 x 256 LSTM character model, 2,000 steps", lambda r: f"{r['steps']:,} steps of a "
+                  f"{r['layers']} x {r['hidden']} LSTM: {r['val_nats']:.3f} nats/char and a sample"),
+    "gpt": ("examples", "nanoGPT's character GPT, 2,000 iterations", lambda r: f"{r['iters']} iterations on a "
+            f"shortened schedule: {r['val_nats']:.3f} nats/char, {r['ms_per_iter']['median']:.1f} ms/iter against "
+            f"PyTorch's {r['torch_eager_ms_per_iter']['median']:.1f}"),
+    "bigdata": ("examples", "full-batch AdamW on a synthetic set larger than memory (dask)", lambda r: f"{r['rows']:,} "
+                f"rows on {r['backend']}, {r['steps']} steps: test accuracy {r['test_accuracy']:.3f} "
                 f"(ceiling {r['accuracy_ceiling']:.2f})"),
+    "twin_control": ("tools", "PyTorch against itself, rows reversed (the twins' yardstick)",
+                     lambda r: f"{_epochs(r)}, {r['dtype']}: weights {r['control_max_weight_diff'][-1]:.1e} apart"),
 }
 
 
 def examples_quick(folder: str) -> str:
-    """What each example's --quick run shows and how long it took (``<example>-numpy.json``)."""
-    lines = ["| example | what it trains | `--quick` shows | quick s |", "|---|---|---|---|"]
-    for name, (trains, shows) in QUICK.items():
-        r = _load(f"{folder}/{name}-numpy.json")
-        lines.append(f"| `{name}.py` | {trains} | {shows(r)} | {r['wall_time_s']:.1f} |")
-    return "\n".join(lines)
+    """What each script's --quick run shows and how long it took (``<name>-numpy.json``)."""
+    records = {name: _load(f"{folder}/{name}-numpy.json") for name in QUICK}
+    lines = ["| script | what it trains | `--quick` shows | quick s |", "|---|---|---|---|"]
+    for name, (where, trains, shows) in QUICK.items():
+        r = records[name]
+        lines.append(f"| `{where}/{name}.py` | {trains} | {shows(r)} | {r['wall_time_s']:.1f} |")
+    return "\n".join([provenance(records.values()), "", *lines])
 
 
 RENDERERS: dict[str, Callable[..., str]] = {
+    "headline": headline,
     "bench-mlp": bench_mlp,
     "bench-cnn": lambda path: bench_step(path, "cnn"),
     "bench-gpt": lambda path: bench_step(path, "gpt"),
+    "bench-fullbatch": bench_fullbatch,
+    "bigdata": bigdata,
     "examples-mlp": examples_mlp,
     "examples-cnn": examples_cnn,
     "examples-sequence": examples_sequence,
     "sequence-models": sequence_models,
     "examples-quick": examples_quick,
-    "bench-fullbatch": bench_fullbatch,
-    "bigdata": bigdata,
 }
 
 
-# --- the check ---------------------------------------------------------------------------------------------
 def render(name: str, sources: Sequence[str]) -> str:
-    """The text of the block `name` from its `sources`."""
+    """The text of the block `name` from its `sources` (paths relative to the repository root)."""
     if name not in RENDERERS:
         raise KeyError(f"no renderer named {name!r} (known: {', '.join(RENDERERS)})")
     return RENDERERS[name](*sources).rstrip("\n") + "\n"
-
-
-def blocks(text: str) -> list[re.Match]:
-    """The figure blocks of a README's `text`."""
-    return list(BLOCK.finditer(text))
-
-
-def rewritten(text: str) -> tuple[str, list[str]]:
-    """`text` with every figure block rendered afresh from its runs; and why any block could
-    not be (it is then left as it was)."""
-    problems = []
-
-    def fresh(block: re.Match) -> str:
-        try:
-            body = render(block["name"], block["sources"].split())
-        except (OSError, KeyError, ValueError) as e:
-            problems.append(f"block {block['name']}: cannot render it from {block['sources']}: {e}")
-            return block.group(0)
-        return f"<!-- figures: {block['name']} {block['sources']} -->\n{body}<!-- end figures -->"
-
-    return BLOCK.sub(fresh, text), problems
-
-
-def cited_runs(text: str) -> list[str]:
-    """Every committed run `text` cites: the JSON files it names and those of the folders its
-    blocks read."""
-    cited = set(CITED_JSON.findall(text))
-    for m in blocks(text):
-        for source in m["sources"].split():
-            folder = ROOT / source
-            cited |= ({p.relative_to(ROOT).as_posix() for p in folder.glob("*.json")} if folder.is_dir()
-                      else {source})
-    return sorted(cited)
-
-
-def source_problems(path: str) -> str | None:
-    """Why the run at `path` cannot be said to come from this tree's code (None if it can): it
-    is missing, records no sources, imported a project file from elsewhere, or its files have
-    changed since."""
-    if not (ROOT / path).is_file():
-        return f"{path}: cited but not committed"
-    source = _load(path).get("machine", {}).get("source")
-    if not source:
-        return f"{path}: the run records no source hash (made before runs recorded one)"
-    elsewhere = [f for f in source["files"] if Path(f).is_absolute()]
-    if elsewhere:
-        return f"{path}: the run imported project files from outside the tree: {', '.join(elsewhere)}"
-    missing = [f for f in source["files"] if not (ROOT / f).is_file()]
-    if missing:
-        return f"{path}: files the run imported are gone: {', '.join(missing)}"
-    if machine.source_hash(source["files"], ROOT) != source["sha256"]:
-        return f"{path}: the code it ran has changed since (rerun it: {_load(path).get('command')})"
-    return None
-
-
-def block_problem(block: re.Match) -> str | None:
-    """Why a figure block is not what its runs give (None if it is)."""
-    try:
-        fresh = render(block["name"], block["sources"].split())
-    except (OSError, KeyError, ValueError) as e:
-        return f"block {block['name']}: cannot render it from {block['sources']}: {e}"
-    return None if fresh == block["body"] else f"block {block['name']}: differs from its JSON (--write rewrites it)"
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Check (or with --write rewrite) the README's figure blocks; the exit status."""
-    p = common.Parser(prog="examples/readme_figures.py", description=__doc__, formatter_class=common.HelpFormatter)
-    p.add_argument("--write", action="store_true", help="Rewrite the figure blocks of README.md from their JSON.")
-    args = p.parse_args(argv)
-    text = README.read_text()
-    if args.write:
-        text, problems = rewritten(text)
-        README.write_text(text)
-        print("\n".join(problems) or f"rewrote the {len(blocks(text))} figure blocks of {README.name}")
-        return 1 if problems else 0
-    problems = [problem for block in blocks(text) if (problem := block_problem(block))]
-    problems += [problem for path in cited_runs(text) if (problem := source_problems(path))]
-    print("\n".join(problems) or f"every figure block of {README.name} is what its runs give, on this code")
-    return 1 if problems else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

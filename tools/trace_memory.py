@@ -1,7 +1,7 @@
 """Where the client's memory goes while examples/bigdata.py trains: Python's allocations
 (tracemalloc) after step A and after step B, and the allocation sites that grew most between.
 
-    AUTOGRAD_BACKEND=dask AUTOGRAD_DEVICE=local:2 python examples/trace_memory.py --at 150 450 -- \\
+    AUTOGRAD_BACKEND=dask AUTOGRAD_DEVICE=local:2 python tools/trace_memory.py --at 150 450 -- \\
         --model mlp --rows 20_000 --chunk-rows 10_000 --persist --quiet --threads 1 --out /tmp/trace.json
 
 bigdata's arguments follow ``--`` (its --steps becomes B). Resident memory that grows while
@@ -14,16 +14,13 @@ from __future__ import annotations
 
 import argparse
 import gc
-import sys
+import importlib.util
 import tracemalloc
 from collections.abc import Sequence
-from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-if __package__ in (None, ""):  # run as a script: make the `examples` package importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from examples import bigdata
+from example_support.records import ROOT
 
 FRAMES = 12  # frames kept per allocation: enough to reach the project's code from dask's
 
@@ -37,9 +34,21 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def trace(first: int, last: int, bigdata_args: Sequence[str], top: int = 8) -> dict[str, Any]:
-    """Train with `bigdata_args` for `last` steps; Python's allocated bytes and the resident
-    memory after steps `first` and `last`, and the `top` sites whose allocations grew most."""
+def load_bigdata() -> ModuleType:
+    """examples/bigdata.py, loaded from its file (the examples are scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location("bigdata", ROOT / "examples" / "bigdata.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def trace(first: int, last: int, bigdata_args: Sequence[str], top: int = 8,
+          bigdata: ModuleType | None = None) -> dict[str, Any]:
+    """Train `bigdata` (default: examples/bigdata.py) with `bigdata_args` for `last` steps;
+    Python's allocated bytes and the resident memory after steps `first` and `last`, and the
+    `top` sites whose allocations grew most."""
+    bigdata = bigdata or load_bigdata()
     if not 1 <= first < last:
         raise ValueError(f"--at {first} {last}: need 1 <= A < B")
     snapshots: dict[int, tracemalloc.Snapshot] = {}

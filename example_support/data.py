@@ -1,7 +1,7 @@
 """The data sets the examples carry in ``data/``: MNIST and Tiny Shakespeare, each checked
-against its sha256 before use.
+against its sha256 before use; and the order of an epoch's minibatches.
 
-    >>> from examples.data import load_mnist
+    >>> from example_support.data import load_mnist
     >>> mnist = load_mnist()
     >>> mnist.train.x.shape, mnist.val.x.shape, mnist.test.x.shape
     ((55000, 784), (5000, 784), (10000, 784))
@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,3 +100,16 @@ def _load_mnist(root: str) -> MNIST:
 def load_shakespeare(root: Path | str | None = None) -> str:
     """The Tiny Shakespeare corpus as one string (1,115,394 characters, 65 distinct)."""
     return verified_path("tinyshakespeare.txt", root).read_text(encoding="utf-8")
+
+
+def shuffled_batches(n: int, batch_size: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """Indices of one epoch over `n` examples, shuffled by `rng`, in batches of `batch_size`
+    (the last one shorter, as a PyTorch DataLoader without drop_last)."""
+    order = rng.permutation(n)
+    for start in range(0, n, batch_size):
+        yield order[start : start + batch_size]
+
+
+def num_batches(n: int, batch_size: int) -> int:
+    """How many batches `shuffled_batches` makes of `n` examples."""
+    return math.ceil(n / batch_size)

@@ -8,7 +8,7 @@ In float32 the same last-bit differences grow (Adam scales every coordinate's st
 lr whatever the gradient's size, so a gradient that is mostly rounding noise still moves its
 weight), and the twins end 0.03-0.13 apart after one epoch and 0.3-0.5 after ten, as do two
 torch runs whose only difference is the order of the rows in each batch
-(`examples/twin_control.py`).
+(`tools/twin_control.py`). It needs torch, which the examples import only for ``--torch-twin``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 import nn
-from examples.common import forward_with_mask
+from example_support.mnist import forward_with_mask
 
 _TORCH_DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
