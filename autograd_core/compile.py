@@ -89,8 +89,10 @@ def compile(  # noqa: A001 - the name users know from torch.compile
     def hyperparameters() -> tuple[list, tuple]:
         """The groups' traced hyper-parameters, and the others as a key (a change retraces)."""
         traced = [{k: g[k] for k in _TRACED_HYPERPARAMETERS if k in g} for g in groups]
-        static = tuple(tuple((k, repr(v)) for k, v in g.items() if k not in _TRACED_HYPERPARAMETERS and k != "params")
-                       for g in groups)
+        static = tuple(
+            tuple((k, repr(v)) for k, v in g.items() if k not in _TRACED_HYPERPARAMETERS and k != "params")
+            for g in groups
+        )
         return traced, static
 
     def set_hyperparameters(traced: list) -> None:
@@ -100,6 +102,7 @@ def compile(  # noqa: A001 - the name users know from torch.compile
     def traceable() -> Callable:
         """The step as a pure function of arrays; a new function object each time, so that a
         compiler caching traces by function never hands one trace to two hyper-parameter keys."""
+
         def pure(tensor_data: list, opt_states: list, traced: list, args: list) -> tuple:
             install(tensor_data, opt_states, [None] * len(params))
             set_hyperparameters(traced)
@@ -125,8 +128,11 @@ def compile(  # noqa: A001 - the name users know from torch.compile
             set_hyperparameters(traced)
             compiled = None
             reason = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-            warnings.warn(f"compile: the step cannot be traced, so it runs op by op from now on ({reason})",
-                          CompileFallbackWarning, stacklevel=2)
+            warnings.warn(
+                f"compile: the step cannot be traced, so it runs op by op from now on ({reason})",
+                CompileFallbackWarning,
+                stacklevel=2,
+            )
             return step(*args)
         set_hyperparameters(traced)  # numbers again, not the trace's placeholders
         install(new_tensors, [[_counts_as_ints(state) for state in states] for states in new_states], grads)

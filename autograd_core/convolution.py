@@ -71,7 +71,6 @@ _GRAD_WEIGHT_VJPS = (
 )
 
 
-
 class PoolGeometry(NamedTuple):
     """How a pooling window slides: per axis (rows, columns); padding on both sides."""
 

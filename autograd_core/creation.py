@@ -21,8 +21,27 @@ from autograd_core.info import __array_namespace_info__
 from autograd_core.tensor import Device, Tensor, record
 
 __all__ = [
-    "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like", "linspace", "manual_seed",
-    "meshgrid", "ones", "ones_like", "rand", "randn", "tensor", "tril", "triu", "uniform", "zeros", "zeros_like",
+    "arange",
+    "asarray",
+    "empty",
+    "empty_like",
+    "eye",
+    "from_dlpack",
+    "full",
+    "full_like",
+    "linspace",
+    "manual_seed",
+    "meshgrid",
+    "ones",
+    "ones_like",
+    "rand",
+    "randn",
+    "tensor",
+    "tril",
+    "triu",
+    "uniform",
+    "zeros",
+    "zeros_like",
 ]
 
 Shape = int | tuple[int, ...]
@@ -171,8 +190,14 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, device: An
 
 
 # --- filled ------------------------------------------------------------------------------
-def _filled(make: Callable[[Any, Any, Any], Any], dtype: Any, default: DType, device: Any, requires_grad: bool,
-            like: Tensor | None = None) -> Tensor:
+def _filled(
+    make: Callable[[Any, Any, Any], Any],
+    dtype: Any,
+    default: DType,
+    device: Any,
+    requires_grad: bool,
+    like: Tensor | None = None,
+) -> Tensor:
     """``make(xp, dtype, device)`` on the backend `device` names (else `like`'s, else the current
     one), in `dtype` (else `like`'s, else `default`)."""
     backend = _backend(device, like.backend if like is not None else None)
@@ -183,38 +208,58 @@ def _filled(make: Callable[[Any, Any, Any], Any], dtype: Any, default: DType, de
     return _made(make(backend.xp, target, backend.device), backend, requires_grad)
 
 
-def full(shape: Shape, fill_value: Scalar, *, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
+def full(
+    shape: Shape, fill_value: Scalar, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
     """A tensor of `shape` filled with `fill_value`, whose Python type gives the default dtype.
 
     >>> full((2,), 1).dtype, full((2,), 1.0).dtype, full((2,), True).dtype
     (autograd_core.int64, autograd_core.float32, autograd_core.bool)
     """
     shape = _shape(shape)
-    return _filled(lambda xp, dt, dev: xp.full(shape, fill_value, dtype=dt, device=dev), dtype,
-                   result_type(fill_value), device, requires_grad)
+    return _filled(
+        lambda xp, dt, dev: xp.full(shape, fill_value, dtype=dt, device=dev),
+        dtype,
+        result_type(fill_value),
+        device,
+        requires_grad,
+    )
 
 
 def _sized(name: str) -> Callable[..., Tensor]:
     """zeros, ones or empty: ``f(shape)`` as the standard writes it, ``f(2, 3)`` as PyTorch does."""
-    def create(shape: Shape, *sizes: int, dtype: Any = None, device: Any = None,
-               requires_grad: bool = False) -> Tensor:
+
+    def create(shape: Shape, *sizes: int, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
         dims = _shape(shape, sizes)
-        return _filled(lambda xp, dt, dev: getattr(xp, name)(dims, dtype=dt, device=dev), dtype,
-                       _DEFAULTS["real floating"], device, requires_grad)
+        return _filled(
+            lambda xp, dt, dev: getattr(xp, name)(dims, dtype=dt, device=dev),
+            dtype,
+            _DEFAULTS["real floating"],
+            device,
+            requires_grad,
+        )
 
     create.__name__ = create.__qualname__ = name
-    create.__doc__ = (f"A tensor of {name}: ``{name}((2, 3))`` or ``{name}(2, 3)``; float32 unless `dtype` "
-                      f"says otherwise.\n\n    >>> {name}(2, 3).shape\n    (2, 3)\n    ")
+    create.__doc__ = (
+        f"A tensor of {name}: ``{name}((2, 3))`` or ``{name}(2, 3)``; float32 unless `dtype` "
+        f"says otherwise.\n\n    >>> {name}(2, 3).shape\n    (2, 3)\n    "
+    )
     return create
 
 
 def _like(base: str) -> Callable[..., Tensor]:
     """zeros_like, ones_like or empty_like: `base` in `x`'s shape, dtype, backend and device."""
+
     def create(x: Tensor, /, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
         x = asarray(x)
-        return _filled(lambda xp, dt, dev: getattr(xp, base)(x.shape, dtype=dt, device=dev), dtype, x.dtype,
-                       device, requires_grad, like=x)
+        return _filled(
+            lambda xp, dt, dev: getattr(xp, base)(x.shape, dtype=dt, device=dev),
+            dtype,
+            x.dtype,
+            device,
+            requires_grad,
+            like=x,
+        )
 
     create.__name__ = create.__qualname__ = f"{base}_like"
     create.__doc__ = f"``{base}`` of `x`'s shape, in `x`'s dtype (unless `dtype`) on `x`'s backend."
@@ -225,8 +270,9 @@ zeros, ones, empty = (_sized(name) for name in ("zeros", "ones", "empty"))
 zeros_like, ones_like, empty_like = (_like(name) for name in ("zeros", "ones", "empty"))
 
 
-def full_like(x: Tensor, /, fill_value: Scalar, *, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:
+def full_like(
+    x: Tensor, /, fill_value: Scalar, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
     """A tensor of `x`'s shape filled with `fill_value`, in `x`'s dtype (unless `dtype`) on
     `x`'s backend.
 
@@ -234,24 +280,51 @@ def full_like(x: Tensor, /, fill_value: Scalar, *, dtype: Any = None, device: An
     [7, 7, 7]
     """
     x = asarray(x)
-    return _filled(lambda xp, dt, dev: xp.full(x.shape, fill_value, dtype=dt, device=dev), dtype, x.dtype, device,
-                   requires_grad, like=x)
+    return _filled(
+        lambda xp, dt, dev: xp.full(x.shape, fill_value, dtype=dt, device=dev),
+        dtype,
+        x.dtype,
+        device,
+        requires_grad,
+        like=x,
+    )
 
 
-def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None, device: Any = None,
-        requires_grad: bool = False) -> Tensor:
+def eye(
+    n_rows: int,
+    n_cols: int | None = None,
+    /,
+    *,
+    k: int = 0,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """A `n_rows` x `n_cols` matrix with ones on diagonal `k` (above the main one if positive).
 
     >>> eye(2, 3, k=1).tolist()
     [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
     """
-    return _filled(lambda xp, dt, dev: xp.eye(n_rows, n_cols, k=k, dtype=dt, device=dev), dtype,
-                   _DEFAULTS["real floating"], device, requires_grad)
+    return _filled(
+        lambda xp, dt, dev: xp.eye(n_rows, n_cols, k=k, dtype=dt, device=dev),
+        dtype,
+        _DEFAULTS["real floating"],
+        device,
+        requires_grad,
+    )
 
 
 # --- ranges and grids ----------------------------------------------------------------------
-def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *, dtype: Any = None,
-           device: Any = None, requires_grad: bool = False) -> Tensor:
+def arange(
+    start: int | float,
+    /,
+    stop: int | float | None = None,
+    step: int | float = 1,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Evenly spaced values in [start, stop) (in [0, start) without `stop`): int64 when every
     argument is an int, else float32.
 
@@ -260,20 +333,39 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     """
     if stop is None:
         start, stop = 0, start
-    return _filled(lambda xp, dt, dev: xp.arange(start, stop, step, dtype=dt, device=dev), dtype,
-                   result_type(start, stop, step), device, requires_grad)
+    return _filled(
+        lambda xp, dt, dev: xp.arange(start, stop, step, dtype=dt, device=dev),
+        dtype,
+        result_type(start, stop, step),
+        device,
+        requires_grad,
+    )
 
 
-def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *, dtype: Any = None,
-             device: Any = None, endpoint: bool = True, requires_grad: bool = False) -> Tensor:
+def linspace(
+    start: int | float | complex,
+    stop: int | float | complex,
+    /,
+    num: int,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    endpoint: bool = True,
+    requires_grad: bool = False,
+) -> Tensor:
     """`num` evenly spaced values from `start` to `stop` (included unless not `endpoint`);
     float32, or complex64 for complex ends.
 
     >>> linspace(0, 1, 5).tolist(), linspace(0, 1, 4, endpoint=False).tolist()
     ([0.0, 0.25, 0.5, 0.75, 1.0], [0.0, 0.25, 0.5, 0.75])
     """
-    return _filled(lambda xp, dt, dev: xp.linspace(start, stop, num, dtype=dt, device=dev, endpoint=endpoint),
-                   dtype, result_type(start, stop, 0.0), device, requires_grad)
+    return _filled(
+        lambda xp, dt, dev: xp.linspace(start, stop, num, dtype=dt, device=dev, endpoint=endpoint),
+        dtype,
+        result_type(start, stop, 0.0),
+        device,
+        requires_grad,
+    )
 
 
 def meshgrid(*arrays: Tensor, indexing: str = "xy") -> list[Tensor]:
@@ -293,27 +385,33 @@ def meshgrid(*arrays: Tensor, indexing: str = "xy") -> list[Tensor]:
     shape = [0] * len(arrays)
     for axis, a in zip(axes, arrays):
         shape[axis] = a.shape[0]
-    return [ag.broadcast_to(ag.reshape(a, tuple(-1 if i == axis else 1 for i in range(len(arrays)))), tuple(shape))
-            for axis, a in zip(axes, arrays)]
+    return [
+        ag.broadcast_to(ag.reshape(a, tuple(-1 if i == axis else 1 for i in range(len(arrays)))), tuple(shape))
+        for axis, a in zip(axes, arrays)
+    ]
 
 
 # --- triangles -----------------------------------------------------------------------------
 def _triangle(name: str, below: bool) -> Callable[..., Tensor]:
     """tril or triu: the forward and the VJP keep the same triangle (of `x`, of the gradient)."""
+
     def part(ns: Any, x: Any, k: int) -> Any:
         return ns.tril(x, k=k) if below else ns.triu(x, k=k)
 
     def triangle(x: Tensor, /, *, k: int = 0) -> Tensor:
         x = asarray(x)
-        return record(name, part(x.backend.xp, x.data, k), x.backend, (x,),
-                      (lambda ns, g, out, x: part(ns, g, k),), saved=())
+        return record(
+            name, part(x.backend.xp, x.data, k), x.backend, (x,), (lambda ns, g, out, x: part(ns, g, k),), saved=()
+        )
 
     side = "on and below" if below else "on and above"
     triangle.__name__ = triangle.__qualname__ = name
-    triangle.__doc__ = (f"The elements of `x` (a matrix or a stack of them) {side} diagonal `k`, zeros "
-                        f"elsewhere; the gradient keeps the same triangle.\n\n"
-                        f"    >>> {name}(ones((2, 2))).tolist()\n"
-                        f"    {[[1.0, 0.0], [1.0, 1.0]] if below else [[1.0, 1.0], [0.0, 1.0]]}\n    ")
+    triangle.__doc__ = (
+        f"The elements of `x` (a matrix or a stack of them) {side} diagonal `k`, zeros "
+        f"elsewhere; the gradient keeps the same triangle.\n\n"
+        f"    >>> {name}(ones((2, 2))).tolist()\n"
+        f"    {[[1.0, 0.0], [1.0, 1.0]] if below else [[1.0, 1.0], [0.0, 1.0]]}\n    "
+    )
     return triangle
 
 
@@ -334,12 +432,12 @@ def rand(*size: Any, dtype: Any = "float32", requires_grad: bool = False, device
     return uniform(_sizes(size), 0.0, 1.0, dtype, requires_grad, device)
 
 
-def uniform(size: Shape, low: float, high: float, dtype: Any = "float32", requires_grad: bool = False,
-            device: Any = None) -> Tensor:
+def uniform(
+    size: Shape, low: float, high: float, dtype: Any = "float32", requires_grad: bool = False, device: Any = None
+) -> Tensor:
     """Uniform draws in [low, high) from the seeded host generator."""
     backend = _backend(device)
-    return _made(backend.uniform(_shape(size), low, high, backend.dtype(as_dtype(dtype).name)), backend,
-                 requires_grad)
+    return _made(backend.uniform(_shape(size), low, high, backend.dtype(as_dtype(dtype).name)), backend, requires_grad)
 
 
 def manual_seed(seed: int) -> None:

@@ -93,8 +93,25 @@ float64 = DType("float64")
 complex64 = DType("complex64")
 complex128 = DType("complex128")
 
-DTYPES = {d.name: d for d in (bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32,
-                              float64, complex64, complex128)}
+DTYPES = {
+    d.name: d
+    for d in (
+        bool,
+        int8,
+        int16,
+        int32,
+        int64,
+        uint8,
+        uint16,
+        uint32,
+        uint64,
+        float16,
+        float32,
+        float64,
+        complex64,
+        complex128,
+    )
+}
 
 # The dtypes the standard defines (every one but the float16 extension).
 STANDARD_DTYPES = {name: d for name, d in DTYPES.items() if d is not float16}
@@ -149,8 +166,10 @@ def _is_kind(dtype: DType, kind: Any) -> builtins.bool:
         return dtype == kind
     if isinstance(kind, str):
         if kind not in _KINDS:
-            raise ValueError(f"unknown dtype kind {kind!r}; use one of {', '.join(map(repr, _KINDS))}, "
-                             "a dtype (autograd_core.<name>) or a tuple of those")
+            raise ValueError(
+                f"unknown dtype kind {kind!r}; use one of {', '.join(map(repr, _KINDS))}, "
+                "a dtype (autograd_core.<name>) or a tuple of those"
+            )
         return dtype.kind in _KINDS[kind]
     raise TypeError(f"isdtype kind must be a dtype, a kind name or a tuple of those, not {kind!r}")
 
@@ -164,8 +183,7 @@ _UNSIGNED = {8: uint8, 16: uint16, 32: uint32, 64: uint64}
 _REAL = {16: float16, 32: float32, 64: float64}
 _COMPLEX = {16: complex64, 32: complex64, 64: complex128}  # by component bits (no complex32)
 # Python scalar types -> the dtype each stands for with no array to follow (PyTorch's defaults)
-_SCALARS: tuple[tuple[type, DType], ...] = ((builtins.bool, bool), (int, int64), (float, float32),
-                                            (complex, complex64))
+_SCALARS: tuple[tuple[type, DType], ...] = ((builtins.bool, bool), (int, int64), (float, float32), (complex, complex64))
 
 
 def result_type(*arrays_and_dtypes: Any) -> DType:
@@ -233,14 +251,21 @@ def _promote_integers(dtypes: list[DType]) -> DType:
     if signed > unsigned:
         return _SIGNED[signed]
     if unsigned == 64:
-        raise TypeError(f"uint64 and int{signed} have no common dtype in the array API standard (no signed "
-                        "integer holds both); cast one of them first, e.g. with astype")
+        raise TypeError(
+            f"uint64 and int{signed} have no common dtype in the array API standard (no signed "
+            "integer holds both); cast one of them first, e.g. with astype"
+        )
     return _SIGNED[2 * unsigned]
 
 
 # The standard promotes only within these families; can_cast never crosses them.
-_FAMILY = {"bool": "bool", "signed integer": "integral", "unsigned integer": "integral",
-           "real floating": "floating", "complex floating": "floating"}
+_FAMILY = {
+    "bool": "bool",
+    "signed integer": "integral",
+    "unsigned integer": "integral",
+    "real floating": "floating",
+    "complex floating": "floating",
+}
 
 
 def can_cast(from_: Any, to: DType | str) -> builtins.bool:
@@ -260,6 +285,7 @@ def can_cast(from_: Any, to: DType | str) -> builtins.bool:
 
 
 # --- finfo and iinfo --------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class FInfo:
@@ -302,8 +328,14 @@ def finfo(type: Any) -> FInfo:  # noqa: A002 - the standard's parameter name
         raise ValueError(f"finfo needs a floating dtype, not {dtype.name}{hint}")
     mantissa, max_exponent = _IEEE[dtype]
     largest = math.ldexp(2 - 2.0**-mantissa, max_exponent)
-    return FInfo(bits=dtype.bits, eps=2.0**-mantissa, max=largest, min=-largest,
-                 smallest_normal=2.0 ** (1 - max_exponent), dtype=dtype)
+    return FInfo(
+        bits=dtype.bits,
+        eps=2.0**-mantissa,
+        max=largest,
+        min=-largest,
+        smallest_normal=2.0 ** (1 - max_exponent),
+        dtype=dtype,
+    )
 
 
 def iinfo(type: Any) -> IInfo:  # noqa: A002 - the standard's parameter name

@@ -21,9 +21,34 @@ from autograd_core.ops import _predicate_op, _tensor, binary_op, unary_op
 from autograd_core.tensor import Tensor, Vjp
 
 __all__ = [
-    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "conj", "copysign", "cosh", "exp2", "expm1",
-    "floor", "hypot", "imag", "log2", "log10", "logaddexp", "nextafter", "real", "reciprocal", "round", "signbit",
-    "sinh", "square", "tan", "trunc",
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atan2",
+    "atanh",
+    "ceil",
+    "conj",
+    "copysign",
+    "cosh",
+    "exp2",
+    "expm1",
+    "floor",
+    "hypot",
+    "imag",
+    "log2",
+    "log10",
+    "logaddexp",
+    "nextafter",
+    "real",
+    "reciprocal",
+    "round",
+    "signbit",
+    "sinh",
+    "square",
+    "tan",
+    "trunc",
 ]
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -34,79 +59,122 @@ def _unary(name: str, vjp: Vjp | None, saves: str = "input", doc: str = "") -> A
     return unary_op(name, lambda ns, d: getattr(ns, name)(d), vjp, saves, doc)
 
 
-def _binary(name: str, vjp_a: Vjp | None, vjp_b: Vjp | None, saves_inputs: bool = True, saves_output: bool = False,
-            doc: str = "") -> Any:
+def _binary(
+    name: str,
+    vjp_a: Vjp | None,
+    vjp_b: Vjp | None,
+    saves_inputs: bool = True,
+    saves_output: bool = False,
+    doc: str = "",
+) -> Any:
     """`binary_op` whose forward is the library's function of the same name."""
     return binary_op(name, name, vjp_a, vjp_b, saves_inputs, saves_output, doc)
 
 
 # --- trigonometric and hyperbolic -------------------------------------------------------------
-acos = _unary("acos", lambda ns, g, out, x: -g / ns.sqrt((1 - x) * (1 + x)),
-              doc="The inverse cosine, in radians, for x in [-1, 1].")
-asin = _unary("asin", lambda ns, g, out, x: g / ns.sqrt((1 - x) * (1 + x)),
-              doc="The inverse sine, in radians, for x in [-1, 1].")
+acos = _unary(
+    "acos",
+    lambda ns, g, out, x: -g / ns.sqrt((1 - x) * (1 + x)),
+    doc="The inverse cosine, in radians, for x in [-1, 1].",
+)
+asin = _unary(
+    "asin", lambda ns, g, out, x: g / ns.sqrt((1 - x) * (1 + x)), doc="The inverse sine, in radians, for x in [-1, 1]."
+)
 atan = _unary("atan", lambda ns, g, out, x: g / (x * x + 1), doc="The inverse tangent, in radians.")
 tan = _unary("tan", lambda ns, g, out, x: g * (out * out + 1), "output", doc="The tangent of x in radians.")
 sinh = _unary("sinh", lambda ns, g, out, x: g * ns.cosh(x), doc="The hyperbolic sine.")
 cosh = _unary("cosh", lambda ns, g, out, x: g * ns.sinh(x), doc="The hyperbolic cosine.")
-acosh = _unary("acosh", lambda ns, g, out, x: g / ns.sqrt((x - 1) * (x + 1)),
-               doc="The inverse hyperbolic cosine, for x >= 1.")
+acosh = _unary(
+    "acosh", lambda ns, g, out, x: g / ns.sqrt((x - 1) * (x + 1)), doc="The inverse hyperbolic cosine, for x >= 1."
+)
 asinh = _unary("asinh", lambda ns, g, out, x: g / ns.sqrt(x * x + 1), doc="The inverse hyperbolic sine.")
-atanh = _unary("atanh", lambda ns, g, out, x: g / ((1 - x) * (1 + x)),
-               doc="The inverse hyperbolic tangent, for x in (-1, 1).")
-atan2 = _binary("atan2", lambda ns, g, out, a, b: g * b / (a * a + b * b),
-                lambda ns, g, out, a, b: -g * a / (a * a + b * b),
-                doc="""The angle of the point (x2, x1) in radians, in [-pi, pi]: the quadrant-aware atan(x1 / x2).
+atanh = _unary(
+    "atanh", lambda ns, g, out, x: g / ((1 - x) * (1 + x)), doc="The inverse hyperbolic tangent, for x in (-1, 1)."
+)
+atan2 = _binary(
+    "atan2",
+    lambda ns, g, out, a, b: g * b / (a * a + b * b),
+    lambda ns, g, out, a, b: -g * a / (a * a + b * b),
+    doc="""The angle of the point (x2, x1) in radians, in [-pi, pi]: the quadrant-aware atan(x1 / x2).
 
     >>> import autograd_core as ag
     >>> ag.atan2(ag.asarray(-1.0), -1.0).item()  # -3 pi / 4
     -2.35619...
-    """)
+    """,
+)
 
 # --- exponentials and logarithms ----------------------------------------------------------------
-expm1 = _unary("expm1", lambda ns, g, out, x: g * (out + 1), "output",
-               doc="""exp(x) - 1, accurate for x near 0.
+expm1 = _unary(
+    "expm1",
+    lambda ns, g, out, x: g * (out + 1),
+    "output",
+    doc="""exp(x) - 1, accurate for x near 0.
 
     >>> import autograd_core as ag
     >>> ag.expm1(ag.asarray(1e-10, dtype="float64")).item()
     1.00000000005e-10
-    """)
-exp2 = unary_op("exp2", lambda ns, d: 2.0**d, lambda ns, g, out, x: g * out * _LN2, "output",
-                doc="2 to the power x (an extension, as in PyTorch and numpy).")
+    """,
+)
+exp2 = unary_op(
+    "exp2",
+    lambda ns, d: 2.0**d,
+    lambda ns, g, out, x: g * out * _LN2,
+    "output",
+    doc="2 to the power x (an extension, as in PyTorch and numpy).",
+)
 log2 = _unary("log2", lambda ns, g, out, x: g / (x * _LN2), doc="The base-2 logarithm.")
 log10 = _unary("log10", lambda ns, g, out, x: g / (x * _LN10), doc="The base-10 logarithm.")
 # d/da log(e^a + e^b) = e^a / (e^a + e^b) = exp(a - out): never overflows, as a - out <= 0
-logaddexp = _binary("logaddexp", lambda ns, g, out, a, b: g * ns.exp(a - out),
-                    lambda ns, g, out, a, b: g * ns.exp(b - out), saves_output=True,
-                    doc="""log(exp(x1) + exp(x2)) without overflow; its gradients never overflow either.
+logaddexp = _binary(
+    "logaddexp",
+    lambda ns, g, out, a, b: g * ns.exp(a - out),
+    lambda ns, g, out, a, b: g * ns.exp(b - out),
+    saves_output=True,
+    doc="""log(exp(x1) + exp(x2)) without overflow; its gradients never overflow either.
 
     >>> import autograd_core as ag
     >>> ag.logaddexp(ag.asarray([1000.0]), 1000.0).tolist()
     [1000.6931...]
-    """)
+    """,
+)
 
 # --- powers and magnitudes ------------------------------------------------------------------
 square = _unary("square", lambda ns, g, out, x: g * (2 * x), doc="x * x.")
 reciprocal = _unary("reciprocal", lambda ns, g, out, x: -g * (out * out), "output", doc="1 / x.")
-hypot = _binary("hypot", lambda ns, g, out, a, b: g * a / out, lambda ns, g, out, a, b: g * b / out,
-                saves_output=True, doc="""sqrt(x1**2 + x2**2) without overflow or underflow on the way.
+hypot = _binary(
+    "hypot",
+    lambda ns, g, out, a, b: g * a / out,
+    lambda ns, g, out, a, b: g * b / out,
+    saves_output=True,
+    doc="""sqrt(x1**2 + x2**2) without overflow or underflow on the way.
 
     >>> import autograd_core as ag
     >>> ag.hypot(ag.asarray([3e300], dtype="float64"), 4e300).tolist()  # 9e600 overflows
     [5e+300]
-    """)
+    """,
+)
 # PyTorch: x1 gets g * (out / x1), with 0 where x1 == 0; sign(x1) * sign(out) is that ratio
 # without the division (and stays finite for an infinite x1, where PyTorch's gives nan).
-copysign = _binary("copysign", lambda ns, g, out, a, b: g * (ns.sign(a) * ns.sign(out)), None, saves_output=True,
-                   doc="""The magnitude of x1 with the sign bit of x2 (-0.0 counts as negative).
+copysign = _binary(
+    "copysign",
+    lambda ns, g, out, a, b: g * (ns.sign(a) * ns.sign(out)),
+    None,
+    saves_output=True,
+    doc="""The magnitude of x1 with the sign bit of x2 (-0.0 counts as negative).
 
     >>> import autograd_core as ag
     >>> ag.copysign(ag.asarray([1.5, 2.0]), ag.asarray([-0.0, 3.0])).tolist()
     [-1.5, 2.0]
-    """)
+    """,
+)
 # PyTorch: nextafter(x1, x2) differs from x1 by one ulp, so x1 gets g and x2 nothing
-nextafter = _binary("nextafter", lambda ns, g, out, a, b: g, None, saves_inputs=False,
-                    doc="The next representable floating-point value after x1 towards x2.")
+nextafter = _binary(
+    "nextafter",
+    lambda ns, g, out, a, b: g,
+    None,
+    saves_inputs=False,
+    doc="The next representable floating-point value after x1 towards x2.",
+)
 
 # --- rounding and sign: piecewise constant ------------------------------------------------------
 floor = _unary("floor", None, "none", doc="The largest integer-valued number <= x.")
@@ -117,10 +185,15 @@ signbit = _predicate_op("signbit", lambda xp, d: xp.signbit(d))
 signbit.__doc__ = "Whether the sign bit is set (for -0.0 and negative numbers): a boolean tensor, outside the graph."
 
 # --- complex parts: on a real tensor, real and conj are the identity ---------------------------
-real = _unary("real", lambda ns, g, out, x: ns.astype(g, x.dtype, copy=False), "none",
-              doc="The real part, in the real dtype of the same precision; a real tensor's own values.")
-conj = _unary("conj", lambda ns, g, out, x: ns.conj(g), "none",
-              doc="The complex conjugate; a real tensor's own values.")
+real = _unary(
+    "real",
+    lambda ns, g, out, x: ns.astype(g, x.dtype, copy=False),
+    "none",
+    doc="The real part, in the real dtype of the same precision; a real tensor's own values.",
+)
+conj = _unary(
+    "conj", lambda ns, g, out, x: ns.conj(g), "none", doc="The complex conjugate; a real tensor's own values."
+)
 _imag = _unary("imag", lambda ns, g, out, x: ns.astype(g, x.dtype) * 1j, "none")
 
 

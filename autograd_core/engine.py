@@ -111,8 +111,14 @@ def _version_error(node: Tensor, t: Tensor, version: int) -> None:
     )
 
 
-def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_graph: bool, create_graph: bool,
-                 capture: Sequence[Tensor] | None = None) -> dict[int, Tensor]:
+def run_backward(
+    roots: Sequence[Tensor],
+    seeds: Sequence[Tensor],
+    *,
+    retain_graph: bool,
+    create_graph: bool,
+    capture: Sequence[Tensor] | None = None,
+) -> dict[int, Tensor]:
     """Send `seeds` back from `roots`. Without `capture`, gradients accumulate into the leaves'
     ``.grad``; with it, the gradients of the `capture` tensors are returned by id instead.
 
@@ -164,8 +170,13 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
             if contribution.shape != parent.data.shape:
                 contribution = _reduce_to_input(ns, contribution, parent, node)
             if check_finite:
-                anomaly.check_finite(contribution.data if not raw else contribution, node.backend, node._op,
-                                     [id(p) for p in parents].index(id(parent)), node._trace)
+                anomaly.check_finite(
+                    contribution.data if not raw else contribution,
+                    node.backend,
+                    node._op,
+                    [id(p) for p in parents].index(id(parent)),
+                    node._trace,
+                )
             key = id(parent)
             previous = get(key)
             grads[key] = contribution if previous is None else previous + contribution
@@ -176,8 +187,17 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
     backend = roots[0].backend
     with grad_mode.no_grad() if raw else grad_mode.enable_grad(), backend.silent_errors():
         if _sweep is not None and raw and wanted is None and not (check_finite or check_complex or rebound):
-            _sweep.sweep(order, grads, raw_namespace(backend), backend, EPOCH, not retain_graph, visit, _accumulate,
-                         _reduce_to_input)
+            _sweep.sweep(
+                order,
+                grads,
+                raw_namespace(backend),
+                backend,
+                EPOCH,
+                not retain_graph,
+                visit,
+                _accumulate,
+                _reduce_to_input,
+            )
         else:
             for node in reversed(order):
                 if id(node) in grads:  # popped in the call: a leaf's `_accumulate` counts on that
@@ -191,15 +211,58 @@ def run_backward(roots: Sequence[Tensor], seeds: Sequence[Tensor], *, retain_gra
 # (conj(f(z)) = f(conj(z))) it therefore gives the complex gradient when called with the
 # conjugates of the inputs and the output. Linear ops are right either way; the other ops
 # whose rules were written for complex values keep theirs; any other op refuses.
-HOLOMORPHIC = frozenset({
-    "multiply", "divide", "pow", "matmul", "exp", "expm1", "log", "log1p", "sqrt", "square", "reciprocal", "sin",
-    "cos", "tan", "sinh", "cosh", "tanh",
-})
-COMPLEX_SAFE = frozenset({
-    "add", "subtract", "negative", "positive", "sum", "reshape", "permute_dims", "broadcast_to", "getitem",
-    "scatter", "concat", "clone", "take", "index_add", "astype", "where", "flip", "roll", "real", "imag", "conj",
-    "rfft", "rfftn", "irfft", "irfftn", "hfft", "ihfft",
-})
+HOLOMORPHIC = frozenset(
+    {
+        "multiply",
+        "divide",
+        "pow",
+        "matmul",
+        "exp",
+        "expm1",
+        "log",
+        "log1p",
+        "sqrt",
+        "square",
+        "reciprocal",
+        "sin",
+        "cos",
+        "tan",
+        "sinh",
+        "cosh",
+        "tanh",
+    }
+)
+COMPLEX_SAFE = frozenset(
+    {
+        "add",
+        "subtract",
+        "negative",
+        "positive",
+        "sum",
+        "reshape",
+        "permute_dims",
+        "broadcast_to",
+        "getitem",
+        "scatter",
+        "concat",
+        "clone",
+        "take",
+        "index_add",
+        "astype",
+        "where",
+        "flip",
+        "roll",
+        "real",
+        "imag",
+        "conj",
+        "rfft",
+        "rfftn",
+        "irfft",
+        "irfftn",
+        "hfft",
+        "ihfft",
+    }
+)
 
 
 def _complex_arguments(ns: Any, node: Tensor, out: Any, inputs: Any) -> tuple[Any, Any]:
@@ -210,7 +273,8 @@ def _complex_arguments(ns: Any, node: Tensor, out: Any, inputs: Any) -> tuple[An
     if node._op not in COMPLEX_SAFE:
         raise NotImplementedError(
             f"backward of {node._op} through complex values is not supported; take abs(), real() or imag() of "
-            "complex results first")
+            "complex results first"
+        )
     return out, inputs
 
 
@@ -255,8 +319,10 @@ def _accumulate(leaf: Tensor, grad: Any, raw: bool) -> None:
 
 def _cast_gradient(backend: backends.Backend, grad: Any, dtype: Any) -> Any:
     if "complex" in backend.dtype_name(grad.dtype) and "complex" not in backend.dtype_name(dtype):
-        raise TypeError("backward through complex values is not supported: a complex gradient reached a real "
-                        "tensor; take .real/.imag or abs() of complex results before the loss")
+        raise TypeError(
+            "backward through complex values is not supported: a complex gradient reached a real "
+            "tensor; take .real/.imag or abs() of complex results before the loss"
+        )
     return backend.xp.astype(grad, dtype)
 
 
@@ -269,8 +335,10 @@ def _run_hooks(node: Tensor, grad: Any, raw: bool, store: bool) -> Any:
         if (replaced := hook(Tensor._wrap(grad, node.backend) if raw else grad)) is not None:
             if not isinstance(replaced, Tensor) or replaced.shape != node.shape:
                 got = replaced.shape if isinstance(replaced, Tensor) else type(replaced).__name__
-                raise RuntimeError(f"a hook on a tensor of shape {node.shape} returned {got}; "
-                                   "a hook must return None or a tensor of the gradient's shape")
+                raise RuntimeError(
+                    f"a hook on a tensor of shape {node.shape} returned {got}; "
+                    "a hook must return None or a tensor of the gradient's shape"
+                )
             grad = replaced.data if raw else replaced
             if anomaly.state.enabled:
                 anomaly.check_finite(replaced.data, node.backend, f"a hook on {node._op or 'a leaf'}", 0, node._trace)
@@ -280,16 +348,26 @@ def _run_hooks(node: Tensor, grad: Any, raw: bool, store: bool) -> Any:
     return grad
 
 
-def backward(root: Tensor, gradient: Tensor | None = None, retain_graph: bool | None = None,
-             create_graph: bool = False) -> None:
+def backward(
+    root: Tensor, gradient: Tensor | None = None, retain_graph: bool | None = None, create_graph: bool = False
+) -> None:
     """Accumulate the gradient of `root` (times `gradient`) into every leaf's ``.grad``."""
-    run_backward([root], [_seed(root, gradient)], retain_graph=create_graph if retain_graph is None else retain_graph,
-                 create_graph=create_graph)
+    run_backward(
+        [root],
+        [_seed(root, gradient)],
+        retain_graph=create_graph if retain_graph is None else retain_graph,
+        create_graph=create_graph,
+    )
 
 
-def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
-         grad_outputs: Tensor | Sequence[Tensor | None] | None = None, retain_graph: bool | None = None,
-         create_graph: bool = False, allow_unused: bool = False) -> tuple[Tensor | None, ...]:
+def grad(
+    outputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor],
+    grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool = False,
+) -> tuple[Tensor | None, ...]:
     """The gradients of `outputs` with respect to `inputs`, returned rather than accumulated.
 
     With ``create_graph=True`` they are recorded, so they can be differentiated again:
@@ -309,11 +387,18 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
         if not x.requires_grad:
             raise RuntimeError(f"input {i} of grad() does not require grad")
     seeds = [_seed(out, g) for out, g in zip(outputs, grad_outputs)]
-    captured = run_backward(outputs, seeds, retain_graph=create_graph if retain_graph is None else retain_graph,
-                            create_graph=create_graph, capture=inputs)
+    captured = run_backward(
+        outputs,
+        seeds,
+        retain_graph=create_graph if retain_graph is None else retain_graph,
+        create_graph=create_graph,
+        capture=inputs,
+    )
     results = tuple(captured.get(id(x)) for x in inputs)
     unused = [i for i, r in enumerate(results) if r is None]
     if unused and not allow_unused:
-        raise RuntimeError(f"input(s) {unused} of grad() were not used to compute the outputs; "
-                           "pass allow_unused=True to get None for them")
+        raise RuntimeError(
+            f"input(s) {unused} of grad() were not used to compute the outputs; "
+            "pass allow_unused=True to get None for them"
+        )
     return results

@@ -36,8 +36,20 @@ from autograd_core.ops import _tensor, clone
 from autograd_core.tensor import COMPLEX_IN_GRAPH, Tensor, Vjp, record
 
 __all__ = [
-    "fft", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifftn", "ifftshift", "ihfft", "irfft", "irfftn", "rfft",
-    "rfftfreq", "rfftn",
+    "fft",
+    "fftfreq",
+    "fftn",
+    "fftshift",
+    "hfft",
+    "ifft",
+    "ifftn",
+    "ifftshift",
+    "ihfft",
+    "irfft",
+    "irfftn",
+    "rfft",
+    "rfftfreq",
+    "rfftn",
 ]
 
 Norm = Literal["backward", "ortho", "forward"]
@@ -60,19 +72,22 @@ def _checked(name: str, x: Tensor, norm: str, differentiable: bool) -> Tensor:
         raise NotImplementedError(
             f"{name}: gradients through complex values are not supported, and this input requires grad. "
             "Over one axis, rfft/ihfft of a real signal and irfft/hfft to a real signal are differentiable; "
-            "otherwise transform x.detach() (or call it under autograd_core.no_grad()) to leave the graph")
+            "otherwise transform x.detach() (or call it under autograd_core.no_grad()) to leave the graph"
+        )
     return x
 
 
-def _outside_graph(name: str, kernel: str, x: Any, s: Sequence[int] | None, axes: Sequence[int] | None,
-                   norm: str) -> Tensor:
+def _outside_graph(
+    name: str, kernel: str, x: Any, s: Sequence[int] | None, axes: Sequence[int] | None, norm: str
+) -> Tensor:
     """The backend's ``xp.fft.<kernel>`` (fftn or ifftn), a tensor outside the graph."""
     x = _checked(name, _tensor(name, x), norm, differentiable=False)
     return Tensor._wrap(getattr(x.backend.xp.fft, kernel)(x.data, s=s, axes=axes, norm=norm), x.backend)
 
 
-def _real_end(name: str, inverse: bool, x: Any, s: Sequence[int] | None, axes: Sequence[int] | None,
-              norm: str) -> Tensor:
+def _real_end(
+    name: str, inverse: bool, x: Any, s: Sequence[int] | None, axes: Sequence[int] | None, norm: str
+) -> Tensor:
     """The backend's rfftn (or irfftn, when `inverse`): a primitive when it transforms one
     axis of a real signal (a complex half spectrum); refused a gradient otherwise."""
     x = _tensor(name, x)
@@ -108,6 +123,7 @@ def _real_end_vjp(inverse: bool, n: int, axis: int, norm: str) -> Vjp:
     irfft's gradient is the rfft of the output's, its twin bins doubled; rfft's is the real
     part of the inverse transform of the zero-padded full spectrum, which is the irfft of the
     gradient with the twin bins halved (so that it is differentiable again)."""
+
     def vjp(ns: Any, g: Any, out: Any, x: Any, weights: Any) -> Any:
         if inverse:
             grad = ns.fft.rfftn(g, s=(n,), axes=(axis,), norm=_SWAPPED[norm]) * weights
@@ -149,15 +165,17 @@ def ifft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: Norm = "ba
     return _outside_graph("ifft", "ifftn", x, _one(n), (axis,), norm)
 
 
-def fftn(x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
-         norm: Norm = "backward") -> Tensor:
+def fftn(
+    x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: Norm = "backward"
+) -> Tensor:
     """The n-dimensional discrete Fourier transform over `axes` (all when None), each cut or
     zero-padded to its size in `s`; outside the graph."""
     return _outside_graph("fftn", "fftn", x, s, axes, norm)
 
 
-def ifftn(x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
-          norm: Norm = "backward") -> Tensor:
+def ifftn(
+    x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: Norm = "backward"
+) -> Tensor:
     """The n-dimensional inverse discrete Fourier transform over `axes`; outside the graph."""
     return _outside_graph("ifftn", "ifftn", x, s, axes, norm)
 
@@ -184,15 +202,17 @@ def irfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: Norm = "b
     return _real_end("irfft", True, x, _one(n), (axis,), norm)
 
 
-def rfftn(x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
-          norm: Norm = "backward") -> Tensor:
+def rfftn(
+    x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: Norm = "backward"
+) -> Tensor:
     """The n-dimensional transform of a real signal, the last of `axes` halved as in `rfft`;
     differentiable over one axis (as `rfft`), outside the graph over several."""
     return _real_end("rfftn", False, x, s, axes, norm)
 
 
-def irfftn(x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
-           norm: Norm = "backward") -> Tensor:
+def irfftn(
+    x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: Norm = "backward"
+) -> Tensor:
     """The inverse of `rfftn`, a real signal (the last of `axes` of size ``s[-1]``, else
     2 * (m - 1)); differentiable over one axis (as `irfft`), outside the graph over several."""
     return _real_end("irfftn", True, x, s, axes, norm)

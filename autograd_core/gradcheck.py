@@ -15,8 +15,16 @@ class GradcheckError(AssertionError):
     """The analytic and numerical gradients disagree."""
 
 
-def gradcheck(fn: Callable[..., Tensor], inputs: Sequence[Tensor], *, eps: float = 1e-6, atol: float = 1e-6,
-              rtol: float = 1e-4, seed: int = 0, raise_exception: bool = True) -> bool:
+def gradcheck(
+    fn: Callable[..., Tensor],
+    inputs: Sequence[Tensor],
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-6,
+    rtol: float = 1e-4,
+    seed: int = 0,
+    raise_exception: bool = True,
+) -> bool:
     """Compare the gradient that backward gives for ``fn(*inputs)`` with central differences.
 
     The output is weighted by a random projection `w` first, so the check covers every
@@ -60,8 +68,10 @@ def gradcheck(fn: Callable[..., Tensor], inputs: Sequence[Tensor], *, eps: float
             if math.isnan(error):  # a NaN on either side is a mismatch, not a pass
                 error = math.inf
             if error > worst[0]:
-                worst = (error, f"input {i}, element {index}: backward gave {analytic[index]!r}, "
-                                f"finite differences {numeric!r}")
+                worst = (
+                    error,
+                    f"input {i}, element {index}: backward gave {analytic[index]!r}, finite differences {numeric!r}",
+                )
     if worst[1]:
         if raise_exception:
             raise GradcheckError(f"gradient mismatch at {worst[1]}")
@@ -104,8 +114,10 @@ def gradgradcheck(fn: Callable[..., Tensor], inputs: Sequence[Tensor], **options
         *xs, cotangent = args
         # The finite-difference pass calls this with plain tensors under no_grad; the VJP
         # still needs a graph to differentiate, so those inputs become fresh leaves.
-        xs = [x.detach().requires_grad_() if original.requires_grad and not x.requires_grad else x
-              for x, original in zip(xs, inputs)]
+        xs = [
+            x.detach().requires_grad_() if original.requires_grad and not x.requires_grad else x
+            for x, original in zip(xs, inputs)
+        ]
         wrt = [x for x, original in zip(xs, inputs) if original.requires_grad]
         with enable_grad():
             grads = grad(fn(*xs), wrt, grad_outputs=cotangent, create_graph=True, allow_unused=True)

@@ -52,8 +52,11 @@ class Info:
         backend = backends.current()
         supported = backend._dtype_tables()[0]
         without = set() if backend.supports_float64 else {"float64", "complex128"}
-        return {name: d for name, d in STANDARD_DTYPES.items()
-                if name in supported and name not in without and (kind is None or isdtype(d, kind))}
+        return {
+            name: d
+            for name, d in STANDARD_DTYPES.items()
+            if name in supported and name not in without and (kind is None or isdtype(d, kind))
+        }
 
 
 def __array_namespace_info__() -> Info:  # noqa: N807 - the standard's name

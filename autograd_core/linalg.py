@@ -33,9 +33,29 @@ from autograd_core.ops import _axes, _operands, _tensor, _view, expand_back, mat
 from autograd_core.tensor import Tensor, Vjp, record
 
 __all__ = [
-    "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm", "matrix_power",
-    "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot",
-    "trace", "vecdot", "vector_norm",
+    "cholesky",
+    "cross",
+    "det",
+    "diagonal",
+    "eigh",
+    "eigvalsh",
+    "inv",
+    "matmul",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
+    "matrix_transpose",
+    "outer",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
+    "svdvals",
+    "tensordot",
+    "trace",
+    "vecdot",
+    "vector_norm",
 ]
 
 Axis = int | tuple[int, ...] | None
@@ -90,6 +110,7 @@ def _eye(x: Tensor, n: int) -> Tensor:
 
 def _triangle(x: Tensor, n: int, upper: bool) -> Tensor:
     """Ones on and below (or above) the diagonal, zeros elsewhere: a triangular mask."""
+
     def make(xp: Any, dtype: Any, device: Any) -> Any:
         ones = xp.ones((n, n), dtype=dtype, device=device)
         return xp.triu(ones) if upper else xp.tril(ones)
@@ -104,8 +125,9 @@ def _safe_divide(ns: Any, a: Any, b: Any) -> Any:
     return ns.where(zero, 0.0, a / ns.where(zero, 1.0, b))
 
 
-def _decomposition(name: str, x: Tensor, parts: Sequence[Any], vjp: Vjp, constants: Sequence[Tensor] = (),
-                   saved: Sequence[Tensor] = ()) -> list[Tensor]:
+def _decomposition(
+    name: str, x: Tensor, parts: Sequence[Any], vjp: Vjp, constants: Sequence[Tensor] = (), saved: Sequence[Tensor] = ()
+) -> list[Tensor]:
     """Several outputs of one function of the matrices `x` as one primitive.
 
     The `parts` (raw arrays whose leading axes are `x`'s batch axes) are packed side by side
@@ -124,14 +146,17 @@ def _decomposition(name: str, x: Tensor, parts: Sequence[Any], vjp: Vjp, constan
     data = xp.concat([xp.reshape(p, (*batch, hi - lo)) for p, lo, hi in zip(parts, bounds, bounds[1:])], axis=-1)
 
     def unpack(ns: Any, packed: Any) -> list[Any]:
-        return [ns.reshape(ns._basic_index(packed, (Ellipsis, slice(lo, hi))), (*batch, *shape))
-                for lo, hi, shape in zip(bounds, bounds[1:], shapes)]
+        return [
+            ns.reshape(ns._basic_index(packed, (Ellipsis, slice(lo, hi))), (*batch, *shape))
+            for lo, hi, shape in zip(bounds, bounds[1:], shapes)
+        ]
 
     def packed_vjp(ns: Any, g: Any, out: Any, x: Any, *constants: Any) -> Any:
         return vjp(ns, unpack(ns, g), unpack(ns, out), x, *constants)
 
-    node = record(name, data, x.backend, (x, *constants), (packed_vjp, *(None for _ in constants)), saved=saved,
-                  saves_output=True)
+    node = record(
+        name, data, x.backend, (x, *constants), (packed_vjp, *(None for _ in constants)), saved=saved, saves_output=True
+    )
     return unpack(ops, node)
 
 
@@ -167,8 +192,7 @@ def slogdet(x: Tensor, /) -> SlogdetResult:
     constant and outside the graph; logabsdet's gradient is ``g * inv(x)^T``."""
     x = _matrices("slogdet", x, square=True)
     sign, logabsdet = x.backend.xp.linalg.slogdet(x.data)
-    return SlogdetResult(Tensor._wrap(sign, x.backend),
-                         record("slogdet", logabsdet, x.backend, (x,), (_slogdet_vjp,)))
+    return SlogdetResult(Tensor._wrap(sign, x.backend), record("slogdet", logabsdet, x.backend, (x,), (_slogdet_vjp,)))
 
 
 def _slogdet_vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
@@ -249,9 +273,15 @@ def cholesky(x: Tensor, /, *, upper: bool = False) -> Tensor:
     """
     x = _matrices("cholesky", x, square=True)
     n = x.shape[-1]
-    lower = record("cholesky", x.backend.xp.linalg.cholesky(x.data), x.backend,
-                   (x, _eye(x, n), _triangle(x, n, upper=False)), (_cholesky_vjp, None, None), saved=(),
-                   saves_output=True)
+    lower = record(
+        "cholesky",
+        x.backend.xp.linalg.cholesky(x.data),
+        x.backend,
+        (x, _eye(x, n), _triangle(x, n, upper=False)),
+        (_cholesky_vjp, None, None),
+        saved=(),
+        saves_output=True,
+    )
     return matrix_transpose(lower) if upper else lower
 
 
@@ -317,8 +347,10 @@ def _qr_vjp(m: int, n: int, mode: str) -> Vjp:
     def vjp(ns: Any, grads: list, outs: list, x: Any, eye: Any, upper: Any) -> Any:
         (g_q, g_r), (q, r) = grads, outs
         if m > n and mode == "complete":
-            raise NotImplementedError("qr: the gradient of mode='complete' is not defined for tall matrices "
-                                      "(M > N: the last M - N columns of Q are not unique); use mode='reduced'")
+            raise NotImplementedError(
+                "qr: the gradient of mode='complete' is not defined for tall matrices "
+                "(M > N: the last M - N columns of Q are not unique); use mode='reduced'"
+            )
         if m >= n:
             return _qr_tall_vjp(ns, g_q, g_r, q, r, eye, upper)
         g_r2 = g_r[..., m:]
@@ -385,8 +417,7 @@ def _svdvals_vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
 
 
 # --- norms ----------------------------------------------------------------------------------
-def vector_norm(x: Tensor, /, *, axis: Axis = None, keepdims: bool = False,
-                ord: float = 2) -> Tensor:  # noqa: A002 - the standard's name
+def vector_norm(x: Tensor, /, *, axis: Axis = None, keepdims: bool = False, ord: float = 2) -> Tensor:  # noqa: A002 - the standard's name
     """The `ord`-norm over `axis` (all axes when None): 2, 1, inf, -inf, 0 (the count of
     nonzeros, zero gradient) or any other p. Where the norm is 0 the gradient is 0, as in
     PyTorch; ties for the largest (smallest) magnitude share the inf (-inf) norm's gradient.
@@ -432,8 +463,7 @@ _MATRIX_NORMS: dict[Any, Callable[[Tensor], Tensor]] = {
 }
 
 
-def matrix_norm(x: Tensor, /, *, keepdims: bool = False,
-                ord: float | str = "fro") -> Tensor:  # noqa: A002 - the standard's name
+def matrix_norm(x: Tensor, /, *, keepdims: bool = False, ord: float | str = "fro") -> Tensor:  # noqa: A002 - the standard's name
     """The `ord`-norm of each matrix: "fro", "nuc", 2 and -2 (the extreme singular values),
     1 and -1 (column sums), inf and -inf (row sums). Built from differentiable pieces:
     `vector_norm`, `svdvals`, abs, sum, max and min."""
@@ -464,10 +494,16 @@ def cross(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
         axis -= max(a.ndim, b.ndim)
     if not -min(a.ndim, b.ndim) <= axis < 0 or a.shape[axis] != 3 or b.shape[axis] != 3:
         raise ValueError(f"cross needs vectors of 3 elements along axis {axis}, got shapes {a.shape} and {b.shape}")
-    return record("cross", backend.xp.linalg.cross(a.data, b.data, axis=axis), backend, (a, b), (
-        lambda ns, g, out, a, b: sum_to(ns, ns.linalg.cross(b, g, axis=axis), a.shape),
-        lambda ns, g, out, a, b: sum_to(ns, ns.linalg.cross(g, a, axis=axis), b.shape),
-    ))
+    return record(
+        "cross",
+        backend.xp.linalg.cross(a.data, b.data, axis=axis),
+        backend,
+        (a, b),
+        (
+            lambda ns, g, out, a, b: sum_to(ns, ns.linalg.cross(b, g, axis=axis), a.shape),
+            lambda ns, g, out, a, b: sum_to(ns, ns.linalg.cross(g, a, axis=axis), b.shape),
+        ),
+    )
 
 
 def tensordot(x1: Tensor, x2: Tensor, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Tensor:
@@ -485,8 +521,9 @@ def tensordot(x1: Tensor, x2: Tensor, /, *, axes: int | tuple[Sequence[int], Seq
         axes = (range(a.ndim - axes, a.ndim), range(axes))
     a_axes, b_axes = _axis_list(a, axes[0]), _axis_list(b, axes[1])
     if len(a_axes) != len(b_axes) or any(a.shape[i] != b.shape[j] for i, j in zip(a_axes, b_axes)):
-        raise ValueError(f"tensordot: axes {a_axes} and {b_axes} do not pair equal sizes of shapes {a.shape} "
-                         f"and {b.shape}")
+        raise ValueError(
+            f"tensordot: axes {a_axes} and {b_axes} do not pair equal sizes of shapes {a.shape} and {b.shape}"
+        )
     a_free = [i for i in range(a.ndim) if i not in a_axes]
     b_free = [i for i in range(b.ndim) if i not in b_axes]
     size = math.prod(a.shape[i] for i in a_axes)
@@ -532,8 +569,17 @@ def diagonal(x: Tensor, /, *, offset: int = 0) -> Tensor:
     start = (offset if offset >= 0 else -offset * cols) if length else 0  # every (cols + 1)-th flat element
     key = (Ellipsis, slice(start, start + (length - 1) * (cols + 1) + 1 if length else 0, cols + 1))
     flat = (*x.shape[:-2], rows * cols)
-    return _view(record("diagonal", data, x.backend, (x,),
-                        (lambda ns, g, out, x: ns.reshape(ns._scatter(g, flat, key), x.shape),), saved=()), x)
+    return _view(
+        record(
+            "diagonal",
+            data,
+            x.backend,
+            (x,),
+            (lambda ns, g, out, x: ns.reshape(ns._scatter(g, flat, key), x.shape),),
+            saved=(),
+        ),
+        x,
+    )
 
 
 def trace(x: Tensor, /, *, offset: int = 0, dtype: Any = None) -> Tensor:

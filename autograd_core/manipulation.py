@@ -33,8 +33,19 @@ from autograd_core.ops import (
 )
 from autograd_core.tensor import Tensor, record
 
-__all__ = ["broadcast_arrays", "chunk", "flip", "masked_fill", "moveaxis", "repeat", "roll", "split",
-           "take_along_axis", "tile", "unstack"]
+__all__ = [
+    "broadcast_arrays",
+    "chunk",
+    "flip",
+    "masked_fill",
+    "moveaxis",
+    "repeat",
+    "roll",
+    "split",
+    "take_along_axis",
+    "tile",
+    "unstack",
+]
 
 Axes = int | Sequence[int]
 
@@ -75,8 +86,14 @@ def flip(x: Tensor, /, *, axis: Axes | None = None) -> Tensor:
     """
     x = _tensor("flip", x)
     axes = _positions(axis, x.ndim)
-    return record("flip", x.backend.xp.flip(x.data, axis=axes), x.backend, (x,),
-                  (lambda ns, g, out, x: ns.flip(g, axis=axes),), saved=())
+    return record(
+        "flip",
+        x.backend.xp.flip(x.data, axis=axes),
+        x.backend,
+        (x,),
+        (lambda ns, g, out, x: ns.flip(g, axis=axes),),
+        saved=(),
+    )
 
 
 def roll(x: Tensor, /, shift: int | Sequence[int], *, axis: Axes | None = None) -> Tensor:
@@ -99,8 +116,14 @@ def roll(x: Tensor, /, shift: int | Sequence[int], *, axis: Axes | None = None) 
         if len(shifts) != len(axes):
             raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes")
         back = tuple(-s for s in shifts)
-    return record("roll", x.backend.xp.roll(x.data, shifts, axis=axes), x.backend, (x,),
-                  (lambda ns, g, out, x: ns.roll(g, back, axis=axes),), saved=())
+    return record(
+        "roll",
+        x.backend.xp.roll(x.data, shifts, axis=axes),
+        x.backend,
+        (x,),
+        (lambda ns, g, out, x: ns.roll(g, back, axis=axes),),
+        saved=(),
+    )
 
 
 def moveaxis(x: Tensor, source: Axes, destination: Axes, /) -> Tensor:
@@ -255,8 +278,9 @@ def split(x: Tensor, split_size_or_sections: int | Sequence[int], axis: int = 0)
     else:
         sizes = [int(s) for s in split_size_or_sections]
         if any(s < 0 for s in sizes) or sum(sizes) != n:
-            raise ValueError(f"split: the sizes {sizes} must be non-negative and add up to {n}, the length of "
-                             f"axis {axis}")
+            raise ValueError(
+                f"split: the sizes {sizes} must be non-negative and add up to {n}, the length of axis {axis}"
+            )
     starts = [sum(sizes[:i]) for i in range(len(sizes))]
     lead = (slice(None),) * axis
     return tuple(getitem(x, (*lead, slice(start, start + size))) for start, size in zip(starts, sizes))

@@ -42,8 +42,9 @@ class RawNamespace:
         return self.backend.index_add(tuple(shape), axis, index, values)
 
     def _map_batch_chunks(self, func: Any, arrays: Any, batch_axes: Any, out_batch_axes: Any) -> tuple:
-        return self.backend.map_batch_chunks(lambda backend, *chunks: func(raw_namespace(backend), *chunks), arrays,
-                                             batch_axes, out_batch_axes)
+        return self.backend.map_batch_chunks(
+            lambda backend, *chunks: func(raw_namespace(backend), *chunks), arrays, batch_axes, out_batch_axes
+        )
 
     def _to_backend(self, values: Any, source: backends.Backend, target: backends.Backend) -> Any:
         return target.asarray(source.to_numpy(values), target.dtype(source.dtype_name(values.dtype)))
@@ -69,12 +70,19 @@ class RawNamespace:
     def _einsum(self, subscripts: str, *arrays: Any) -> Any:
         return self.backend.einsum(subscripts, *arrays)
 
-    def _layer_norm_backward(self, grad: Any, x: Any, normalized_shape: tuple[int, ...], weight: Any, eps: float,
-                             stats: tuple[Any, Any], part: str) -> Any:
+    def _layer_norm_backward(
+        self,
+        grad: Any,
+        x: Any,
+        normalized_shape: tuple[int, ...],
+        weight: Any,
+        eps: float,
+        stats: tuple[Any, Any],
+        part: str,
+    ) -> Any:
         return self.backend.layer_norm_backward(grad, x, tuple(normalized_shape), weight, stats, part)
 
-    def _batch_norm_backward(self, grad: Any, x: Any, weight: Any, mean: Any, var: Any, eps: float,
-                             part: str) -> Any:
+    def _batch_norm_backward(self, grad: Any, x: Any, weight: Any, mean: Any, var: Any, eps: float, part: str) -> Any:
         return self.backend.batch_norm_backward(grad, x, weight, mean, var, eps, part)
 
     def _max_pool2d_backward(self, grad: Any, indices: Any, input_shape: tuple[int, ...], geometry: Any) -> Any:

@@ -21,8 +21,11 @@ def standardized_grad(ns: Any, g_normal: Any, x: Any, axes: tuple[int, ...], eps
     """The gradient of `x` through its standardisation over `axes`, given the gradient
     `g_normal` of the standardised values."""
     normal, inverse_std = standardized(ns, x, axes, eps)
-    return inverse_std * (g_normal - ns.mean(g_normal, axis=axes, keepdims=True)
-                          - normal * ns.mean(g_normal * normal, axis=axes, keepdims=True))
+    return inverse_std * (
+        g_normal
+        - ns.mean(g_normal, axis=axes, keepdims=True)
+        - normal * ns.mean(g_normal * normal, axis=axes, keepdims=True)
+    )
 
 
 def batch_axes(x: Any) -> tuple[int, ...]:
@@ -35,8 +38,9 @@ def per_channel(ns: Any, t: Any, ndim: int) -> Any:
     return ns.reshape(t, (-1,) + (1,) * (ndim - 2))
 
 
-def _layer_norm_backward(grad: Tensor, x: Tensor, normalized_shape: tuple[int, ...], weight: Tensor | None,
-                         eps: float, stats: Any, part: str) -> Tensor:
+def _layer_norm_backward(
+    grad: Tensor, x: Tensor, normalized_shape: tuple[int, ...], weight: Tensor | None, eps: float, stats: Any, part: str
+) -> Tensor:
     """The gradient of layer norm's `part` ("input" or "weight", the latter of the input's
     shape), on tensors: the twin of `Backend.layer_norm_backward`. The statistics are
     recomputed from `x` (not taken from `stats`) so that it is differentiable in `x` too."""
@@ -46,8 +50,9 @@ def _layer_norm_backward(grad: Tensor, x: Tensor, normalized_shape: tuple[int, .
     return standardized_grad(ag, grad if weight is None else grad * weight, x, axes, eps)
 
 
-def _batch_norm_backward(grad: Tensor, x: Tensor, weight: Tensor | None, mean: Any, var: Any, eps: float,
-                         part: str) -> Tensor:
+def _batch_norm_backward(
+    grad: Tensor, x: Tensor, weight: Tensor | None, mean: Any, var: Any, eps: float, part: str
+) -> Tensor:
     """The gradient of training-mode batch norm's `part` ("input", "weight" or "bias"), on
     tensors. The statistics are recomputed from `x` so that this gradient is differentiable
     in `x` too; the raw twin (`Backend.batch_norm_backward`) reuses the forward's `mean`, `var`."""

@@ -148,8 +148,9 @@ def _write_view(base: Tensor, steps: tuple, values: Tensor) -> Tensor:
         return values
     (kind, argument), rest = steps[0], steps[1:]
     if kind == "broadcast":
-        raise RuntimeError("an in-place operation on a broadcast view would write several elements to one; "
-                           ".clone() the view first")
+        raise RuntimeError(
+            "an in-place operation on a broadcast view would write several elements to one; .clone() the view first"
+        )
     child = _write_view(_VIEW_OPS[kind](base, argument), rest, values)
     if kind == "index":
         return index_put(base, argument, child)
@@ -159,8 +160,15 @@ def _write_view(base: Tensor, steps: tuple, values: Tensor) -> Tensor:
 
 
 # --- the two op factories: elementwise binary and unary --------------------------------------
-def binary_op(name: str, forward: Callable[[Any, Any], Any] | str, vjp_a: Vjp | None, vjp_b: Vjp | None,
-              saves_inputs: bool = True, saves_output: bool = False, doc: str = "") -> Callable[[Any, Any], Tensor]:
+def binary_op(
+    name: str,
+    forward: Callable[[Any, Any], Any] | str,
+    vjp_a: Vjp | None,
+    vjp_b: Vjp | None,
+    saves_inputs: bool = True,
+    saves_output: bool = False,
+    doc: str = "",
+) -> Callable[[Any, Any], Tensor]:
     """An elementwise, broadcasting primitive of two operands (tensors or Python scalars).
 
     `forward(a, b)` computes on raw arrays or scalars (a string names the library's function);
@@ -173,8 +181,12 @@ def binary_op(name: str, forward: Callable[[Any, Any], Any] | str, vjp_a: Vjp | 
     named = isinstance(forward, str)
 
     def op(x1: Any, x2: Any, /) -> Tensor:
-        if (isinstance(x1, Tensor) and isinstance(x2, Tensor) and (backend := x1.backend) is x2.backend
-                and (d1 := x1.data).dtype == (d2 := x2.data).dtype):  # the common case, no promotion logic
+        if (
+            isinstance(x1, Tensor)
+            and isinstance(x2, Tensor)
+            and (backend := x1.backend) is x2.backend
+            and (d1 := x1.data).dtype == (d2 := x2.data).dtype
+        ):  # the common case, no promotion logic
             a, b = x1, x2
         else:
             a, b, backend = _operands(name, x1, x2)
@@ -189,8 +201,9 @@ def binary_op(name: str, forward: Callable[[Any, Any], Any] | str, vjp_a: Vjp | 
     return op
 
 
-def unary_op(name: str, forward: Callable[[Any, Any], Any], vjp: Vjp | None, saves: str = "input",
-             doc: str = "") -> Callable[[Tensor], Tensor]:
+def unary_op(
+    name: str, forward: Callable[[Any, Any], Any], vjp: Vjp | None, saves: str = "input", doc: str = ""
+) -> Callable[[Tensor], Tensor]:
     """An elementwise primitive; `forward(ns, data)` computes on the raw array, `vjp` is its
     rule (None: piecewise constant, a zero gradient as PyTorch gives), and `saves` says what
     the rule reads: "input", "output" or "none" (for the version checks)."""
@@ -219,11 +232,13 @@ def _tensor(op: str, x: Any) -> Tensor:
 
 # --- arithmetic --------------------------------------------------------------------------
 add = binary_op("add", operator.add, lambda ns, g, out, a, b: g, lambda ns, g, out, a, b: g, saves_inputs=False)
-subtract = binary_op("subtract", operator.sub, lambda ns, g, out, a, b: g, lambda ns, g, out, a, b: -g,
-                     saves_inputs=False)
+subtract = binary_op(
+    "subtract", operator.sub, lambda ns, g, out, a, b: g, lambda ns, g, out, a, b: -g, saves_inputs=False
+)
 multiply = binary_op("multiply", operator.mul, lambda ns, g, out, a, b: g * b, lambda ns, g, out, a, b: g * a)
-_true_divide = binary_op("divide", operator.truediv,
-                         lambda ns, g, out, a, b: g / b, lambda ns, g, out, a, b: -g * a / (b * b))
+_true_divide = binary_op(
+    "divide", operator.truediv, lambda ns, g, out, a, b: g / b, lambda ns, g, out, a, b: -g * a / (b * b)
+)
 
 
 def divide(a: Any, b: Any) -> Tensor:
@@ -254,8 +269,9 @@ negative = unary_op("negative", lambda ns, d: -d, lambda ns, g, out, x: -g, save
 positive = unary_op("positive", lambda ns, d: +d, lambda ns, g, out, x: g, saves="none")
 floor_divide = binary_op("floor_divide", operator.floordiv, None, None, saves_inputs=False)
 # a - b * floor(a / b): the quotient is piecewise constant
-remainder = binary_op("remainder", operator.mod, lambda ns, g, out, a, b: g,
-                      lambda ns, g, out, a, b: -g * ((a - out) / b))
+remainder = binary_op(
+    "remainder", operator.mod, lambda ns, g, out, a, b: g, lambda ns, g, out, a, b: -g * ((a - out) / b)
+)
 
 
 # --- elementwise functions ----------------------------------------------------------------
@@ -281,6 +297,8 @@ relu = unary_op("relu", lambda ns, d: ns._relu(d), lambda ns, g, out, x: ns._rel
 def _relu_backward(grad: Tensor, out: Tensor) -> Tensor:
     """relu's VJP on tensors (the raw twin is the backend's kernel): `grad` where `out` > 0."""
     return where(out > 0, grad, 0.0)
+
+
 def _tanh_backward(grad: Tensor, out: Tensor) -> Tensor:
     """tanh's VJP on tensors (the raw twin is the backend's kernel)."""
     return grad * (1 - out * out)
@@ -298,8 +316,9 @@ def _gelu_backward(grad: Tensor, x: Tensor, approximate: str) -> Tensor:
 
 abs = unary_op("abs", lambda ns, d: ns.abs(d), lambda ns, g, out, x: g * ns.sign(x))  # noqa: A001
 sign = unary_op("sign", lambda ns, d: ns.sign(d), None, "none")
-erf = unary_op("erf", _erf, lambda ns, g, out, x: g * (2 / math.sqrt(math.pi)) * ns.exp(-(x * x)),
-               doc="The error function.")
+erf = unary_op(
+    "erf", _erf, lambda ns, g, out, x: g * (2 / math.sqrt(math.pi)) * ns.exp(-(x * x)), doc="The error function."
+)
 sin = unary_op("sin", lambda ns, d: ns.sin(d), lambda ns, g, out, x: g * ns.cos(x))
 cos = unary_op("cos", lambda ns, d: ns.cos(d), lambda ns, g, out, x: -g * ns.sin(x))
 
@@ -313,6 +332,7 @@ def _as_operand(value: Any, like: Tensor) -> Any:
 
 def _select_op(name: str, pick_a: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Tensor]:
     """maximum/minimum: the gradient goes to the chosen operand, split evenly on ties."""
+
     def grad_a(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
         return ns.where(a == b, g * 0.5, ns.where(pick_a(a, b), g, 0.0))
 
@@ -380,7 +400,7 @@ def _bound(x: Tensor, value: Any) -> Any:
     return _cast(value, x.dtype) if isinstance(value, Tensor) else _constant(value, x)
 
 
-def clip(x: Tensor, /, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+def clip(x: Tensor, /, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - the standard's names
     """Values limited to [min, max] (scalars or tensors); the gradient passes to `x` where
     min <= x <= max, and to a tensor bound where it is the one chosen (as PyTorch's clamp)."""
     x = _tensor("clip", x)
@@ -436,6 +456,7 @@ isfinite = _predicate_op("isfinite", lambda xp, d: xp.isfinite(d))
 # --- linear algebra ---------------------------------------------------------------------------
 def _matmul_grads() -> tuple[Vjp, Vjp]:
     """The VJPs of matmul on the 2-D-at-least views: a 1-D `a` is a row, a 1-D `b` a column."""
+
     def views(ns: Any, g: Any, a: Any, b: Any) -> tuple[Any, Any, Any]:
         a2 = a if a.ndim > 1 else ns.reshape(a, (1, -1))
         b2 = b if b.ndim > 1 else ns.reshape(b, (-1, 1))
@@ -496,8 +517,10 @@ def reshape(x: Tensor, /, shape: Sequence[int], *, copy: bool | None = None) -> 
     if shape == x.shape and not copy:
         return x
     if -1 in shape and 0 in shape:
-        raise ValueError(f"reshape: cannot reshape a tensor of {x.numel()} elements to {shape}: the size of -1 is "
-                         "ambiguous when another size is 0")
+        raise ValueError(
+            f"reshape: cannot reshape a tensor of {x.numel()} elements to {shape}: the size of -1 is "
+            "ambiguous when another size is 0"
+        )
     data = x.backend.xp.reshape(x.data, shape)
     out = record("reshape", data, x.backend, (x,), _RESHAPE_VJPS, saved=())
     return clone(out) if copy else _view(out, x, ("reshape", shape))
@@ -509,8 +532,18 @@ def permute_dims(x: Tensor, /, axes: Sequence[int]) -> Tensor:
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: {axes} is not a permutation of the {x.ndim} axes")
     inverse = tuple(sorted(range(x.ndim), key=axes.__getitem__))
-    return _view(record("permute_dims", x.backend.xp.permute_dims(x.data, axes), x.backend, (x,),
-                        (lambda ns, g, out, x: ns.permute_dims(g, inverse),), saved=()), x, ("permute", axes))
+    return _view(
+        record(
+            "permute_dims",
+            x.backend.xp.permute_dims(x.data, axes),
+            x.backend,
+            (x,),
+            (lambda ns, g, out, x: ns.permute_dims(g, inverse),),
+            saved=(),
+        ),
+        x,
+        ("permute", axes),
+    )
 
 
 def swapaxes(x: Tensor, axis1: int, axis2: int) -> Tensor:
@@ -557,8 +590,11 @@ def broadcast_to(x: Tensor, /, shape: Sequence[int]) -> Tensor:
     shape = tuple(shape)
     if shape == x.shape:
         return x
-    return _view(record("broadcast_to", x.backend.xp.broadcast_to(x.data, shape), x.backend, (x,),
-                        _BROADCAST_VJPS, saved=()), x, ("broadcast", shape))
+    return _view(
+        record("broadcast_to", x.backend.xp.broadcast_to(x.data, shape), x.backend, (x,), _BROADCAST_VJPS, saved=()),
+        x,
+        ("broadcast", shape),
+    )
 
 
 def concat(arrays: Sequence[Tensor], /, *, axis: int | None = 0) -> Tensor:
@@ -726,9 +762,14 @@ def logsumexp(x: Tensor, /, axis: Axis = None, *, keepdims: bool = False) -> Ten
     shift = xp.where(xp.isfinite(shift), shift, xp.zeros_like(shift))
     kept = xp.log(xp.sum(xp.exp(x.data - shift), axis=axes, keepdims=True)) + shift
     data = kept if keepdims else xp.reshape(kept, tuple(n for i, n in enumerate(x.shape) if i not in axes))
-    return record("logsumexp", data, x.backend, (x,), (
-        lambda ns, g, out, x: expand_back(ns, g, x.shape, axes) * ns.exp(x - expand_back(ns, out, x.shape, axes)),
-    ), saves_output=True)
+    return record(
+        "logsumexp",
+        data,
+        x.backend,
+        (x,),
+        (lambda ns, g, out, x: expand_back(ns, g, x.shape, axes) * ns.exp(x - expand_back(ns, out, x.shape, axes)),),
+        saves_output=True,
+    )
 
 
 def var(x: Tensor, /, axis: Axis = None, *, correction: float = 0.0, keepdims: bool = False) -> Tensor:
@@ -750,18 +791,38 @@ def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
 # --- indexing -------------------------------------------------------------------------------
 def _basic_index(x: Tensor, key: tuple) -> Tensor:
     """``x[key]`` for a basic key (ints, slices, None, one Ellipsis): a view of `x`."""
-    return _view(record("getitem", x.backend.getitem(x.data, key), x.backend, (x,),
-                        (lambda ns, g, out, x: ns._scatter(g, x.shape, key),), saved=()), x, ("index", key))
+    return _view(
+        record(
+            "getitem",
+            x.backend.getitem(x.data, key),
+            x.backend,
+            (x,),
+            (lambda ns, g, out, x: ns._scatter(g, x.shape, key),),
+            saved=(),
+        ),
+        x,
+        ("index", key),
+    )
 
 
 def _scatter(values: Tensor, shape: tuple[int, ...], key: tuple) -> Tensor:
     """The adjoint of basic indexing: zeros of `shape` with `values` written at `key`."""
-    return record("scatter", values.backend.scatter(tuple(shape), key, values.data), values.backend, (values,),
-                  (lambda ns, g, out, v: ns._basic_index(g, key),), saved=())
+    return record(
+        "scatter",
+        values.backend.scatter(tuple(shape), key, values.data),
+        values.backend,
+        (values,),
+        (lambda ns, g, out, v: ns._basic_index(g, key),),
+        saved=(),
+    )
 
 
-def _map_batch_chunks(func: Callable[..., tuple], arrays: Sequence[Any], batch_axes: Sequence[int | None],
-                      out_batch_axes: Sequence[int | None]) -> tuple:
+def _map_batch_chunks(
+    func: Callable[..., tuple],
+    arrays: Sequence[Any],
+    batch_axes: Sequence[int | None],
+    out_batch_axes: Sequence[int | None],
+) -> tuple:
     """``func(autograd_core, *arrays)``: on Tensors (a backward with ``create_graph=True``)
     the batch is one chunk and every op of `func` is recorded; the raw namespace of a
     first-order backward runs `func` per chunk of the batch (`Backend.map_batch_chunks`)."""
@@ -784,21 +845,35 @@ def take(x: Tensor, indices: Any, /, axis: int | None = None) -> Tensor:
 
 def _take_checked(x: Tensor, index: Any, axis: int) -> Tensor:
     """`take` of the 1-D raw `index`, already checked to lie in [0, n)."""
-    return record("take", x.backend.take_rows(x.data, index, axis), x.backend, (x,),
-                  (lambda ns, g, out, x: ns._index_add(g, x.shape, axis, index),), saved=())
+    return record(
+        "take",
+        x.backend.take_rows(x.data, index, axis),
+        x.backend,
+        (x,),
+        (lambda ns, g, out, x: ns._index_add(g, x.shape, axis, index),),
+        saved=(),
+    )
 
 
 def _index_add(values: Tensor, shape: tuple[int, ...], axis: int, index: Any) -> Tensor:
     """Zeros of `shape` with `values` added at `index` along `axis` (the adjoint of `take`)."""
-    return record("index_add", values.backend.index_add(tuple(shape), axis, index, values.data), values.backend,
-                  (values,), (lambda ns, g, out, v: ns.take(g, index, axis=axis),), saved=())
+    return record(
+        "index_add",
+        values.backend.index_add(tuple(shape), axis, index, values.data),
+        values.backend,
+        (values,),
+        (lambda ns, g, out, v: ns.take(g, index, axis=axis),),
+        saved=(),
+    )
 
 
 def _index_array(indices: Any, backend: backends.Backend) -> Any:
     if isinstance(indices, Tensor):
         if indices.backend is not backend:
-            raise RuntimeError(f"indexing a tensor on {backend} with indices on {indices.backend}; move the "
-                               f"indices with .to({backend.name!r}) first")
+            raise RuntimeError(
+                f"indexing a tensor on {backend} with indices on {indices.backend}; move the "
+                f"indices with .to({backend.name!r}) first"
+            )
         return indices.data
     if backend.is_native(indices):
         return indices

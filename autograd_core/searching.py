@@ -17,8 +17,19 @@ from autograd_core.manipulation import _axis, take_along_axis
 from autograd_core.ops import Axis, _as_operand, _index_array, _operands, _tensor, reshape
 from autograd_core.tensor import Tensor
 
-__all__ = ["argmax", "argmin", "argsort", "count_nonzero", "nonzero", "searchsorted", "sort",
-           "unique_all", "unique_counts", "unique_inverse", "unique_values"]
+__all__ = [
+    "argmax",
+    "argmin",
+    "argsort",
+    "count_nonzero",
+    "nonzero",
+    "searchsorted",
+    "sort",
+    "unique_all",
+    "unique_counts",
+    "unique_inverse",
+    "unique_values",
+]
 
 
 def _indices(backend: backends.Backend, data: Any) -> Tensor:
@@ -38,22 +49,31 @@ def _index_reduction(name: str, doc: str) -> Callable[..., Tensor]:
     return op
 
 
-argmax = _index_reduction("argmax", """The index of the first largest element along `axis` (of the
+argmax = _index_reduction(
+    "argmax",
+    """The index of the first largest element along `axis` (of the
     flattened tensor when None), an int64 tensor outside the graph.
 
     >>> import autograd_core as ag
     >>> ag.argmax(ag.asarray([[1, 5, 5], [7, 0, 7]]), axis=1).tolist()
     [1, 0]
-    """)
-argmin = _index_reduction("argmin", """The index of the first smallest element along `axis` (of
-    the flattened tensor when None), an int64 tensor outside the graph.""")
-count_nonzero = _index_reduction("count_nonzero", """The number of non-zero (True) elements over
+    """,
+)
+argmin = _index_reduction(
+    "argmin",
+    """The index of the first smallest element along `axis` (of
+    the flattened tensor when None), an int64 tensor outside the graph.""",
+)
+count_nonzero = _index_reduction(
+    "count_nonzero",
+    """The number of non-zero (True) elements over
     `axis` (an int, a tuple, or None for all), an int64 tensor outside the graph.
 
     >>> import autograd_core as ag
     >>> ag.count_nonzero(ag.asarray([[0.0, 1.5], [2.0, 3.0]]), axis=0).tolist()
     [1, 2]
-    """)
+    """,
+)
 
 
 def nonzero(x: Tensor, /) -> tuple[Tensor, ...]:
@@ -69,8 +89,7 @@ def nonzero(x: Tensor, /) -> tuple[Tensor, ...]:
     return tuple(_indices(x.backend, i) for i in x.backend.xp.nonzero(x.data))
 
 
-def searchsorted(x1: Tensor, x2: Any, /, *, side: Literal["left", "right"] = "left",
-                 sorter: Any = None) -> Tensor:
+def searchsorted(x1: Tensor, x2: Any, /, *, side: Literal["left", "right"] = "left", sorter: Any = None) -> Tensor:
     """Where each element of `x2` would be inserted into the ascending 1-D `x1` (sorted by the
     indices `sorter`, if given) to keep it sorted: before equal elements for ``side="left"``,
     after them for ``"right"``. An int64 tensor of `x2`'s shape, outside the graph.
@@ -92,6 +111,7 @@ def searchsorted(x1: Tensor, x2: Any, /, *, side: Literal["left", "right"] = "le
 # --- sorting --------------------------------------------------------------------------------
 def _one_element_0d(sorting: Callable[..., Tensor]) -> Callable[..., Tensor]:
     """A 0-d tensor sorted as one element (as PyTorch does; axis 0 or -1)."""
+
     @functools.wraps(sorting)
     def wrapper(x: Tensor, /, **options: Any) -> Tensor:
         x = _tensor(sorting.__name__, x)
@@ -202,5 +222,9 @@ def unique_all(x: Tensor, /) -> UniqueAllResult:
     groups = xp.arange(values.shape[0], dtype=flat.dtype, device=backend.device)
     starts = xp.searchsorted(grouped, groups)
     counts = xp.searchsorted(grouped, groups, side="right") - starts
-    return UniqueAllResult(Tensor._wrap(values, backend), _indices(backend, xp.take(order, starts)),
-                           _indices(backend, inverse), _indices(backend, counts))
+    return UniqueAllResult(
+        Tensor._wrap(values, backend),
+        _indices(backend, xp.take(order, starts)),
+        _indices(backend, inverse),
+        _indices(backend, counts),
+    )

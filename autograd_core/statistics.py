@@ -53,8 +53,9 @@ def _accumulated(x: Tensor, dtype: Any) -> tuple[Tensor, Any]:
     kind = x.dtype.kind
     if kind == "unsigned integer" and x.dtype != "uint64":
         return _cast(x, "int64"), "uint64"
-    return _cast(x, "uint64" if kind == "unsigned integer" else "int64" if kind in ("bool", "signed integer")
-                 else x.dtype), None
+    return _cast(
+        x, "uint64" if kind == "unsigned integer" else "int64" if kind in ("bool", "signed integer") else x.dtype
+    ), None
 
 
 def _along(axis: int, index: slice) -> tuple:
@@ -138,8 +139,9 @@ def std(x: Tensor, /, *, axis: Axis = None, correction: int | float = 0.0, keepd
 
 
 # --- cumulative sums and products ---------------------------------------------------------------
-def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype: Any = None,
-                   include_initial: bool = False) -> Tensor:
+def cumulative_sum(
+    x: Tensor, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False
+) -> Tensor:
     """Running sums along `axis` (optional for a 1-D `x`); `include_initial` puts a 0 first.
     The gradient is the reversed running sum of the output's gradient.
 
@@ -150,8 +152,9 @@ def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype: Any = None,
     return _cumulative("cumulative_sum", x, axis, dtype, include_initial)
 
 
-def cumulative_prod(x: Tensor, /, *, axis: int | None = None, dtype: Any = None,
-                    include_initial: bool = False) -> Tensor:
+def cumulative_prod(
+    x: Tensor, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False
+) -> Tensor:
     """Running products along `axis` (optional for a 1-D `x`); `include_initial` puts a 1
     first. The gradient is right where elements are zero, to every order.
 
@@ -172,8 +175,9 @@ def _cumsum_vjp(x: Tensor, axis: int) -> Callable[..., Any]:
 def _cumprod_vjp(x: Tensor, axis: int) -> Callable[..., Any]:
     """d/dx_i of sum_j g_j prod_{k<=j} x_k = prod_{k<i} x_k * R_i, where
     R_i = sum_{j>=i} g_j prod_{i<k<=j} x_k, that is R_i = g_i + x_{i+1} R_{i+1}."""
-    return lambda ns, g, out, x: _exclusive_prod(ns, x, axis) * _reverse_recurrence(
-        ns, _shifted(ns, x, 1, axis), g, axis)
+    return lambda ns, g, out, x: (
+        _exclusive_prod(ns, x, axis) * _reverse_recurrence(ns, _shifted(ns, x, 1, axis), g, axis)
+    )
 
 
 def _reverse_recurrence(ns: Any, a: Any, b: Any, axis: int) -> Any:
@@ -226,8 +230,10 @@ def _logical_reduction(name: str, verb: str) -> Callable[..., Tensor]:
         return Tensor._wrap(data, x.backend)
 
     op.__name__ = op.__qualname__ = name
-    op.__doc__ = (f"Whether {verb} element over `axis` (all axes when None) is nonzero (NaN counts): a "
-                  "boolean tensor, outside the graph.")
+    op.__doc__ = (
+        f"Whether {verb} element over `axis` (all axes when None) is nonzero (NaN counts): a "
+        "boolean tensor, outside the graph."
+    )
     return op
 
 
@@ -235,8 +241,9 @@ any = _logical_reduction("any", "any")  # noqa: A001
 all = _logical_reduction("all", "every")  # noqa: A001
 
 
-def diff(x: Tensor, /, *, axis: int = -1, n: int = 1, prepend: Tensor | None = None,
-         append: Tensor | None = None) -> Tensor:
+def diff(
+    x: Tensor, /, *, axis: int = -1, n: int = 1, prepend: Tensor | None = None, append: Tensor | None = None
+) -> Tensor:
     """The `n`-th forward difference along `axis`, ``out[i] = x[i+1] - x[i]`` applied `n`
     times, after joining `prepend` and `append` to `x` (dtypes promoted); boolean `x`
     differs by ``!=``, as in PyTorch. Differentiable in `x`, `prepend` and `append`.

@@ -160,8 +160,15 @@ class Tensor(GraphFields):
         target = device.backend if isinstance(device, Device) else backends.get(self.backend.name, device)
         return ops.to_backend(self, target)
 
-    def __dlpack__(self, /, *, stream: Any = None, max_version: tuple[int, int] | None = None,
-                   dl_device: Any = None, copy: bool | None = None) -> Any:
+    def __dlpack__(
+        self,
+        /,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: Any = None,
+        copy: bool | None = None,
+    ) -> Any:
         """The backend array's DLPack capsule (the options it is given are passed on)."""
         given = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
         options = {k: v for k, v in given.items() if v is not None}
@@ -242,8 +249,10 @@ class Tensor(GraphFields):
         """A leaf with a copy of the values, the same type (a Parameter stays one),
         `requires_grad` and a copy of `.grad`, as PyTorch's; what ``copy.deepcopy(model)`` uses."""
         if not self.is_leaf:
-            raise RuntimeError("only tensors created by the user (graph leaves) can be deep-copied, not the result "
-                               f"of {self._op}; deep-copy .detach() instead")
+            raise RuntimeError(
+                "only tensors created by the user (graph leaves) can be deep-copied, not the result "
+                f"of {self._op}; deep-copy .detach() instead"
+            )
         new = type(self)._wrap(self.backend.xp.asarray(self.data, copy=True), self.backend)
         new.requires_grad = self.requires_grad
         memo[id(self)] = new
@@ -262,8 +271,9 @@ class Tensor(GraphFields):
         self.requires_grad = requires_grad
         return self
 
-    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
-                 create_graph: bool = False) -> None:
+    def backward(
+        self, gradient: Tensor | None = None, retain_graph: bool | None = None, create_graph: bool = False
+    ) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad``.
 
         `gradient` is the vector of the vector-Jacobian product; it may be omitted only for a
@@ -339,8 +349,10 @@ class Tensor(GraphFields):
         from autograd_core import ops
 
         if self._steps is None:
-            raise RuntimeError(f"an in-place operation on a view made by {self._op or 'an op'} cannot reach its "
-                               "base; .clone() the view first")
+            raise RuntimeError(
+                f"an in-place operation on a view made by {self._op or 'an op'} cannot reach its "
+                "base; .clone() the view first"
+            )
         steps, values = self._steps, ops._cast(new, self.dtype)
         self._base._update(lambda base: ops._write_view(base, steps, values))
         return self
@@ -487,8 +499,16 @@ def changes_since(t: Tensor, epoch: int) -> int:
     return count if t._base is None else count + changes_since(t._base, epoch)
 
 
-def record(op: str, data: Any, backend: backends.Backend, inputs: Sequence[Any], vjps: Sequence[Vjp],
-           saved: Sequence[Any] | None = None, saves_output: bool = False, raw_inputs: tuple | None = None) -> Tensor:
+def record(
+    op: str,
+    data: Any,
+    backend: backends.Backend,
+    inputs: Sequence[Any],
+    vjps: Sequence[Vjp],
+    saved: Sequence[Any] | None = None,
+    saves_output: bool = False,
+    raw_inputs: tuple | None = None,
+) -> Tensor:
     """The only place the graph grows: wrap `data` and, when recording, remember how to
     send a gradient back to each input that needs one (``vjps[i](ns, grad, out, *inputs)``
     is `inputs[i]`'s gradient). Inputs that are not tensors (Python scalars) get none.
@@ -541,24 +561,51 @@ def install_methods() -> None:
         return lambda self, other: self._update(lambda old: f(old, other))
 
     methods: dict[str, Callable] = {
-        "__neg__": ag.negative, "__pos__": ag.positive, "__abs__": ag.abs, "__invert__": ag.bitwise_invert,
+        "__neg__": ag.negative,
+        "__pos__": ag.positive,
+        "__abs__": ag.abs,
+        "__invert__": ag.bitwise_invert,
         "__getitem__": ops.getitem,
-        "__lt__": ag.less, "__le__": ag.less_equal, "__gt__": ag.greater, "__ge__": ag.greater_equal,
-        "__eq__": ag.equal, "__ne__": ag.not_equal,
-        "exp": ag.exp, "log": ag.log, "log1p": ag.log1p, "sqrt": ag.sqrt, "tanh": ag.tanh, "sigmoid": ag.sigmoid,
-        "relu": ag.relu, "abs": ag.abs, "erf": ag.erf, "sin": ag.sin, "cos": ag.cos,
-        "maximum": ag.maximum, "minimum": ag.minimum, "matmul": ag.matmul, "clone": ops.clone,
-        "real": property(ag.real), "imag": property(ag.imag), "conj": ag.conj,
+        "__lt__": ag.less,
+        "__le__": ag.less_equal,
+        "__gt__": ag.greater,
+        "__ge__": ag.greater_equal,
+        "__eq__": ag.equal,
+        "__ne__": ag.not_equal,
+        "exp": ag.exp,
+        "log": ag.log,
+        "log1p": ag.log1p,
+        "sqrt": ag.sqrt,
+        "tanh": ag.tanh,
+        "sigmoid": ag.sigmoid,
+        "relu": ag.relu,
+        "abs": ag.abs,
+        "erf": ag.erf,
+        "sin": ag.sin,
+        "cos": ag.cos,
+        "maximum": ag.maximum,
+        "minimum": ag.minimum,
+        "matmul": ag.matmul,
+        "clone": ops.clone,
+        "real": property(ag.real),
+        "imag": property(ag.imag),
+        "conj": ag.conj,
         "argmax": lambda self, dim=None, keepdim=False: ag.argmax(self, axis=dim, keepdims=keepdim),
         "argmin": lambda self, dim=None, keepdim=False: ag.argmin(self, axis=dim, keepdims=keepdim),
         "flip": lambda self, *dims: ag.flip(self, axis=_sizes(dims) if dims else None),
-        "take": ag.take, "flatten": ops.flatten, "swapaxes": ops.swapaxes, "transpose": ops.swapaxes,
-        "astype": ag.astype, "broadcast_to": ag.broadcast_to,
+        "take": ag.take,
+        "flatten": ops.flatten,
+        "swapaxes": ops.swapaxes,
+        "transpose": ops.swapaxes,
+        "astype": ag.astype,
+        "broadcast_to": ag.broadcast_to,
         "expand": lambda self, *shape: ops.broadcast_to(self, _sizes(shape)),
         "softmax": lambda self, dim=-1: ops.softmax(self, dim),
         "log_softmax": lambda self, dim=-1: ops.log_softmax(self, dim),
-        "clip": ag.clip, "clamp": ag.clip,
-        "pow": ag.pow, "unsqueeze": lambda self, dim: ops.expand_dims(self, axis=dim),
+        "clip": ag.clip,
+        "clamp": ag.clip,
+        "pow": ag.pow,
+        "unsqueeze": lambda self, dim: ops.expand_dims(self, axis=dim),
         "squeeze": lambda self, dim=None: ops.squeeze(self, dim),
         "permute": lambda self, *axes: ops.permute_dims(self, _sizes(axes)),
         "reshape": lambda self, *shape: ops.reshape(self, _sizes(shape)),
@@ -569,21 +616,56 @@ def install_methods() -> None:
         "double": lambda self: ops._cast(self, "float64"),
         "long": lambda self: ops._cast(self, "int64"),
         "to": _to,
-        "masked_fill": ag.masked_fill, "contiguous": lambda self: self,
+        "masked_fill": ag.masked_fill,
+        "contiguous": lambda self: self,
         "split": lambda self, split_size, dim=0: ag.split(self, split_size, axis=dim),
         "chunk": lambda self, chunks, dim=0: ag.chunk(self, chunks, axis=dim),
         "unbind": lambda self, dim=0: ag.unstack(self, axis=dim),
     }
-    binary = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide", "floordiv": "floor_divide",
-              "mod": "remainder", "pow": "pow", "matmul": "matmul", "and": "bitwise_and", "or": "bitwise_or",
-              "xor": "bitwise_xor", "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift"}
+    binary = {
+        "add": "add",
+        "sub": "subtract",
+        "mul": "multiply",
+        "truediv": "divide",
+        "floordiv": "floor_divide",
+        "mod": "remainder",
+        "pow": "pow",
+        "matmul": "matmul",
+        "and": "bitwise_and",
+        "or": "bitwise_or",
+        "xor": "bitwise_xor",
+        "lshift": "bitwise_left_shift",
+        "rshift": "bitwise_right_shift",
+    }
     for dunder, name in binary.items():
         f = getattr(ag, name)
         methods[f"__{dunder}__"] = getattr(f, "method", f)  # binary_op's compiled form, where there is one
         methods[f"__r{dunder}__"], methods[f"__i{dunder}__"] = reflected(f), in_place(f)
-    for name in ("floor", "ceil", "round", "trunc", "sign", "square", "reciprocal", "tan", "sinh", "cosh", "asin",
-                 "acos", "atan", "asinh", "acosh", "atanh", "expm1", "exp2", "log2", "log10", "isnan", "isinf",
-                 "isfinite"):
+    for name in (
+        "floor",
+        "ceil",
+        "round",
+        "trunc",
+        "sign",
+        "square",
+        "reciprocal",
+        "tan",
+        "sinh",
+        "cosh",
+        "asin",
+        "acos",
+        "atan",
+        "asinh",
+        "acosh",
+        "atanh",
+        "expm1",
+        "exp2",
+        "log2",
+        "log10",
+        "isnan",
+        "isinf",
+        "isfinite",
+    ):
         methods[name] = getattr(ag, name)
     for name in ("sum", "mean", "max", "min", "logsumexp"):
         reduce = getattr(ops, name)
@@ -630,4 +712,3 @@ def _dtype_names() -> set[str]:
     from autograd_core.dtypes import DTYPES
 
     return set(DTYPES)
-

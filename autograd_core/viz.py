@@ -70,6 +70,10 @@ def render(root: Tensor, path: str | Path, names: Mapping[str, Tensor] | None = 
             "or write viz.to_dot(...) to a file and render it elsewhere"
         )
     path = Path(path)
-    subprocess.run([dot, f"-T{path.suffix.lstrip('.') or 'svg'}", "-o", str(path)],
-                   input=to_dot(root, names), text=True, check=True)
+    subprocess.run(
+        [dot, f"-T{path.suffix.lstrip('.') or 'svg'}", "-o", str(path)],
+        input=to_dot(root, names),
+        text=True,
+        check=True,
+    )
     return path

@@ -22,8 +22,18 @@ from importlib.metadata import entry_points
 from backends.base import Backend, host_rng, manual_seed
 
 __all__ = [
-    "Backend", "BackendUnavailableError", "available", "canonical", "current", "from_environment", "get",
-    "host_rng", "known", "manual_seed", "set_backend", "use",
+    "Backend",
+    "BackendUnavailableError",
+    "available",
+    "canonical",
+    "current",
+    "from_environment",
+    "get",
+    "host_rng",
+    "known",
+    "manual_seed",
+    "set_backend",
+    "use",
 ]
 
 ENTRY_POINT_GROUP = "autograd_core.backends"

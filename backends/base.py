@@ -20,8 +20,22 @@ _host_rng = np.random.default_rng(0)
 
 Padding2d = tuple[tuple[int, int], tuple[int, int]]  # ((top, bottom), (left, right))
 
-DTYPE_NAMES = ("float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8", "uint16", "uint32",
-               "uint64", "complex64", "complex128", "bool")
+DTYPE_NAMES = (
+    "float32",
+    "float64",
+    "float16",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "complex64",
+    "complex128",
+    "bool",
+)
 
 
 def manual_seed(seed: int) -> None:
@@ -104,8 +118,13 @@ class Backend:
         next step's graph starts from them instead of growing. Eager libraries return `arrays`."""
         return arrays
 
-    def map_batch_chunks(self, func: Callable[..., tuple], arrays: Sequence[Any], batch_axes: Sequence[int | None],
-                         out_batch_axes: Sequence[int | None]) -> tuple:
+    def map_batch_chunks(
+        self,
+        func: Callable[..., tuple],
+        arrays: Sequence[Any],
+        batch_axes: Sequence[int | None],
+        out_batch_axes: Sequence[int | None],
+    ) -> tuple:
         """``func(backend, *arrays)``, a function whose batch rows are independent, on each
         chunk of the batch axis: ``batch_axes[k]`` is array k's (None: the array goes whole to
         every call, as a weight does; None entries of `arrays` pass as None), `func` returns a
@@ -157,8 +176,9 @@ class Backend:
     def _dtype_tables(self) -> tuple[dict[str, Any], dict[Any, str]]:
         """name -> dtype and dtype -> name, keyed by the dtype objects arrays really carry."""
         if self._dtypes is None:
-            by_name = {n: self.xp.empty((0,), dtype=getattr(self.xp, n)).dtype for n in DTYPE_NAMES
-                       if hasattr(self.xp, n)}
+            by_name = {
+                n: self.xp.empty((0,), dtype=getattr(self.xp, n)).dtype for n in DTYPE_NAMES if hasattr(self.xp, n)
+            }
             self._dtypes = (by_name, {d: n for n, d in by_name.items()})
         return self._dtypes
 
@@ -251,8 +271,9 @@ class Backend:
         """`grad` times GELU's derivative at `x`."""
         return grad * gelu_slope(self.xp, self.erf, x, approximate)
 
-    def layer_norm(self, x: Any, normalized_shape: tuple[int, ...], weight: Any, bias: Any,
-                   eps: float) -> tuple[Any, tuple[Any, Any]]:
+    def layer_norm(
+        self, x: Any, normalized_shape: tuple[int, ...], weight: Any, bias: Any, eps: float
+    ) -> tuple[Any, tuple[Any, Any]]:
         """`x` normalised over its trailing `normalized_shape` axes (biased variance), then
         scaled by `weight` and shifted by `bias` where they are given; and the statistics
         `layer_norm_backward` reuses: the mean and 1/std, of x's shape with those axes of size 1."""
@@ -265,8 +286,9 @@ class Backend:
         out = out if weight is None else out * weight
         return (out if bias is None else out + bias), (mean, inverse_std)
 
-    def layer_norm_backward(self, grad: Any, x: Any, normalized_shape: tuple[int, ...], weight: Any,
-                            stats: tuple[Any, Any], part: str) -> Any:
+    def layer_norm_backward(
+        self, grad: Any, x: Any, normalized_shape: tuple[int, ...], weight: Any, stats: tuple[Any, Any], part: str
+    ) -> Any:
         """The gradient of `layer_norm`'s `part` from the forward's `stats`: "input", or
         "weight" (of the input's shape: the engine sums it over the leading axes; a library may
         return it summed)."""
@@ -276,8 +298,9 @@ class Backend:
         if part == "weight":
             return grad * normal
         g = grad if weight is None else grad * weight
-        return inverse_std * (g - xp.mean(g, axis=axes, keepdims=True)
-                              - normal * xp.mean(g * normal, axis=axes, keepdims=True))
+        return inverse_std * (
+            g - xp.mean(g, axis=axes, keepdims=True) - normal * xp.mean(g * normal, axis=axes, keepdims=True)
+        )
 
     def batch_norm(self, x: Any, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any]:
         """`x` (N, C, ...) normalised per channel by its batch statistics, scaled by `weight`
@@ -291,8 +314,7 @@ class Backend:
         out = out if bias is None else out + xp.reshape(bias, channel)
         return out, xp.reshape(mean, (-1,)), xp.reshape(var, (-1,))
 
-    def batch_norm_backward(self, grad: Any, x: Any, weight: Any, mean: Any, var: Any, eps: float,
-                            part: str) -> Any:
+    def batch_norm_backward(self, grad: Any, x: Any, weight: Any, mean: Any, var: Any, eps: float, part: str) -> Any:
         """The gradient of `batch_norm`'s `part` ("input", "weight" or "bias") from the
         output's gradient and the forward's batch `mean` and `var` (C,)."""
         xp, axes, channel = self.xp, (0, *range(2, x.ndim)), (-1,) + (1,) * (x.ndim - 2)
@@ -339,9 +361,21 @@ class Backend:
             total = total + term
         return xp.clip(xp.sign(x) * (2.0 / math.sqrt(math.pi)) * xp.exp(-a2) * total, min=-1.0, max=1.0)
 
-    def adam_update(self, param, grad, exp_avg, exp_avg_sq, *, step: int, lr: float,
-                    beta1: float, beta2: float, eps: float, weight_decay: float,
-                    decoupled: bool) -> tuple[Any, Any, Any]:
+    def adam_update(
+        self,
+        param,
+        grad,
+        exp_avg,
+        exp_avg_sq,
+        *,
+        step: int,
+        lr: float,
+        beta1: float,
+        beta2: float,
+        eps: float,
+        weight_decay: float,
+        decoupled: bool,
+    ) -> tuple[Any, Any, Any]:
         """One Adam/AdamW update in PyTorch's order; returns (param, exp_avg, exp_avg_sq).
 
         The portable default is functional (new arrays); mutable backends may update the
@@ -360,18 +394,30 @@ class Backend:
         denom = self.xp.sqrt(exp_avg_sq) / (math.sqrt(bias2) if isinstance(bias2, float) else self.xp.sqrt(bias2)) + eps
         return param - step_size * (exp_avg / denom), exp_avg, exp_avg_sq
 
-
     # --- convolution and pooling (NCHW; a 1-D op is the 2-D one on a height of 1) ------------
-    def im2col(self, x: Any, kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int],
-               out_size: tuple[int, int]) -> Any:
+    def im2col(
+        self,
+        x: Any,
+        kernel: tuple[int, int],
+        stride: tuple[int, int],
+        dilation: tuple[int, int],
+        out_size: tuple[int, int],
+    ) -> Any:
         """The windows of the (already padded) `x` of shape (N, C, H, W): an array (N, C, kh*kw,
         Ho, Wo) whose [n, c, i*kw + j] is the input under kernel tap (i, j) for every output
         position. The portable default stacks one strided slice per tap."""
-        return self.xp.stack([x[_tap(i, j, stride, dilation, out_size)]
-                              for i in range(kernel[0]) for j in range(kernel[1])], axis=2)
+        return self.xp.stack(
+            [x[_tap(i, j, stride, dilation, out_size)] for i in range(kernel[0]) for j in range(kernel[1])], axis=2
+        )
 
-    def col2im(self, cols: Any, shape: tuple[int, ...], kernel: tuple[int, int], stride: tuple[int, int],
-               dilation: tuple[int, int]) -> Any:
+    def col2im(
+        self,
+        cols: Any,
+        shape: tuple[int, ...],
+        kernel: tuple[int, int],
+        stride: tuple[int, int],
+        dilation: tuple[int, int],
+    ) -> Any:
         """The adjoint of `im2col`: windows (N, C, kh*kw, Ho, Wo) added back where they sat in
         a zero array of `shape` (N, C, H, W), tap by tap in order. The portable default adds
         one strided slice per tap."""
@@ -387,13 +433,23 @@ class Backend:
         if not (top or bottom or left or right):
             return x
         xp, (n, c, h, w) = self.xp, x.shape
+
         def block(rows: int, cols: int) -> Any:
             return xp.full((n, c, rows, cols), value, dtype=x.dtype, device=self.device)
+
         x = xp.concat([block(top, w), x, block(bottom, w)], axis=2)
         return xp.concat([block(h + top + bottom, left), x, block(h + top + bottom, right)], axis=3)
 
-    def conv2d(self, x: Any, weight: Any, *, stride: tuple[int, int], padding: Padding2d,
-               dilation: tuple[int, int], groups: int) -> Any:
+    def conv2d(
+        self,
+        x: Any,
+        weight: Any,
+        *,
+        stride: tuple[int, int],
+        padding: Padding2d,
+        dilation: tuple[int, int],
+        groups: int,
+    ) -> Any:
         """The cross-correlation of `x` (N, C, H, W) with `weight` (O, C/groups, kh, kw), as
         PyTorch's conv2d: an im2col, then one (batched, grouped) matmul."""
         (n, _, h, w), (o, cg, kh, kw) = x.shape, weight.shape
@@ -402,8 +458,17 @@ class Backend:
         cols = self.xp.reshape(cols, (n, groups, cg * kh * kw, out[0] * out[1]))
         return self.xp.reshape(self.xp.reshape(weight, (groups, o // groups, -1)) @ cols, (n, o, *out))
 
-    def conv2d_grad_weight(self, grad: Any, x: Any, weight_shape: tuple[int, ...], *, stride: tuple[int, int],
-                           padding: Padding2d, dilation: tuple[int, int], groups: int) -> Any:
+    def conv2d_grad_weight(
+        self,
+        grad: Any,
+        x: Any,
+        weight_shape: tuple[int, ...],
+        *,
+        stride: tuple[int, int],
+        padding: Padding2d,
+        dilation: tuple[int, int],
+        groups: int,
+    ) -> Any:
         """The gradient of conv2d's weight: each output's gradient times the window it saw."""
         xp, n, (o, cg, kh, kw) = self.xp, x.shape[0], weight_shape
         out = tuple(grad.shape[2:])
@@ -412,8 +477,17 @@ class Backend:
         g = xp.reshape(grad, (n, groups, o // groups, out[0] * out[1]))
         return xp.reshape(xp.sum(g @ xp.matrix_transpose(cols), axis=0), weight_shape)
 
-    def conv2d_grad_input(self, grad: Any, weight: Any, input_shape: tuple[int, ...], *, stride: tuple[int, int],
-                          padding: Padding2d, dilation: tuple[int, int], groups: int) -> Any:
+    def conv2d_grad_input(
+        self,
+        grad: Any,
+        weight: Any,
+        input_shape: tuple[int, ...],
+        *,
+        stride: tuple[int, int],
+        padding: Padding2d,
+        dilation: tuple[int, int],
+        groups: int,
+    ) -> Any:
         """The gradient of conv2d's input (PyTorch's conv_transpose2d): the weight's transpose
         times the output gradient gives each window's share, added back where the window sat
         (a col2im, one strided slice per kernel tap)."""
@@ -421,13 +495,22 @@ class Backend:
         (top, bottom), (left, right) = padding
         ho, wo = grad.shape[2:]
         g = xp.reshape(grad, (n, groups, o // groups, ho * wo))
-        shares = xp.reshape(xp.matrix_transpose(xp.reshape(weight, (groups, o // groups, -1))) @ g,
-                            (n, c, kh * kw, ho, wo))
+        shares = xp.reshape(
+            xp.matrix_transpose(xp.reshape(weight, (groups, o // groups, -1))) @ g, (n, c, kh * kw, ho, wo)
+        )
         out = self.col2im(shares, (n, c, h + top + bottom, w + left + right), (kh, kw), stride, dilation)
         return out[:, :, top : top + h, left : left + w]
 
-    def max_pool2d(self, x: Any, *, kernel_size: tuple[int, int], stride: tuple[int, int],
-                   padding: tuple[int, int], dilation: tuple[int, int], ceil_mode: bool) -> tuple[Any, Any]:
+    def max_pool2d(
+        self,
+        x: Any,
+        *,
+        kernel_size: tuple[int, int],
+        stride: tuple[int, int],
+        padding: tuple[int, int],
+        dilation: tuple[int, int],
+        ceil_mode: bool,
+    ) -> tuple[Any, Any]:
         """The maximum of each window of `x` (N, C, H, W), and its position as an index into
         the flattened (H, W) plane, the first maximum where several tie (PyTorch's indices; a
         NaN is the maximum of its window; a position in the padding is never chosen). One
@@ -445,9 +528,18 @@ class Backend:
             chosen = xp.where(hit if inside.all() else hit & self.asarray(inside), k, chosen)
         return values, self._pool_indices(chosen, x.shape[3], out, kernel_size, stride, padding, dilation)
 
-    def max_pool2d_backward(self, grad: Any, indices: Any, input_shape: tuple[int, ...], *,
-                            kernel_size: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int],
-                            dilation: tuple[int, int], ceil_mode: bool) -> Any:
+    def max_pool2d_backward(
+        self,
+        grad: Any,
+        indices: Any,
+        input_shape: tuple[int, ...],
+        *,
+        kernel_size: tuple[int, int],
+        stride: tuple[int, int],
+        padding: tuple[int, int],
+        dilation: tuple[int, int],
+        ceil_mode: bool,
+    ) -> Any:
         """The gradient of `max_pool2d`'s input: each window's gradient added at its maximum
         (`indices`, as `max_pool2d` gives them). The portable default goes tap by tap: where a
         window's maximum is under tap (i, j), its gradient is added through that tap's strided
@@ -467,18 +559,34 @@ class Backend:
         """`max_pool2d_backward` as one scatter-add over the flattened input, for libraries
         whose index_add is fast."""
         flat = flat_positions(self.xp, indices, input_shape, self.device)
-        return self.xp.reshape(self.index_add((math.prod(input_shape),), 0, flat, self.xp.reshape(grad, (-1,))),
-                               input_shape)
+        return self.xp.reshape(
+            self.index_add((math.prod(input_shape),), 0, flat, self.xp.reshape(grad, (-1,))), input_shape
+        )
 
-    def _pool_input(self, x: Any, kernel_size: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int],
-                    dilation: tuple[int, int], ceil_mode: bool) -> tuple[Any, tuple[int, int]]:
+    def _pool_input(
+        self,
+        x: Any,
+        kernel_size: tuple[int, int],
+        stride: tuple[int, int],
+        padding: tuple[int, int],
+        dilation: tuple[int, int],
+        ceil_mode: bool,
+    ) -> tuple[Any, tuple[int, int]]:
         """`x` padded with -inf for max pooling (on the right also for ceil_mode's last, partial
         windows), and the output's height and width."""
         out, pads = _pool_padding(tuple(x.shape[2:]), kernel_size, stride, padding, dilation, ceil_mode)
         return self.pad2d(x, pads, -math.inf), out
 
-    def _pool_indices(self, tap: Any, width: int, out: tuple[int, int], kernel_size: tuple[int, int],
-                      stride: tuple[int, int], padding: tuple[int, int], dilation: tuple[int, int]) -> Any:
+    def _pool_indices(
+        self,
+        tap: Any,
+        width: int,
+        out: tuple[int, int],
+        kernel_size: tuple[int, int],
+        stride: tuple[int, int],
+        padding: tuple[int, int],
+        dilation: tuple[int, int],
+    ) -> Any:
         """Each window's chosen kernel tap (N, C, Ho, Wo) as a position in the flattened input
         plane: the window's first position plus the tap's offset from it."""
         (kh, kw), (dh, dw) = kernel_size, dilation
@@ -572,22 +680,40 @@ def _tap(i: int, j: int, stride: tuple[int, int], dilation: tuple[int, int], out
     return (..., slice(i * dh, i * dh + sh * (ho - 1) + 1, sh), slice(j * dw, j * dw + sw * (wo - 1) + 1, sw))
 
 
-def _tap_inside(tap: tuple[int, int], size: tuple[int, int], out: tuple[int, int], stride: tuple[int, int],
-                padding: tuple[int, int], dilation: tuple[int, int]) -> np.ndarray:
+def _tap_inside(
+    tap: tuple[int, int],
+    size: tuple[int, int],
+    out: tuple[int, int],
+    stride: tuple[int, int],
+    padding: tuple[int, int],
+    dilation: tuple[int, int],
+) -> np.ndarray:
     """Where kernel tap (i, j) lies inside the unpadded input, over the (Ho, Wo) windows."""
-    rows, cols = ((np.arange(o) * s - p + t * d >= 0) & (np.arange(o) * s - p + t * d < n)
-                  for t, n, o, s, p, d in zip(tap, size, out, stride, padding, dilation))
+    rows, cols = (
+        (np.arange(o) * s - p + t * d >= 0) & (np.arange(o) * s - p + t * d < n)
+        for t, n, o, s, p, d in zip(tap, size, out, stride, padding, dilation)
+    )
     return np.logical_and.outer(rows, cols)
 
 
-def _pool_padding(size: tuple[int, int], kernel_size: tuple[int, int], stride: tuple[int, int],
-                  padding: tuple[int, int], dilation: tuple[int, int], ceil_mode: bool) -> tuple[tuple, Padding2d]:
+def _pool_padding(
+    size: tuple[int, int],
+    kernel_size: tuple[int, int],
+    stride: tuple[int, int],
+    padding: tuple[int, int],
+    dilation: tuple[int, int],
+    ceil_mode: bool,
+) -> tuple[tuple, Padding2d]:
     """A pooling's output height and width, and the padding its input gets: `padding` on both
     sides, more on the right where ceil_mode's last windows run past it."""
-    out = tuple(pool_output_size(n, k, s, p, d, ceil_mode)
-                for n, k, s, p, d in zip(size, kernel_size, stride, padding, dilation))
-    extra = [max((o - 1) * s + d * (k - 1) + 1 - n - 2 * p, 0)
-             for o, n, k, s, p, d in zip(out, size, kernel_size, stride, padding, dilation)]
+    out = tuple(
+        pool_output_size(n, k, s, p, d, ceil_mode)
+        for n, k, s, p, d in zip(size, kernel_size, stride, padding, dilation)
+    )
+    extra = [
+        max((o - 1) * s + d * (k - 1) + 1 - n - 2 * p, 0)
+        for o, n, k, s, p, d in zip(out, size, kernel_size, stride, padding, dilation)
+    ]
     return out, tuple((p, p + e) for p, e in zip(padding, extra))
 
 
@@ -605,11 +731,18 @@ def flat_positions(xp: Any, indices: Any, input_shape: tuple[int, ...], device: 
     return xp.reshape(indices + planes, (-1,))
 
 
-def conv_output_size(size: tuple[int, int], kernel: tuple[int, int], stride: tuple[int, int], padding: Padding2d,
-                     dilation: tuple[int, int]) -> tuple[int, int]:
+def conv_output_size(
+    size: tuple[int, int],
+    kernel: tuple[int, int],
+    stride: tuple[int, int],
+    padding: Padding2d,
+    dilation: tuple[int, int],
+) -> tuple[int, int]:
     """Height and width of a convolution's output, as PyTorch computes them."""
-    return tuple((n + lo + hi - d * (k - 1) - 1) // s + 1
-                 for n, k, s, (lo, hi), d in zip(size, kernel, stride, padding, dilation))
+    return tuple(
+        (n + lo + hi - d * (k - 1) - 1) // s + 1
+        for n, k, s, (lo, hi), d in zip(size, kernel, stride, padding, dilation)
+    )
 
 
 def rows_times(xp: Any, x: Any, matrix: Any) -> Any:

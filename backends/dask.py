@@ -126,8 +126,7 @@ class DaskBackend(Backend):
         the values themselves, which the scheduler keeps: a chunk lost with its workers (even
         every worker, restarted by their nannies) is made again from them. Scattered data has
         no lineage and would be lost for good."""
-        arrays = [da.from_array(h, chunks=(self.chunk_rows, *h.shape[1:]) if h.ndim else (), name=False)
-                  for h in hosts]
+        arrays = [da.from_array(h, chunks=(self.chunk_rows, *h.shape[1:]) if h.ndim else (), name=False) for h in hosts]
         return self.client.persist(arrays)
 
     def _compute(self, *arrays: Any) -> tuple:
@@ -165,8 +164,10 @@ class DaskBackend(Backend):
         dask's tree reduction. O(len(index)) work, where the portable default is O(n * len(index))."""
         values = values.rechunk({i: -1 for i in range(values.ndim) if i != axis})
         index = da.asarray(index).rechunk((values.chunks[axis],))
-        parts = [da.from_delayed(dask.delayed(_index_add_block)(shape, axis, i, v), shape, dtype=values.dtype)
-                 for i, v in zip(index.to_delayed(), values.to_delayed().ravel())]
+        parts = [
+            da.from_delayed(dask.delayed(_index_add_block)(shape, axis, i, v), shape, dtype=values.dtype)
+            for i, v in zip(index.to_delayed(), values.to_delayed().ravel())
+        ]
         return da.stack(parts).sum(axis=0) if len(parts) > 1 else parts[0]
 
     def scatter(self, shape: tuple[int, ...], key: tuple, values: Any) -> da.Array:
@@ -199,17 +200,31 @@ class DaskBackend(Backend):
     # --- convolution and pooling: numpy's kernels per chunk of the batch ---------------------------
     # The portable defaults' stacks and strided slices leave chunks that dask's reshape cannot
     # merge (NotImplementedError); each chunk of the batch, whole otherwise, is numpy's to do.
-    def im2col(self, x: Any, kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int],
-               out_size: tuple[int, int]) -> da.Array:
+    def im2col(
+        self,
+        x: Any,
+        kernel: tuple[int, int],
+        stride: tuple[int, int],
+        dilation: tuple[int, int],
+        out_size: tuple[int, int],
+    ) -> da.Array:
         """numpy's im2col (one strided view, copied) per chunk of the batch."""
-        return numpy_kernel_per_batch_chunk("im2col", [x], kernel=kernel, stride=stride, dilation=dilation,
-                                            out_size=out_size)
+        return numpy_kernel_per_batch_chunk(
+            "im2col", [x], kernel=kernel, stride=stride, dilation=dilation, out_size=out_size
+        )
 
-    def col2im(self, cols: Any, shape: tuple[int, ...], kernel: tuple[int, int], stride: tuple[int, int],
-               dilation: tuple[int, int]) -> da.Array:
+    def col2im(
+        self,
+        cols: Any,
+        shape: tuple[int, ...],
+        kernel: tuple[int, int],
+        stride: tuple[int, int],
+        dilation: tuple[int, int],
+    ) -> da.Array:
         """numpy's col2im per chunk of the batch (each chunk's windows land in its own images)."""
-        return numpy_kernel_per_batch_chunk("col2im", [cols], batch_shape="shape", shape=shape, kernel=kernel,
-                                            stride=stride, dilation=dilation)
+        return numpy_kernel_per_batch_chunk(
+            "col2im", [cols], batch_shape="shape", shape=shape, kernel=kernel, stride=stride, dilation=dilation
+        )
 
     def conv2d(self, x: Any, weight: Any, **geometry: Any) -> da.Array:
         """numpy's convolution per chunk of the batch, the weight whole in every task."""
@@ -217,14 +232,14 @@ class DaskBackend(Backend):
 
     def conv2d_grad_input(self, grad: Any, weight: Any, input_shape: tuple[int, ...], **geometry: Any) -> da.Array:
         """numpy's gradient of the convolution's input per chunk of the batch."""
-        return numpy_kernel_per_batch_chunk("conv2d_grad_input", [grad], [weight], batch_shape="input_shape",
-                                            input_shape=input_shape, **geometry)
+        return numpy_kernel_per_batch_chunk(
+            "conv2d_grad_input", [grad], [weight], batch_shape="input_shape", input_shape=input_shape, **geometry
+        )
 
     def conv2d_grad_weight(self, grad: Any, x: Any, weight_shape: tuple[int, ...], **geometry: Any) -> da.Array:
         """numpy's gradient of the convolution's weight per chunk of the batch, the chunks'
         partial gradients summed."""
-        return numpy_kernel_summed_over_batch("conv2d_grad_weight", [grad, x], weight_shape=weight_shape,
-                                              **geometry)
+        return numpy_kernel_summed_over_batch("conv2d_grad_weight", [grad, x], weight_shape=weight_shape, **geometry)
 
     def max_pool2d(self, x: Any, **geometry: Any) -> tuple[da.Array, da.Array]:
         """numpy's max pooling (values and indices, one task per chunk) per chunk of the batch."""
@@ -232,8 +247,9 @@ class DaskBackend(Backend):
 
     def max_pool2d_backward(self, grad: Any, indices: Any, input_shape: tuple[int, ...], **geometry: Any) -> da.Array:
         """numpy's gradient of max pooling per chunk of the batch (indices are within a plane)."""
-        return numpy_kernel_per_batch_chunk("max_pool2d_backward", [grad, indices], batch_shape="input_shape",
-                                            input_shape=input_shape, **geometry)
+        return numpy_kernel_per_batch_chunk(
+            "max_pool2d_backward", [grad, indices], batch_shape="input_shape", input_shape=input_shape, **geometry
+        )
 
 
 def _index_add_block(shape: tuple[int, ...], axis: int, index: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -254,8 +270,9 @@ def _quiet_threads() -> ThreadPoolExecutor:
     would name neither the user's line nor the op, and the engine's `silent_errors` around
     backward (numpy would warn at 0 ** -0.5 in pow's VJP) has ended by then. So dask computes
     as torch, jax and cupy always do, without warnings; anomaly mode finds non-finite values."""
-    return ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="autograd-dask",
-                              initializer=functools.partial(np.seterr, all="ignore"))
+    return ThreadPoolExecutor(
+        os.cpu_count() or 1, thread_name_prefix="autograd-dask", initializer=functools.partial(np.seterr, all="ignore")
+    )
 
 
 def _timeout_s() -> float:
@@ -288,9 +305,14 @@ def local_cluster(workers: int, memory_limit: str | None = None) -> Any:
     from distributed.deploy.subprocess import SubprocessCluster
 
     with _children_import_from(sys.path):
-        cluster = SubprocessCluster(n_workers=workers, threads_per_worker=1, host="127.0.0.1",
-                                    dashboard_address=":0", scheduler_kwargs={"preload": [PARENT_WATCH]},
-                                    worker_kwargs={} if memory_limit is None else {"memory_limit": memory_limit})
+        cluster = SubprocessCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            host="127.0.0.1",
+            dashboard_address=":0",
+            scheduler_kwargs={"preload": [PARENT_WATCH]},
+            worker_kwargs={} if memory_limit is None else {"memory_limit": memory_limit},
+        )
     try:
         cluster.wait_for_workers(workers, timeout=WORKERS_START_TIMEOUT_S)
     except BaseException:
@@ -335,7 +357,8 @@ def create(device: str | None = None) -> Backend:
             raise backends.BackendUnavailableError(
                 f"cannot reach the dask scheduler at {device!r} within {timeout:g} s ({e}); start one with "
                 f"`dask scheduler`, or set AUTOGRAD_DEVICE to local:N for a cluster on this machine, or leave it "
-                f"empty for dask's threads") from e
+                f"empty for dask's threads"
+            ) from e
         backend = DaskBackend(device, client)
     atexit.register(backend.close)
     return backend

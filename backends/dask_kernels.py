@@ -33,17 +33,27 @@ def per_chunk(func: Callable[..., Any], arrays: Sequence[da.Array], core_ndims: 
     caller repeats a kernel's shape rules; one array, or a tuple (of numpy's named type, such
     as ``SVDResult``) where `func` returns one."""
     looped = any(a.ndim > core for a, core in zip(arrays, core_ndims))
-    samples = func(*(np.zeros((0,) * (a.ndim > core or not looped) + a.shape[a.ndim - core:], a.dtype)
-                     for a, core in zip(arrays, core_ndims)))
+    samples = func(
+        *(
+            np.zeros((0,) * (a.ndim > core or not looped) + a.shape[a.ndim - core :], a.dtype)
+            for a, core in zip(arrays, core_ndims)
+        )
+    )
     outputs = samples if isinstance(samples, tuple) else (samples,)
-    inputs = [_core_dims(f"i{k}", a.shape[a.ndim - core:], {}) for k, (a, core) in enumerate(zip(arrays, core_ndims))]
+    inputs = [_core_dims(f"i{k}", a.shape[a.ndim - core :], {}) for k, (a, core) in enumerate(zip(arrays, core_ndims))]
     sizes: dict[str, int] = {}
     results = [_core_dims(f"o{k}", out.shape[1:], sizes) for k, out in enumerate(outputs)]
     signature = ",".join(inputs) + "->" + ",".join(results)
     loops = max(a.ndim - core for a, core in zip(arrays, core_ndims))
     metas = tuple(np.empty((0,) * (loops + out.ndim - 1), out.dtype) for out in outputs)  # dask's own casts and warns
-    result = da.apply_gufunc(func, signature, *(_one_chunk(a, a.ndim - core) for a, core in zip(arrays, core_ndims)),
-                             meta=metas if len(metas) > 1 else metas[0], output_sizes=sizes, vectorize=False)
+    result = da.apply_gufunc(
+        func,
+        signature,
+        *(_one_chunk(a, a.ndim - core) for a, core in zip(arrays, core_ndims)),
+        meta=metas if len(metas) > 1 else metas[0],
+        output_sizes=sizes,
+        vectorize=False,
+    )
     return _like(samples, result) if isinstance(samples, tuple) else result
 
 
@@ -66,8 +76,13 @@ def _core_dims(prefix: str, shape: tuple[int, ...], sizes: dict[str, int]) -> st
     return "(" + ",".join(names) + ")"
 
 
-def numpy_kernel_per_batch_chunk(name: str, batched: Sequence[da.Array], whole: Sequence[da.Array] = (),
-                                 batch_shape: str | None = None, **params: Any) -> Any:
+def numpy_kernel_per_batch_chunk(
+    name: str,
+    batched: Sequence[da.Array],
+    whole: Sequence[da.Array] = (),
+    batch_shape: str | None = None,
+    **params: Any,
+) -> Any:
     """The numpy backend's kernel `name` on each chunk of the batch axis (axis 0) of the
     arrays `batched`, with the arrays `whole` (a weight) and `params`; the parameter called
     `batch_shape`, a shape whose first entry is the whole batch's size, gets each chunk's."""
@@ -84,14 +99,24 @@ def numpy_kernel_summed_over_batch(name: str, batched: Sequence[da.Array], **par
     sample = kernel(*(np.zeros((0, *a.shape[1:]), a.dtype) for a in batched))
     out = tuple(f"o{d}" for d in range(sample.ndim))
     pairs = [(a, ("n", *(f"i{k}_{d}" for d in range(1, a.ndim)))) for k, a in enumerate(batched)]
-    partials = da.blockwise(partial(_one_partial, kernel), ("n", *out), *(v for pair in pairs for v in pair),
-                            new_axes=dict(zip(out, sample.shape)), adjust_chunks={"n": 1}, dtype=sample.dtype,
-                            concatenate=True)
+    partials = da.blockwise(
+        partial(_one_partial, kernel),
+        ("n", *out),
+        *(v for pair in pairs for v in pair),
+        new_axes=dict(zip(out, sample.shape)),
+        adjust_chunks={"n": 1},
+        dtype=sample.dtype,
+        concatenate=True,
+    )
     return partials.sum(axis=0)
 
 
-def map_batch_chunks(func: Callable[..., tuple], arrays: Sequence[Any], batch_axes: Sequence[int | None],
-                     out_batch_axes: Sequence[int | None]) -> tuple:
+def map_batch_chunks(
+    func: Callable[..., tuple],
+    arrays: Sequence[Any],
+    batch_axes: Sequence[int | None],
+    out_batch_axes: Sequence[int | None],
+) -> tuple:
     """`Backend.map_batch_chunks` on dask: one task per chunk of the batch runs
     ``func(numpy backend, *chunks)``, each batched array chunked as the first one is along its
     batch axis (whole along the others), the other arrays whole; outputs with a batch axis are
@@ -104,8 +129,10 @@ def map_batch_chunks(func: Callable[..., tuple], arrays: Sequence[Any], batch_ax
     tasks = [dask.delayed(_on_numpy, nout=len(samples))(func, *chunk) for chunk in zip(*blocks)]
     results = []
     for k, (sample, axis) in enumerate(zip(samples, out_batch_axes)):
-        pieces = [da.from_delayed(task[k], _with_size(sample.shape, axis, size), dtype=sample.dtype, meta=sample[:0])
-                  for task, size in zip(tasks, sizes)]
+        pieces = [
+            da.from_delayed(task[k], _with_size(sample.shape, axis, size), dtype=sample.dtype, meta=sample[:0])
+            for task, size in zip(tasks, sizes)
+        ]
         results.append(da.stack(pieces).sum(axis=0) if axis is None else da.concatenate(pieces, axis=axis))
     return tuple(results)
 
@@ -126,7 +153,7 @@ def _empty_batch(a: Any, axis: int | None) -> Any:
 
 
 def _with_size(shape: tuple[int, ...], axis: int | None, size: int) -> tuple[int, ...]:
-    return shape if axis is None else (*shape[:axis], size, *shape[axis + 1:])
+    return shape if axis is None else (*shape[:axis], size, *shape[axis + 1 :])
 
 
 def _on_numpy(func: Callable[..., tuple], *chunks: Any) -> tuple:
@@ -146,8 +173,10 @@ def _numpy_kernel(name: str, batch_shape: str | None, params: dict[str, Any], *b
 def _per_matrix(func: Callable[..., Any]) -> staticmethod:
     """A linalg function: numpy's `func` on each chunk of a stack of matrices (each matrix
     whole), with its other arguments (named as the standard names them, as numpy's are)."""
+
     def per_matrix(x: da.Array, /, *args: Any, **options: Any) -> Any:
         return per_chunk(partial(_applied, func, args, options), [x], [2])
+
     return staticmethod(per_matrix)
 
 
@@ -163,10 +192,12 @@ class Linalg(CompletedNamespace):
     several arrays are numpy's named tuples (``SVDResult``...), holding dask arrays."""
 
     module = xp.linalg
-    det, slogdet, inv, pinv = (_per_matrix(f) for f in (np.linalg.det, np.linalg.slogdet, np.linalg.inv,
-                                                          np.linalg.pinv))
-    eigh, eigvalsh, svd, svdvals = (_per_matrix(f) for f in (np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd,
-                                                               np.linalg.svdvals))
+    det, slogdet, inv, pinv = (
+        _per_matrix(f) for f in (np.linalg.det, np.linalg.slogdet, np.linalg.inv, np.linalg.pinv)
+    )
+    eigh, eigvalsh, svd, svdvals = (
+        _per_matrix(f) for f in (np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd, np.linalg.svdvals)
+    )
     cholesky, qr, matrix_power = (_per_matrix(f) for f in (np.linalg.cholesky, np.linalg.qr, np.linalg.matrix_power))
     matrix_rank, matrix_norm = (_per_matrix(f) for f in (np.linalg.matrix_rank, np.linalg.matrix_norm))
 
@@ -189,14 +220,17 @@ def _transform(func: Callable[..., np.ndarray]) -> staticmethod:
     """An n-dimensional FFT: numpy's `func` over `axes` (the standard's default: the last
     ``len(s)`` axes, else all), those axes moved last and made one chunk, per chunk of the
     others; numpy's output dtype (complex128 from float64, as the standard asks)."""
-    def transform(x: da.Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
-                  norm: str = "backward") -> da.Array:
+
+    def transform(
+        x: da.Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: str = "backward"
+    ) -> da.Array:
         if axes is None:
             axes = range(x.ndim - len(s), x.ndim) if s is not None else range(x.ndim)
         axes = [a % x.ndim for a in axes]
         last = list(range(x.ndim - len(axes), x.ndim))
         kernel = partial(func, s=s, axes=[a - x.ndim for a in last], norm=norm)
         return xp.moveaxis(per_chunk(kernel, [xp.moveaxis(x, axes, last)], [len(axes)]), last, axes)
+
     return staticmethod(transform)
 
 
@@ -258,22 +292,26 @@ class Namespace(CompletedNamespace):
         return xp.searchsorted(x1 if sorter is None else xp.take(x1, sorter), x2, side=side)
 
     @staticmethod
-    def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
-            device: Any = None) -> da.Array:
+    def eye(
+        n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None, device: Any = None
+    ) -> da.Array:
         """A square eye sliced to `n_rows` x `n_cols`: dask's own eye of a wide or tall shape
         with a diagonal offset loses a chunk from its graph ("Missing dependency")."""
         n_cols = n_rows if n_cols is None else n_cols
         return xp.eye(max(n_rows, n_cols), k=k, dtype=dtype, device=device)[:n_rows, :n_cols]
 
     @staticmethod
-    def linspace(start: complex, stop: complex, /, num: int, *, dtype: Any = None, device: Any = None,
-                 endpoint: bool = True) -> da.Array:
+    def linspace(
+        start: complex, stop: complex, /, num: int, *, dtype: Any = None, device: Any = None, endpoint: bool = True
+    ) -> da.Array:
         """dask's linspace; between complex ends, of the real and the imaginary parts apart
         (dask's own calls float() on the ends)."""
         if not (isinstance(start, complex) or isinstance(stop, complex)):
             return xp.linspace(start, stop, num, dtype=dtype, device=device, endpoint=endpoint)
-        real, imag = (xp.linspace(a, b, num, dtype=xp.float64, endpoint=endpoint)
-                      for a, b in ((start.real, stop.real), (start.imag, stop.imag)))
+        real, imag = (
+            xp.linspace(a, b, num, dtype=xp.float64, endpoint=endpoint)
+            for a, b in ((start.real, stop.real), (start.imag, stop.imag))
+        )
         return xp.astype(real + 1j * imag, dtype or xp.complex128)
 
     @staticmethod
@@ -283,4 +321,5 @@ class Namespace(CompletedNamespace):
         return x if isinstance(x, da.Array) else da.from_array(np.from_dlpack(x, copy=copy))
 
     nonzero, unique_values, unique_counts, unique_inverse, unique_all = (
-        _computed(f) for f in (np.nonzero, np.unique_values, np.unique_counts, np.unique_inverse, np.unique_all))
+        _computed(f) for f in (np.nonzero, np.unique_values, np.unique_counts, np.unique_inverse, np.unique_all)
+    )

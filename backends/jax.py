@@ -79,29 +79,39 @@ _GEOMETRY = ("stride", "padding", "dilation", "groups")
 
 @functools.partial(jax.jit, static_argnames=_GEOMETRY)
 def _conv2d(x, weight, *, stride, padding, dilation, groups):
-    return jax.lax.conv_general_dilated(x, weight, stride, padding, rhs_dilation=dilation,
-                                        feature_group_count=groups, dimension_numbers=("NCHW", "OIHW", "NCHW"),
-                                        precision=jax.lax.Precision.HIGHEST)
+    return jax.lax.conv_general_dilated(
+        x,
+        weight,
+        stride,
+        padding,
+        rhs_dilation=dilation,
+        feature_group_count=groups,
+        dimension_numbers=("NCHW", "OIHW", "NCHW"),
+        precision=jax.lax.Precision.HIGHEST,
+    )
 
 
 # The two gradients are the transposes of the convolution, linear in the input and in the weight.
 @functools.partial(jax.jit, static_argnames=("input_shape", *_GEOMETRY))
 def _conv2d_grad_input(grad, weight, input_shape, **geometry):
-    transpose = jax.linear_transpose(lambda x: _conv2d(x, weight, **geometry),
-                                     jax.ShapeDtypeStruct(input_shape, grad.dtype))
+    transpose = jax.linear_transpose(
+        lambda x: _conv2d(x, weight, **geometry), jax.ShapeDtypeStruct(input_shape, grad.dtype)
+    )
     return transpose(grad)[0]
 
 
 @functools.partial(jax.jit, static_argnames=("weight_shape", *_GEOMETRY))
 def _conv2d_grad_weight(grad, x, weight_shape, **geometry):
-    transpose = jax.linear_transpose(lambda w: _conv2d(x, w, **geometry),
-                                     jax.ShapeDtypeStruct(weight_shape, grad.dtype))
+    transpose = jax.linear_transpose(
+        lambda w: _conv2d(x, w, **geometry), jax.ShapeDtypeStruct(weight_shape, grad.dtype)
+    )
     return transpose(grad)[0]
 
 
 def create(device: str | None = None) -> Backend:
     target = jax.devices(device)[0] if device else jax.devices()[0]
     backend = JaxBackend(xp, jax.Array, target)
-    backend._compiled_adam = jax.jit(functools.partial(Backend.adam_update, backend),
-                                     static_argnames=("weight_decay", "decoupled"))
+    backend._compiled_adam = jax.jit(
+        functools.partial(Backend.adam_update, backend), static_argnames=("weight_decay", "decoupled")
+    )
     return backend

@@ -85,16 +85,37 @@ class NumpyBackend(Backend):
             out[ordered[starts]] = np.add.reduceat(rows[order], starts, axis=0)
         return np.moveaxis(out.reshape(moved), 0, axis)
 
-    def adam_update(self, param, grad, exp_avg, exp_avg_sq, *, step, lr, beta1, beta2, eps,
-                    weight_decay, decoupled):
+    def adam_update(self, param, grad, exp_avg, exp_avg_sq, *, step, lr, beta1, beta2, eps, weight_decay, decoupled):
         if _fused_adam is not None and _fusable(param, grad, exp_avg, exp_avg_sq):
             c = param.dtype.type  # constants in the arrays' dtype, as numpy's own scalar rules give
-            _fused_adam(param, grad, exp_avg, exp_avg_sq, c(1 - lr * weight_decay if decoupled else 1),
-                        c(0 if decoupled else weight_decay), c(1 - beta1), c(beta2), c(1 - beta2),
-                        c(math.sqrt(1 - beta2**step)), c(eps), c(lr / (1 - beta1**step)))
+            _fused_adam(
+                param,
+                grad,
+                exp_avg,
+                exp_avg_sq,
+                c(1 - lr * weight_decay if decoupled else 1),
+                c(0 if decoupled else weight_decay),
+                c(1 - beta1),
+                c(beta2),
+                c(1 - beta2),
+                c(math.sqrt(1 - beta2**step)),
+                c(eps),
+                c(lr / (1 - beta1**step)),
+            )
             return param, exp_avg, exp_avg_sq
-        return adam_update_reference(param, grad, exp_avg, exp_avg_sq, step=step, lr=lr, beta1=beta1,
-                                     beta2=beta2, eps=eps, weight_decay=weight_decay, decoupled=decoupled)
+        return adam_update_reference(
+            param,
+            grad,
+            exp_avg,
+            exp_avg_sq,
+            step=step,
+            lr=lr,
+            beta1=beta1,
+            beta2=beta2,
+            eps=eps,
+            weight_decay=weight_decay,
+            decoupled=decoupled,
+        )
 
     def im2col(self, x, kernel, stride, dilation, out_size):
         # every window as a strided view of `x`, copied once into (N, C, kh*kw, Ho, Wo)
@@ -151,8 +172,9 @@ class NumpyBackend(Backend):
 
     def max_pool2d(self, x, *, kernel_size, stride, padding, dilation, ceil_mode):
         if _window_kernels is None or x.dtype.kind != "f":
-            return super().max_pool2d(x, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation,
-                                      ceil_mode=ceil_mode)
+            return super().max_pool2d(
+                x, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation, ceil_mode=ceil_mode
+            )
         out, _ = _pool_padding(x.shape[2:], kernel_size, stride, padding, dilation, ceil_mode)
         values = np.empty((*x.shape[:2], *out), dtype=x.dtype)
         indices = np.empty(values.shape, dtype=np.int64)
@@ -171,8 +193,7 @@ class NumpyBackend(Backend):
         return np.einsum(subscripts, *arrays, optimize=True)
 
 
-def adam_update_reference(param, grad, exp_avg, exp_avg_sq, *, step, lr, beta1, beta2, eps, weight_decay,
-                          decoupled):
+def adam_update_reference(param, grad, exp_avg, exp_avg_sq, *, step, lr, beta1, beta2, eps, weight_decay, decoupled):
     """In place with one scratch buffer: the portable default's arithmetic in its order, about
     twelve passes over memory."""
     if weight_decay:
@@ -198,9 +219,11 @@ def adam_update_reference(param, grad, exp_avg, exp_avg_sq, *, step, lr, beta1, 
 
 def _fusable(*arrays: np.ndarray) -> bool:
     dtype = arrays[0].dtype
-    return dtype in (np.float32, np.float64) and all(
-        a.dtype == dtype and a.flags.c_contiguous and a.shape == arrays[0].shape for a in arrays
-    ) and all(a.flags.writeable for a in (arrays[0], arrays[2], arrays[3]))
+    return (
+        dtype in (np.float32, np.float64)
+        and all(a.dtype == dtype and a.flags.c_contiguous and a.shape == arrays[0].shape for a in arrays)
+        and all(a.flags.writeable for a in (arrays[0], arrays[2], arrays[3]))
+    )
 
 
 def _compile_fused_adam():
@@ -213,8 +236,9 @@ def _compile_fused_adam():
         return None
 
     @numba.njit(cache=True, error_model="numpy")  # numpy's error model: no zero-division checks, so it vectorizes
-    def fused(param, grad, exp_avg, exp_avg_sq, decay, l2, one_minus_beta1, beta2, one_minus_beta2, bias2_sqrt,
-              eps, step_size):
+    def fused(
+        param, grad, exp_avg, exp_avg_sq, decay, l2, one_minus_beta1, beta2, one_minus_beta2, bias2_sqrt, eps, step_size
+    ):
         p, g, m, v = param.reshape(-1), grad.reshape(-1), exp_avg.reshape(-1), exp_avg_sq.reshape(-1)
         for i in range(p.size):
             pi = p[i] * decay
@@ -287,13 +311,17 @@ def _compile_elementwise() -> dict[str, Any]:
             erf=ufunc(1)(lambda x: erf(np.float64(x))),
             gelu=ufunc(1)(lambda x: 0.5 * x * (1.0 + erf(np.float64(x) * half_sqrt2))),
             normal_cdf=ufunc(1)(lambda x: 0.5 * (1.0 + erf(np.float64(x) * half_sqrt2))),
-            gelu_slope_times=ufunc(3)(lambda g, x, cdf: g * (cdf + np.float64(x) * gaussian(np.float64(x))
-                                                             * inverse_sqrt_2pi)),
+            gelu_slope_times=ufunc(3)(
+                lambda g, x, cdf: g * (cdf + np.float64(x) * gaussian(np.float64(x)) * inverse_sqrt_2pi)
+            ),
         )
 
-    return {"float32": kernels("float32", erf_by_polynomial, gaussian_by_powers, fastmath=_FAST),
-            "float64": kernels("float64", numba.njit(inline="always")(lambda x: math.erf(x)), gaussian_by_exp,
-                               fastmath=False)}
+    return {
+        "float32": kernels("float32", erf_by_polynomial, gaussian_by_powers, fastmath=_FAST),
+        "float64": kernels(
+            "float64", numba.njit(inline="always")(lambda x: math.erf(x)), gaussian_by_exp, fastmath=False
+        ),
+    }
 
 
 def _compile_window_kernels() -> Any:
@@ -359,6 +387,7 @@ def _compile_window_kernels() -> Any:
 
 
 _window_kernels = _compile_window_kernels()
+
 
 def _channel_rows(x: np.ndarray) -> np.ndarray:
     """(N, C, ...) as a C-contiguous (N, C, L)."""

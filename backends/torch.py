@@ -108,8 +108,9 @@ class TorchBackend(Backend):
         mask = tuple(p == part for p in ("input", "weight", "bias"))
         if weight is None and part == "input":
             weight = torch.ones_like(mean)  # the kernel scales by the weight: ones is none
-        grads = torch.ops.aten.native_batch_norm_backward(grad, x, weight, None, None, mean, (var + eps).rsqrt(),
-                                                          True, eps, mask)
+        grads = torch.ops.aten.native_batch_norm_backward(
+            grad, x, weight, None, None, mean, (var + eps).rsqrt(), True, eps, mask
+        )
         return grads[mask.index(True)]
 
     def cross_entropy_rows(self, logits, target):
@@ -118,22 +119,34 @@ class TorchBackend(Backend):
     def cross_entropy_backward(self, row_grad, logits, target, classes):
         # torch's cross_entropy backward: nll_loss's, then log_softmax's
         log_p = torch.log_softmax(logits, 1)
-        g_log_p = torch.ops.aten.nll_loss_backward(row_grad.expand(target.shape), log_p, target, None, 0, -100,
-                                                   row_grad.new_ones(()))
+        g_log_p = torch.ops.aten.nll_loss_backward(
+            row_grad.expand(target.shape), log_p, target, None, 0, -100, row_grad.new_ones(())
+        )
         return torch.ops.aten._log_softmax_backward_data(g_log_p, log_p, 1, log_p.dtype)
 
     def erf(self, x):
         return torch.special.erf(x)
 
-    def adam_update(self, param, grad, exp_avg, exp_avg_sq, *, step, lr, beta1, beta2, eps,
-                    weight_decay, decoupled):
+    def adam_update(self, param, grad, exp_avg, exp_avg_sq, *, step, lr, beta1, beta2, eps, weight_decay, decoupled):
         if _fusable(param, grad, exp_avg, exp_avg_sq) and isinstance(step, int):
             # torch.optim's fused=True kernel: one pass instead of seven, ~10x faster on the CPU.
             # It reads every operand as contiguous, so a strided gradient is copied first.
             fused = torch._fused_adamw_ if decoupled else torch._fused_adam_
-            fused([param], [grad.contiguous()], [exp_avg], [exp_avg_sq], [],
-                  [torch.tensor(float(step), device=param.device)], lr=lr, beta1=beta1, beta2=beta2,
-                  weight_decay=weight_decay, eps=eps, amsgrad=False, maximize=False)
+            fused(
+                [param],
+                [grad.contiguous()],
+                [exp_avg],
+                [exp_avg_sq],
+                [],
+                [torch.tensor(float(step), device=param.device)],
+                lr=lr,
+                beta1=beta1,
+                beta2=beta2,
+                weight_decay=weight_decay,
+                eps=eps,
+                amsgrad=False,
+                maximize=False,
+            )
             return param, exp_avg, exp_avg_sq
         # torch.optim.Adam's single-tensor path, in place.
         if weight_decay:
@@ -156,24 +169,26 @@ class TorchBackend(Backend):
         n, c, h, w = input_shape
         padded = (n, c, h + top + bottom, w + left + right)
         dummy = grad.new_empty(1).expand(padded)  # only its shape is read
-        out = torch.ops.aten.convolution_backward(grad, dummy, weight, None, stride, (0, 0), dilation, False,
-                                                  (0, 0), groups, (True, False, False))[0]
+        out = torch.ops.aten.convolution_backward(
+            grad, dummy, weight, None, stride, (0, 0), dilation, False, (0, 0), groups, (True, False, False)
+        )[0]
         return out[:, :, top : top + h, left : left + w]
 
     def conv2d_grad_weight(self, grad, x, weight_shape, *, stride, padding, dilation, groups):
         x, padding = _symmetric(x, padding)
         dummy = grad.new_empty(1).expand(weight_shape)
-        return torch.ops.aten.convolution_backward(grad, x, dummy, None, stride, padding, dilation, False,
-                                                   (0, 0), groups, (False, True, False))[1]
+        return torch.ops.aten.convolution_backward(
+            grad, x, dummy, None, stride, padding, dilation, False, (0, 0), groups, (False, True, False)
+        )[1]
 
     def max_pool2d(self, x, *, kernel_size, stride, padding, dilation, ceil_mode):
-        return torch.nn.functional.max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode,
-                                              return_indices=True)
+        return torch.nn.functional.max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
 
     def max_pool2d_backward(self, grad, indices, input_shape, *, kernel_size, stride, padding, dilation, ceil_mode):
         dummy = grad.new_empty(1).expand(input_shape)  # only its shape is read
-        return torch.ops.aten.max_pool2d_with_indices_backward(grad, dummy, kernel_size, stride, padding, dilation,
-                                                              ceil_mode, indices)
+        return torch.ops.aten.max_pool2d_with_indices_backward(
+            grad, dummy, kernel_size, stride, padding, dilation, ceil_mode, indices
+        )
 
     # --- linear algebra kernels
     def einsum(self, subscripts, *arrays):
@@ -222,6 +237,8 @@ def create(device: str | None = None) -> Backend:
 def _fusable(param, grad, exp_avg, exp_avg_sq) -> bool:
     """Whether torch's fused Adam kernel takes these: real floating point of one dtype and
     device, the updated tensors contiguous."""
-    return (param.is_floating_point()
-            and all(t.dtype == param.dtype and t.device == param.device for t in (grad, exp_avg, exp_avg_sq))
-            and all(t.is_contiguous() for t in (param, exp_avg, exp_avg_sq)))
+    return (
+        param.is_floating_point()
+        and all(t.dtype == param.dtype and t.device == param.device for t in (grad, exp_avg, exp_avg_sq))
+        and all(t.is_contiguous() for t in (param, exp_avg, exp_avg_sq))
+    )

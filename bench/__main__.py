@@ -114,44 +114,88 @@ class _Parser(argparse.ArgumentParser):
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line `argv` (default: sys.argv), checked: a mistake exits with status 2."""
-    p = _Parser(prog="python -m bench", description=__doc__,
-                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--full", action="store_true", help="Run the whole sweep: more warm-up, at least 20 steps and "
-                   "about 2 s per implementation per point. Without it, a quick run: at least 8 steps, about 0.5 s.")
-    p.add_argument("--backends", type=_backends, help="Our backends to time, comma-separated, e.g. numpy,jax "
-                   "(default: every known one but dask, which builds task graphs: name it to time it; those that "
-                   "cannot run here are skipped with the reason).")
-    p.add_argument("--baselines", type=_baselines, default=list(BASELINE_NAMES),
-                   help=f"Reference implementations, comma-separated, or 'none' (default: {','.join(BASELINE_NAMES)}).")
-    p.add_argument("--workloads", type=_workloads, default=list(DEFAULT_WORKLOADS),
-                   help=f"Workloads to time, comma-separated, from {','.join(WORKLOAD_NAMES)} (default: all but "
-                        "fullbatch, which takes minutes and starts dask clusters).")
+    p = _Parser(prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help="Run the whole sweep: more warm-up, at least 20 steps and "
+        "about 2 s per implementation per point. Without it, a quick run: at least 8 steps, about 0.5 s.",
+    )
+    p.add_argument(
+        "--backends",
+        type=_backends,
+        help="Our backends to time, comma-separated, e.g. numpy,jax "
+        "(default: every known one but dask, which builds task graphs: name it to time it; those that "
+        "cannot run here are skipped with the reason).",
+    )
+    p.add_argument(
+        "--baselines",
+        type=_baselines,
+        default=list(BASELINE_NAMES),
+        help=f"Reference implementations, comma-separated, or 'none' (default: {','.join(BASELINE_NAMES)}).",
+    )
+    p.add_argument(
+        "--workloads",
+        type=_workloads,
+        default=list(DEFAULT_WORKLOADS),
+        help=f"Workloads to time, comma-separated, from {','.join(WORKLOAD_NAMES)} (default: all but "
+        "fullbatch, which takes minutes and starts dask clusters).",
+    )
     p.add_argument("--batches", type=_ints, help="MLP batch sizes, comma-separated (default: 1,32,128,512,2048).")
-    p.add_argument("--threads", type=_count(1), default=1, help="Threads for BLAS, torch and XLA; a count below the "
-                   "number of cores also pins the process to that many cores (default: 1).")
+    p.add_argument(
+        "--threads",
+        type=_count(1),
+        default=1,
+        help="Threads for BLAS, torch and XLA; a count below the "
+        "number of cores also pins the process to that many cores (default: 1).",
+    )
     p.add_argument("--no-pin", action="store_true", help="Do not pin the process to --threads cores.")
     timing = p.add_argument_group("timing (each overrides the quick or full preset)")
-    timing_flags = (("--warmup", _count(0), "Untimed steps before timing"),
-                    ("--steps", _count(1), "Fewest timed steps per implementation and point"),
-                    ("--min-time", _seconds, "Seconds of timed steps per implementation and point"),
-                    ("--max-steps", _count(1), "Most timed steps per implementation and point"))
+    timing_flags = (
+        ("--warmup", _count(0), "Untimed steps before timing"),
+        ("--steps", _count(1), "Fewest timed steps per implementation and point"),
+        ("--min-time", _seconds, "Seconds of timed steps per implementation and point"),
+        ("--max-steps", _count(1), "Most timed steps per implementation and point"),
+    )
     for (flag, kind, text), quick, full in zip(timing_flags, PRESETS["quick"], PRESETS["full"]):
         timing.add_argument(flag, type=kind, help=f"{text} (default: {quick}, with --full {full}).")
     p.add_argument("--seed", type=_count(0), default=0, help="Seed of the initial weights and the data (default: 0).")
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--out", "--json", dest="json", type=Path, metavar="PATH",
-                       help="The JSON result file; the CSV and PNG are written next to it (default: "
-                            "runs/bench-<timestamp>.json under the current folder, also copied to "
-                            "runs/bench-latest.json).")
-    where.add_argument("--reference", action="store_true", help="Write to the repository's results/ folder "
-                       "instead of runs/ (results/bench-<timestamp>.json and results/bench-latest.json).")
+    where.add_argument(
+        "--out",
+        "--json",
+        dest="json",
+        type=Path,
+        metavar="PATH",
+        help="The JSON result file; the CSV and PNG are written next to it (default: "
+        "runs/bench-<timestamp>.json under the current folder, also copied to "
+        "runs/bench-latest.json).",
+    )
+    where.add_argument(
+        "--reference",
+        action="store_true",
+        help="Write to the repository's results/ folder "
+        "instead of runs/ (results/bench-<timestamp>.json and results/bench-latest.json).",
+    )
     p.add_argument("--no-plot", action="store_true", help="Do not draw the PNG.")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="Show a live progress bar (default: when stderr is a terminal).")
-    p.add_argument("--compare", nargs=2, type=Path, metavar=("A.json", "B.json"), help="Print two saved runs "
-                   "side by side and exit.")
-    p.add_argument("--list", action="store_true", help="List the implementations, whether they run here and "
-                   "their workloads, and exit.")
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="Show a live progress bar (default: when stderr is a terminal).",
+    )
+    p.add_argument(
+        "--compare",
+        nargs=2,
+        type=Path,
+        metavar=("A.json", "B.json"),
+        help="Print two saved runs side by side and exit.",
+    )
+    p.add_argument(
+        "--list",
+        action="store_true",
+        help="List the implementations, whether they run here and their workloads, and exit.",
+    )
     args = p.parse_args(argv)
     if args.json is not None and args.json.suffix != ".json":
         p.error(f"--out {args.json}: expected a file name ending in .json (the CSV and PNG go next to it)")
@@ -209,8 +253,10 @@ def _output_paths(args: argparse.Namespace) -> tuple[Path, bool]:
 def _list(implementations: list[Any]) -> int:
     for impl in implementations:
         reason = impl.unavailable()
-        print(f"{impl.name:24s} {'ok' if reason is None else 'unavailable: ' + reason}  "
-              f"[{', '.join(w for w in WORKLOAD_NAMES if w in impl.workloads)}]")
+        print(
+            f"{impl.name:24s} {'ok' if reason is None else 'unavailable: ' + reason}  "
+            f"[{', '.join(w for w in WORKLOAD_NAMES if w in impl.workloads)}]"
+        )
     return 0
 
 
@@ -238,7 +284,9 @@ def main(argv: list[str] | None = None) -> int:
     settings = runner.Settings(
         workloads=tuple(args.workloads),
         batches=tuple(args.batches or runner.MLP_BATCHES),
-        plan=_plan(args), threads=args.threads, seed=args.seed,
+        plan=_plan(args),
+        threads=args.threads,
+        seed=args.seed,
     )
     facts = machine.at_start()
     started = time.perf_counter()

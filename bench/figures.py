@@ -22,8 +22,18 @@ from bench.problems import PHASES
 from bench.report import fmt, rows_per_s, table_of
 
 LABELS = {"torch": "torch (eager)", "ours:jax": "ours:jax (op by op)"}
-ORDER = ("ours:numpy", "ours:torch", "ours:jax", "ours:jax+compile", "ours:array_api_strict", "ours:cupy", "torch",
-         "torch-fused", "numpy-by-hand", "jax-jit")  # ours first, then the baselines
+ORDER = (
+    "ours:numpy",
+    "ours:torch",
+    "ours:jax",
+    "ours:jax+compile",
+    "ours:array_api_strict",
+    "ours:cupy",
+    "torch",
+    "torch-fused",
+    "numpy-by-hand",
+    "jax-jit",
+)  # ours first, then the baselines
 
 
 def _load(path: str) -> dict:
@@ -43,8 +53,14 @@ def _ratio(value: float, base: float | None) -> str:
 def _commit_date(commit: str) -> str:
     """The day `commit` was made (for records that predate the run's own timestamp)."""
     try:
-        day = subprocess.run(["git", "show", "-s", "--format=%cs", commit.removesuffix("+dirty")], cwd=ROOT,
-                             capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        day = subprocess.run(
+            ["git", "show", "-s", "--format=%cs", commit.removesuffix("+dirty")],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         day = ""
     return day or "date unknown"
@@ -63,7 +79,7 @@ def provenance(records: Iterable[dict]) -> str:
     """One sentence naming the commit(s) and day(s) the `records` were measured on."""
     seen = sorted({measured_on(r) for r in records}, key=lambda when: (when[1], when[0]))
     if len(seen) == 1:
-        (commit, day), = seen
+        ((commit, day),) = seen
         return f"Measured on commit `{commit}`, {day}."
     return "Measured on commits " + ", ".join(f"`{commit}` ({day})" for commit, day in seen) + "."
 
@@ -86,9 +102,11 @@ def _bench_caption(path: str, result: dict) -> str:
     commit, day = measured_on(result)
     facts = result["machine"]
     start, end = facts["load_start"][0], facts["load_end"][0]
-    return (f"Measured on commit `{commit}`, {day}, by `{' '.join(result['command'])}` (`{path}`; {facts['cpu']}, "
-            f"{facts['cpu_count']} cores, {facts['threads']['threads']} thread, load average {start} at the start "
-            f"and {end} at the end).")
+    return (
+        f"Measured on commit `{commit}`, {day}, by `{' '.join(result['command'])}` (`{path}`; {facts['cpu']}, "
+        f"{facts['cpu_count']} cores, {facts['threads']['threads']} thread, load average {start} at the start "
+        f"and {end} at the end)."
+    )
 
 
 def headline(path: str) -> str:
@@ -96,22 +114,35 @@ def headline(path: str) -> str:
     result = _load(path)
     points = {"MLP b=1": ("mlp", "b=1"), "MLP b=32": ("mlp", "b=32"), "MLP b=128": ("mlp", "b=128")}
     tables = {w: _table(result, w) for w in ("mlp", "cnn", "gpt", "char")}
-    points |= {name: (w, next(iter(row))) for w, name in (("cnn", "MNIST CNN"), ("gpt", "char GPT"))
-               if (row := next(iter(tables[w].values()), None))}
+    points |= {
+        name: (w, next(iter(row)))
+        for w, name in (("cnn", "MNIST CNN"), ("gpt", "char GPT"))
+        if (row := next(iter(tables[w].values()), None))
+    }
     impls = [i for i in ORDER if any(i in tables[w] for w, _ in points.values())]
 
     def cell(impl: str, workload: str, column: str) -> str:
         r, torch = tables[workload].get(impl, {}).get(column), tables[workload].get("torch", {}).get(column)
         if r is None:
             return "-"
-        return fmt(r["min_ms"]) if impl == "torch" or torch is None else (
-            f"{fmt(r['min_ms'])} ({_ratio(r['min_ms'], torch['min_ms'])})")
+        return (
+            fmt(r["min_ms"])
+            if impl == "torch" or torch is None
+            else (f"{fmt(r['min_ms'])} ({_ratio(r['min_ms'], torch['min_ms'])})")
+        )
 
     lines = ["| implementation | " + " | ".join(points) + " |", "|---" * (len(points) + 1) + "|"]
     lines += [f"| {_label(i)} | " + " | ".join(cell(i, w, c) for w, c in points.values()) + " |" for i in impls]
-    return "\n".join([_bench_caption(path, result), "", *lines, "",
-                      "Minimum ms per training step (forward, backward, AdamW); in brackets, the ratio to torch "
-                      "(eager) in the same column."])
+    return "\n".join(
+        [
+            _bench_caption(path, result),
+            "",
+            *lines,
+            "",
+            "Minimum ms per training step (forward, backward, AdamW); in brackets, the ratio to torch "
+            "(eager) in the same column.",
+        ]
+    )
 
 
 def bench_mlp(path: str) -> str:
@@ -126,8 +157,11 @@ def bench_mlp(path: str) -> str:
         if r is None:
             return "-"
         base = floor.get(column)
-        return fmt(r["min_ms"]) if impl == "numpy-by-hand" or base is None else (
-            f"{fmt(r['min_ms'])} ({_ratio(r['min_ms'], base['min_ms'])})")
+        return (
+            fmt(r["min_ms"])
+            if impl == "numpy-by-hand" or base is None
+            else (f"{fmt(r['min_ms'])} ({_ratio(r['min_ms'], base['min_ms'])})")
+        )
 
     lines = ["| implementation | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
     lines += [f"| {_label(impl)} | " + " | ".join(cell(impl, c) for c in columns) + " |" for impl in table]
@@ -140,32 +174,50 @@ def _bench_notes(result: dict) -> str:
     mlp, phases = _table(result, "mlp"), _table(result, "phase")
     char, ops = _single(_table(result, "char")), _single(_table(result, "ops"))
     parts = []
-    against = {"torch": "torch eager (its default single-tensor AdamW)",
-               "torch-fused": "torch-fused (the same fused AdamW kernel as ours:torch's)"}
+    against = {
+        "torch": "torch eager (its default single-tensor AdamW)",
+        "torch-fused": "torch-fused (the same fused AdamW kernel as ours:torch's)",
+    }
     for baseline, name in against.items():
         if "ours:torch" in mlp and baseline in mlp:
             ratios = [_ratio(r["min_ms"], mlp[baseline][c]["min_ms"]) for c, r in mlp["ours:torch"].items()]
-            on_char = (f", {_ratio(char['ours:torch']['min_ms'], char[baseline]['min_ms'])} on the character model"
-                       if "ours:torch" in char and baseline in char else "")
+            on_char = (
+                f", {_ratio(char['ours:torch']['min_ms'], char[baseline]['min_ms'])} on the character model"
+                if "ours:torch" in char and baseline in char
+                else ""
+            )
             parts.append(f"Whole step, ours:torch ÷ {name}: " + ", ".join(ratios) + f" across the batches{on_char}.")
     if all(i in phases and all(p in phases[i] for p in PHASES[:2]) for i in ("ours:torch", "torch")):
         engine = {i: sum(phases[i][p]["min_ms"] for p in PHASES[:2]) for i in ("ours:torch", "torch")}
-        parts.append("Our engine over torch's kernels against torch's own autograd, forward plus backward at batch "
-                     f"{phases['torch'][PHASES[0]]['batch']}: {_ratio(engine['ours:torch'], engine['torch'])}.")
+        parts.append(
+            "Our engine over torch's kernels against torch's own autograd, forward plus backward at batch "
+            f"{phases['torch'][PHASES[0]]['batch']}: {_ratio(engine['ours:torch'], engine['torch'])}."
+        )
     if char:
-        parts.append(f"Character-model step at batch {next(iter(char.values()))['batch']}, minimum ms: "
-                     + ", ".join(f"{_label(i)} {fmt(r['min_ms'])}" for i, r in char.items()) + ".")
+        parts.append(
+            f"Character-model step at batch {next(iter(char.values()))['batch']}, minimum ms: "
+            + ", ".join(f"{_label(i)} {fmt(r['min_ms'])}" for i, r in char.items())
+            + "."
+        )
     split = {i: row for i, row in phases.items() if all(p in row for p in PHASES)}
     if split:
         shares = (f"{_label(i)} " + " / ".join(fmt(row[p]["min_ms"]) for p in PHASES) for i, row in split.items())
-        parts.append(f"Phase split at batch {next(iter(split.values()))[PHASES[0]]['batch']} (forward / backward / "
-                     f"optimizer, minimum ms): {', '.join(shares)}.")
+        parts.append(
+            f"Phase split at batch {next(iter(split.values()))[PHASES[0]]['batch']} (forward / backward / "
+            f"optimizer, minimum ms): {', '.join(shares)}."
+        )
     if ops:
         us = {i: r["min_ms"] * 1000 for i, r in ops.items()}
         torch = us.get("torch")
-        parts.append("Per-op cost (forward plus backward of a 2,000-multiply chain on one-element tensors, minimum "
-                     "µs per op): " + ", ".join(f"{_label(i)} {fmt(v)}" + (f" ({v / torch:.2f}x torch)" if torch and
-                                                i.startswith("ours:") else "") for i, v in us.items()) + ".")
+        parts.append(
+            "Per-op cost (forward plus backward of a 2,000-multiply chain on one-element tensors, minimum "
+            "µs per op): "
+            + ", ".join(
+                f"{_label(i)} {fmt(v)}" + (f" ({v / torch:.2f}x torch)" if torch and i.startswith("ours:") else "")
+                for i, v in us.items()
+            )
+            + "."
+        )
     return " ".join(parts)
 
 
@@ -176,12 +228,17 @@ def bench_step(path: str, workload: str) -> str:
     times = _single(_table(result, workload))
     torch = times.get("torch", {}).get("min_ms")
     lines = ["| implementation | ms per step (min / median) | ÷ torch eager |", "|---|---|---|"]
-    lines += [f"| {_label(i)} | {fmt(r['min_ms'])} / {fmt(r['median_ms'])} | {_ratio(r['min_ms'], torch)} |"
-              for i, r in times.items()]
+    lines += [
+        f"| {_label(i)} | {fmt(r['min_ms'])} / {fmt(r['median_ms'])} | {_ratio(r['min_ms'], torch)} |"
+        for i, r in times.items()
+    ]
     text = [_bench_caption(path, result), "", *lines]
     if "ours:jax+compile" in times and "jax-jit" in times:
-        text += ["", f"ours:jax+compile takes {_ratio(times['ours:jax+compile']['min_ms'], times['jax-jit']['min_ms'])}"
-                 "x the time of `jax.jit` of the same step written directly in jax (minimum ms)."]
+        text += [
+            "",
+            f"ours:jax+compile takes {_ratio(times['ours:jax+compile']['min_ms'], times['jax-jit']['min_ms'])}"
+            "x the time of `jax.jit` of the same step written directly in jax (minimum ms).",
+        ]
     return "\n".join(text)
 
 
@@ -190,26 +247,36 @@ def bench_fullbatch(path: str) -> str:
     result = _load(path)
     table = table_of(result["records"], "fullbatch")
     columns = list(dict.fromkeys(c for row in table.values() for c in row))
-    lines = ["| implementation | " + " | ".join(f"{c}: rows/s" for c in columns) + " |",
-             "|---" * (len(columns) + 1) + "|"]
-    lines += [f"| {impl} | " + " | ".join(f"{rows_per_s(row[c]):,.0f}" if c in row else "-" for c in columns) + " |"
-              for impl, row in table.items()]
-    gaps = [f"- {s['impl']} at {s['batch']:,} rows: {s['reason']}" for s in result.get("skipped", [])
-            if s.get("workload") == "fullbatch"]
-    return "\n".join([_bench_caption(path, result), "", *lines, *(["", "Where a cell is empty:", "", *gaps] if gaps
-                                                                   else [])])
+    lines = [
+        "| implementation | " + " | ".join(f"{c}: rows/s" for c in columns) + " |",
+        "|---" * (len(columns) + 1) + "|",
+    ]
+    lines += [
+        f"| {impl} | " + " | ".join(f"{rows_per_s(row[c]):,.0f}" if c in row else "-" for c in columns) + " |"
+        for impl, row in table.items()
+    ]
+    gaps = [
+        f"- {s['impl']} at {s['batch']:,} rows: {s['reason']}"
+        for s in result.get("skipped", [])
+        if s.get("workload") == "fullbatch"
+    ]
+    return "\n".join(
+        [_bench_caption(path, result), "", *lines, *(["", "Where a cell is empty:", "", *gaps] if gaps else [])]
+    )
 
 
 def bigdata(path: str) -> str:
     """The reference run of examples/bigdata.py in one sentence."""
     r = _load(path)
     (limit,) = r["worker_memory_limit_bytes"]
-    return (f"{provenance([r])} The reference run (`{r['command']}`, `{path}`): {r['rows']:,} x {r['features']} "
-            f"float32 ({r['data_bytes'] / 1e9:.1f} GB with labels) on {r['workers']} workers of {limit / 2**30:g} GiB "
-            f"each, {r['steps']} steps of a {r['model']} model: test accuracy {r['test_accuracy']:.3f} (ceiling "
-            f"{r['accuracy_ceiling']:.2f}), {r['rows_per_s']:,.0f} rows/s ({r['median_step_s']:.0f} s per full pass), "
-            f"the client's peak memory {r['client_peak_rss_bytes'] / 2**20:.0f} MiB: the rows never reach it. Load "
-            f"average at the end: {r['machine']['load_average'][0]:.1f}.")
+    return (
+        f"{provenance([r])} The reference run (`{r['command']}`, `{path}`): {r['rows']:,} x {r['features']} "
+        f"float32 ({r['data_bytes'] / 1e9:.1f} GB with labels) on {r['workers']} workers of {limit / 2**30:g} GiB "
+        f"each, {r['steps']} steps of a {r['model']} model: test accuracy {r['test_accuracy']:.3f} (ceiling "
+        f"{r['accuracy_ceiling']:.2f}), {r['rows_per_s']:,.0f} rows/s ({r['median_step_s']:.0f} s per full pass), "
+        f"the client's peak memory {r['client_peak_rss_bytes'] / 2**20:.0f} MiB: the rows never reach it. Load "
+        f"average at the end: {r['machine']['load_average'][0]:.1f}."
+    )
 
 
 # --- the examples' full runs -------------------------------------------------------------------------------
@@ -225,29 +292,40 @@ def _of(runs: dict[str, dict[str, dict]], names: Sequence[str]) -> list[dict]:
 def examples_mlp(folder: str) -> str:
     """The MLP examples' table of results/README.md (MNIST, its twins, the character model)."""
     runs = _runs(folder)
-    return "\n\n".join([provenance(_of(runs, ("mnist", "mnist-float64", "char", "spirals", "xor"))),
-                        example_runs.table(runs), example_runs.control_line(ROOT / folder)])
+    return "\n\n".join(
+        [
+            provenance(_of(runs, ("mnist", "mnist-float64", "char", "spirals", "xor"))),
+            example_runs.table(runs),
+            example_runs.control_line(ROOT / folder),
+        ]
+    )
 
 
 def examples_cnn(folder: str) -> str:
     """The CNN's table of results/README.md, with the twins' yardstick."""
     runs = _runs(folder)
-    return "\n\n".join([provenance(_of(runs, ("mnist_cnn", "mnist_cnn-float64"))), example_runs.cnn_table(runs),
-                        example_runs.control_line(ROOT / folder, "cnn")])
+    return "\n\n".join(
+        [
+            provenance(_of(runs, ("mnist_cnn", "mnist_cnn-float64"))),
+            example_runs.cnn_table(runs),
+            example_runs.control_line(ROOT / folder, "cnn"),
+        ]
+    )
 
 
 def examples_sequence(folder: str) -> str:
     """The GPT and LSTM table of results/README.md."""
     runs = _runs(folder)
-    return "\n\n".join([provenance(_of(runs, ("gpt", "gpt-float64", "lstm_char"))),
-                        example_runs.sequence_table(runs)])
+    return "\n\n".join([provenance(_of(runs, ("gpt", "gpt-float64", "lstm_char"))), example_runs.sequence_table(runs)])
 
 
 def sequence_models(char: str, lstm: str, gpt: str) -> str:
     """The three character models side by side, and nanoGPT's own figure."""
-    rows = [("MLP over 16 characters (`char.py`)", _load(char), "characters 17 on"),
-            ("LSTM, 2 x 256 (`lstm_char.py`)", _load(lstm), "characters 17 on, state carried"),
-            ("GPT, nanoGPT's CPU recipe (`gpt.py`)", _load(gpt), "every position of 64-character blocks")]
+    rows = [
+        ("MLP over 16 characters (`char.py`)", _load(char), "characters 17 on"),
+        ("LSTM, 2 x 256 (`lstm_char.py`)", _load(lstm), "characters 17 on, state carried"),
+        ("GPT, nanoGPT's CPU recipe (`gpt.py`)", _load(gpt), "every position of 64-character blocks"),
+    ]
     lines = ["| model (example) | validation nats/char | scored on | steps | wall time s | run |", "|---" * 6 + "|"]
     for (name, r, scored), path in zip(rows, (char, lstm, gpt)):
         steps = r.get("steps", r.get("iters"))
@@ -261,27 +339,66 @@ def _epochs(r: dict) -> str:
 
 
 QUICK = {  # example -> (where it is, what it trains, what its --quick run shows)
-    "line": ("examples", "a line fit by SGD",
-             lambda r: f"{r['steps']} steps: w = {r['w']:.5f}, b = {r['b']:.6f} (truth 2, 1)"),
+    "line": (
+        "examples",
+        "a line fit by SGD",
+        lambda r: f"{r['steps']} steps: w = {r['w']:.5f}, b = {r['b']:.6f} (truth 2, 1)",
+    ),
     "xor": ("examples", "a 2-4-1 tanh network on XOR", lambda r: f"{r['steps']} steps: predictions {r['predictions']}"),
-    "spirals": ("examples", "an MLP against a linear model on two spirals", lambda r: f"{r['steps']} steps: test "
-                f"accuracy {r['mlp_test_accuracy']:.3f} against {r['linear_test_accuracy']:.3f}"),
-    "mnist": ("examples", "the 784-512-256-10 MLP, AdamW, 10 epochs",
-              lambda r: f"{_epochs(r)} on {r['train_size']:,} images: test accuracy {r['test_accuracy']:.3f}"),
-    "mnist_cnn": ("examples", "the MNIST CNN, OneCycleLR, 4 epochs",
-                  lambda r: f"{_epochs(r)} on {r['train_size']:,} images: test accuracy {r['test_accuracy']:.3f}"),
-    "char": ("examples", "the MLP character model, 6,000 steps", lambda r: f"{r['steps']:,} steps: "
-             f"{r['val_nats']:.3f} nats/char (bigram {r['baselines']['bigram']:.3f}) and a sample"),
-    "lstm_char": ("examples", "a 2 x 256 LSTM character model, 2,000 steps", lambda r: f"{r['steps']:,} steps of a "
-                  f"{r['layers']} x {r['hidden']} LSTM: {r['val_nats']:.3f} nats/char and a sample"),
-    "gpt": ("examples", "nanoGPT's character GPT, 2,000 iterations", lambda r: f"{r['iters']} iterations on a "
+    "spirals": (
+        "examples",
+        "an MLP against a linear model on two spirals",
+        lambda r: (
+            f"{r['steps']} steps: test accuracy {r['mlp_test_accuracy']:.3f} against {r['linear_test_accuracy']:.3f}"
+        ),
+    ),
+    "mnist": (
+        "examples",
+        "the 784-512-256-10 MLP, AdamW, 10 epochs",
+        lambda r: f"{_epochs(r)} on {r['train_size']:,} images: test accuracy {r['test_accuracy']:.3f}",
+    ),
+    "mnist_cnn": (
+        "examples",
+        "the MNIST CNN, OneCycleLR, 4 epochs",
+        lambda r: f"{_epochs(r)} on {r['train_size']:,} images: test accuracy {r['test_accuracy']:.3f}",
+    ),
+    "char": (
+        "examples",
+        "the MLP character model, 6,000 steps",
+        lambda r: (
+            f"{r['steps']:,} steps: {r['val_nats']:.3f} nats/char (bigram {r['baselines']['bigram']:.3f}) and a sample"
+        ),
+    ),
+    "lstm_char": (
+        "examples",
+        "a 2 x 256 LSTM character model, 2,000 steps",
+        lambda r: (
+            f"{r['steps']:,} steps of a {r['layers']} x {r['hidden']} LSTM: {r['val_nats']:.3f} nats/char and a sample"
+        ),
+    ),
+    "gpt": (
+        "examples",
+        "nanoGPT's character GPT, 2,000 iterations",
+        lambda r: (
+            f"{r['iters']} iterations on a "
             f"shortened schedule: {r['val_nats']:.3f} nats/char, {r['ms_per_iter']['median']:.1f} ms/iter against "
-            f"PyTorch's {r['torch_eager_ms_per_iter']['median']:.1f}"),
-    "bigdata": ("examples", "full-batch AdamW on a synthetic set larger than memory (dask)", lambda r: f"{r['rows']:,} "
-                f"rows on {r['backend']}, {r['steps']} steps: test accuracy {r['test_accuracy']:.3f} "
-                f"(ceiling {r['accuracy_ceiling']:.2f})"),
-    "twin_control": ("tools", "PyTorch against itself, rows reversed (the twins' yardstick)",
-                     lambda r: f"{_epochs(r)}, {r['dtype']}: weights {r['control_max_weight_diff'][-1]:.1e} apart"),
+            f"PyTorch's {r['torch_eager_ms_per_iter']['median']:.1f}"
+        ),
+    ),
+    "bigdata": (
+        "examples",
+        "full-batch AdamW on a synthetic set larger than memory (dask)",
+        lambda r: (
+            f"{r['rows']:,} "
+            f"rows on {r['backend']}, {r['steps']} steps: test accuracy {r['test_accuracy']:.3f} "
+            f"(ceiling {r['accuracy_ceiling']:.2f})"
+        ),
+    ),
+    "twin_control": (
+        "tools",
+        "PyTorch against itself, rows reversed (the twins' yardstick)",
+        lambda r: f"{_epochs(r)}, {r['dtype']}: weights {r['control_max_weight_diff'][-1]:.1e} apart",
+    ),
 }
 
 

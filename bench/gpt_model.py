@@ -42,8 +42,9 @@ def gpt(layers: ModuleType, config: GPTConfig = GPTConfig()) -> Any:
         def forward(self, x: Any) -> Any:
             b, t, e = x.shape
             qkv = self.c_attn(x).reshape(b, t, 3, c.n_head, e // c.n_head).permute(2, 0, 3, 1, 4)
-            y = functional.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], is_causal=True,
-                                               dropout_p=c.dropout if self.training else 0.0)
+            y = functional.scaled_dot_product_attention(
+                qkv[0], qkv[1], qkv[2], is_causal=True, dropout_p=c.dropout if self.training else 0.0
+            )
             return self.resid_dropout(self.c_proj(y.permute(0, 2, 1, 3).reshape(b, t, e)))
 
     class MLP(layers.Module):

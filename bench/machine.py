@@ -16,8 +16,18 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT_PACKAGES = ("autograd_core", "backends", "nn", "optim", "bench", "examples", "example_support", "tools")
-DISTRIBUTIONS = ("autograd-core", "numpy", "torch", "jax", "jaxlib", "array-api-strict", "array-api-compat",
-                 "cupy-cuda12x", "threadpoolctl", "matplotlib")
+DISTRIBUTIONS = (
+    "autograd-core",
+    "numpy",
+    "torch",
+    "jax",
+    "jaxlib",
+    "array-api-strict",
+    "array-api-compat",
+    "cupy-cuda12x",
+    "threadpoolctl",
+    "matplotlib",
+)
 
 
 def versions() -> dict[str, str | None]:
@@ -63,8 +73,9 @@ def blas_info() -> list[dict[str, Any]] | str:
 def git_commit() -> str | None:
     """The checked-out commit of the project (with "+dirty" for local changes outside results/), if known."""
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                                text=True, timeout=5, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=5, check=True
+        ).stdout.strip()
         # the reference runs themselves do not make the code dirty (a remake writes them one after another)
         status = ["git", "--no-optional-locks", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!results"]
         dirty = subprocess.run(status, cwd=ROOT, capture_output=True, text=True, timeout=5).stdout.strip()
@@ -109,9 +120,13 @@ def _code_of(path: Path) -> bytes:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if (isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and body
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
+        if (
+            isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             node.body = body[1:] or [ast.Pass()]
     return ast.dump(tree).encode()
 

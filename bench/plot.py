@@ -58,8 +58,11 @@ def _mlp(ax: Any, records: list[Record]) -> None:
     values = []
     for i, impl in enumerate(impls):
         points = [(b, ms[impl, b] / scale[b]) for b in batches if (impl, b) in ms]
-        style = ({"color": "k", "lw": 2.5, "zorder": 1} if impl == base else
-                 {"marker": MARKERS[i % len(MARKERS)], "ls": "-" if impl.startswith("ours") else "--"})
+        style = (
+            {"color": "k", "lw": 2.5, "zorder": 1}
+            if impl == base
+            else {"marker": MARKERS[i % len(MARKERS)], "ls": "-" if impl.startswith("ours") else "--"}
+        )
         ax.plot([b for b, _ in points], [v for _, v in points], label=impl, **style)
         values += [v for _, v in points]
     ax.set(xscale="log", yscale="log", xlabel="batch size" + (f" ({base}: ms per step)" if base else ""))
@@ -76,8 +79,9 @@ def _mlp(ax: Any, records: list[Record]) -> None:
     ax.grid(True, alpha=0.3)
 
 
-def _bars(ax: Any, records: list[Record], workload: str, scale: float, xlabel: str, title: str,
-          log: bool = False) -> None:
+def _bars(
+    ax: Any, records: list[Record], workload: str, scale: float, xlabel: str, title: str, log: bool = False
+) -> None:
     rows = [r for r in records if r["workload"] == workload]
     names = [r["impl"] for r in rows]
     ax.barh(names, [r["min_ms"] * scale for r in rows], label="min")
@@ -112,8 +116,12 @@ def title(result: dict[str, Any]) -> str:
     if when:
         when = datetime.datetime.fromisoformat(when).strftime("%Y-%m-%d %H:%M %Z").strip()
     threads = machine.get("threads", {}).get("threads")
-    facts = [f"{machine.get('cpu')}, {machine.get('cpu_count')} cores", f"{threads} thread{'s' * (threads != 1)}",
-             when, f"git {machine['git']}" if machine.get("git") else None]
+    facts = [
+        f"{machine.get('cpu')}, {machine.get('cpu_count')} cores",
+        f"{threads} thread{'s' * (threads != 1)}",
+        when,
+        f"git {machine['git']}" if machine.get("git") else None,
+    ]
     return f"bench, {mode_text.get(mode, mode + ' run')}: " + "; ".join(f for f in facts if f)
 
 
@@ -126,15 +134,23 @@ def figure(result: dict[str, Any]) -> Any:
     import matplotlib.pyplot as plt
 
     records = result["records"]
-    panels = [draw for workload, draw in (
-        ("mlp", lambda ax: _mlp(ax, records)),
-        ("ops", lambda ax: _bars(ax, records, "ops", 1e3, "µs per op (min)", "per-op cost, 2,000-multiply chain",
-                                    log=True)),
-        ("char", lambda ax: _bars(ax, records, "char", 1.0, "ms per step (min)", "character model step")),
-        ("cnn", lambda ax: _bars(ax, records, "cnn", 1.0, "ms per step (min)", "MNIST CNN step")),
-        ("gpt", lambda ax: _bars(ax, records, "gpt", 1.0, "ms per step (min)", "character GPT step")),
-        ("phase", lambda ax: _phases(ax, records)),
-    ) if any(r["workload"] == workload for r in records)]
+    panels = [
+        draw
+        for workload, draw in (
+            ("mlp", lambda ax: _mlp(ax, records)),
+            (
+                "ops",
+                lambda ax: _bars(
+                    ax, records, "ops", 1e3, "µs per op (min)", "per-op cost, 2,000-multiply chain", log=True
+                ),
+            ),
+            ("char", lambda ax: _bars(ax, records, "char", 1.0, "ms per step (min)", "character model step")),
+            ("cnn", lambda ax: _bars(ax, records, "cnn", 1.0, "ms per step (min)", "MNIST CNN step")),
+            ("gpt", lambda ax: _bars(ax, records, "gpt", 1.0, "ms per step (min)", "character GPT step")),
+            ("phase", lambda ax: _phases(ax, records)),
+        )
+        if any(r["workload"] == workload for r in records)
+    ]
     if not panels:
         return None
     columns = min(2, len(panels))
@@ -142,7 +158,7 @@ def figure(result: dict[str, Any]) -> Any:
     fig, axes = plt.subplots(rows, columns, figsize=(7.5 * columns, 4.5 * rows), squeeze=False)
     for ax, draw in zip(axes.flat, panels):
         draw(ax)
-    for ax in list(axes.flat)[len(panels):]:
+    for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
     fig.suptitle(title(result), fontsize=10)
     fig.tight_layout()

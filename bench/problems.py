@@ -21,8 +21,15 @@ from bench.gpt_model import GPTConfig, gpt
 WORKLOADS = ("mlp", "char", "cnn", "gpt", "ops", "phase", "fullbatch")
 DEFAULT_WORKLOADS = WORKLOADS[:-1]
 # Which model each workload steps.
-MODEL_OF = {"mlp": "mlp", "char": "char", "cnn": "cnn", "gpt": "gpt", "ops": "chain", "phase": "mlp",
-            "fullbatch": "fullbatch"}
+MODEL_OF = {
+    "mlp": "mlp",
+    "char": "char",
+    "cnn": "cnn",
+    "gpt": "gpt",
+    "ops": "chain",
+    "phase": "mlp",
+    "fullbatch": "fullbatch",
+}
 PHASES = ("forward", "backward", "optimizer")
 
 MLP_SIZES = (784, 512, 256, 10)
@@ -114,9 +121,20 @@ def mnist_cnn(layers: ModuleType, dropout: float | None = CNN_DROPOUT) -> Any:
     SiLU layer and 10 outputs."""
     head = [layers.Dropout(dropout)] if dropout is not None else []
     return layers.Sequential(
-        layers.Conv2d(1, 32, 3, padding=1, bias=False), layers.BatchNorm2d(32), layers.ReLU(), layers.MaxPool2d(2),
-        layers.Conv2d(32, 64, 3, padding=1, bias=False), layers.BatchNorm2d(64), layers.ReLU(), layers.MaxPool2d(2),
-        layers.Flatten(), *head, layers.Linear(64 * 7 * 7, 128), layers.SiLU(), layers.Linear(128, 10))
+        layers.Conv2d(1, 32, 3, padding=1, bias=False),
+        layers.BatchNorm2d(32),
+        layers.ReLU(),
+        layers.MaxPool2d(2),
+        layers.Conv2d(32, 64, 3, padding=1, bias=False),
+        layers.BatchNorm2d(64),
+        layers.ReLU(),
+        layers.MaxPool2d(2),
+        layers.Flatten(),
+        *head,
+        layers.Linear(64 * 7 * 7, 128),
+        layers.SiLU(),
+        layers.Linear(128, 10),
+    )
 
 
 @lru_cache(maxsize=4)
@@ -156,8 +174,7 @@ def _batches(model: str, batch: int, seed: int) -> tuple[tuple[np.ndarray, np.nd
     if model == "gpt":
         c = GPTConfig()
         blocks = [rng.integers(0, c.vocab_size, (batch, c.block_size), dtype=np.int64) for _ in range(count)]
-        return tuple((x, ((3 * x + np.pad(x[:, :-2], ((0, 0), (2, 0)))) % c.vocab_size).reshape(-1))
-                     for x in blocks)
+        return tuple((x, ((3 * x + np.pad(x[:, :-2], ((0, 0), (2, 0)))) % c.vocab_size).reshape(-1)) for x in blocks)
     contexts = [rng.integers(0, CHAR_VOCAB, (batch, CHAR_CONTEXT), dtype=np.int64) for _ in range(count)]
     return tuple((c, (3 * c[:, -1] + c[:, -3]) % CHAR_VOCAB) for c in contexts)
 

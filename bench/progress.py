@@ -72,11 +72,25 @@ class Bar:
     train 1/2 (50%)  loss 1.0e-12
     """
 
-    def __init__(self, total: float, desc: str = "", enabled: bool = True, stream: TextIO | None = None,
-                 live: bool | None = None, lines: int | None = 10, interval: float = 60.0,
-                 counts: bool = True) -> None:
+    def __init__(
+        self,
+        total: float,
+        desc: str = "",
+        enabled: bool = True,
+        stream: TextIO | None = None,
+        live: bool | None = None,
+        lines: int | None = 10,
+        interval: float = 60.0,
+        counts: bool = True,
+    ) -> None:
         self.total, self.desc, self.enabled, self.lines, self.interval, self.counts = (
-            total, desc, enabled, lines, interval, counts)
+            total,
+            desc,
+            enabled,
+            lines,
+            interval,
+            counts,
+        )
         self.stream = sys.stderr if stream is None else stream
         self.n: float = 0
         self.note = ""

@@ -22,7 +22,7 @@ TITLES = {
     "ops": "ops: forward + backward of a 2,000-multiply chain on one-element tensors, µs per op",
     "phase": "phase: the MLP step split into its phases, ms",
     "fullbatch": "fullbatch: one full-batch AdamW step of the 64-128-1 MLP of examples/bigdata.py over every row, "
-                 "rows per second (higher is better)",
+    "rows per second (higher is better)",
 }
 RATE_WORKLOADS = ("fullbatch",)  # shown as rows per second (the batch is the rows of one step), not ms
 BASELINES_FOR_RATIOS = ("numpy-by-hand", "torch")
@@ -46,8 +46,10 @@ def grid(corner: str, rows: Sequence[str], columns: Sequence[str], cell: Callabl
     """A text table: `rows` down, `columns` across, `cell(row, column)` inside."""
     body = [[corner, *columns], *([row, *(cell(row, c) for c in columns)] for row in rows)]
     widths = [max(len(line[i]) for line in body) for i in range(len(body[0]))]
-    lines = ["  ".join(text.ljust(w) if i == 0 else text.rjust(w) for i, (text, w) in enumerate(zip(line, widths)))
-             for line in body]
+    lines = [
+        "  ".join(text.ljust(w) if i == 0 else text.rjust(w) for i, (text, w) in enumerate(zip(line, widths)))
+        for line in body
+    ]
     return "\n".join(lines)
 
 
@@ -77,9 +79,12 @@ def table_of(records: Sequence[Record], workload: str) -> dict[str, dict[str, Re
     if workload == "phase":
         for row in table.values():
             if all(p in row for p in PHASES):
-                row[TOTAL] = {**row[PHASES[0]], "phase": TOTAL,
-                              "min_ms": sum(row[p]["min_ms"] for p in PHASES),
-                              "median_ms": sum(row[p]["median_ms"] for p in PHASES)}
+                row[TOTAL] = {
+                    **row[PHASES[0]],
+                    "phase": TOTAL,
+                    "min_ms": sum(row[p]["min_ms"] for p in PHASES),
+                    "median_ms": sum(row[p]["median_ms"] for p in PHASES),
+                }
     return table
 
 
@@ -110,11 +115,14 @@ def workload_report(records: Sequence[Record], workload: str) -> str:
         def ratios(impl: str, column: str) -> str:
             mine = table[impl].get(column)
             theirs = [table[b].get(column) for b in bases]
-            return " | ".join("-" if mine is None or t is None else f"{mine['min_ms'] / t['min_ms']:.2f}"
-                              for t in theirs)
+            return " | ".join(
+                "-" if mine is None or t is None else f"{mine['min_ms'] / t['min_ms']:.2f}" for t in theirs
+            )
 
-        parts += [f"-- time relative to {' | '.join(bases)} (ratio of minimums; below 1 is faster)",
-                  grid("impl", rows, columns, ratios)]
+        parts += [
+            f"-- time relative to {' | '.join(bases)} (ratio of minimums; below 1 is faster)",
+            grid("impl", rows, columns, ratios),
+        ]
     return "\n".join(parts)
 
 
@@ -136,8 +144,10 @@ def rate_summary(records: Sequence[Record], workload: str = "fullbatch") -> list
     for column in dict.fromkeys(c for row in table.values() for c in row):
         rates = {impl: rows_per_s(row[column]) for impl, row in table.items() if column in row}
         single = next((rate for impl, rate in rates.items() if _workers(impl) == 1), None)
-        parts = [f"{impl} {rate:,.0f}" + (f" ({rate / single:.2f}x 1 worker)" if single and _workers(impl) > 1
-                                           else "") for impl, rate in rates.items()]
+        parts = [
+            f"{impl} {rate:,.0f}" + (f" ({rate / single:.2f}x 1 worker)" if single and _workers(impl) > 1 else "")
+            for impl, rate in rates.items()
+        ]
         lines.append(f"{workload} at {column}, rows/s: {', '.join(parts)}")
     return lines
 
@@ -156,8 +166,11 @@ def verdicts(records: Sequence[Record]) -> list[str]:
             continue
         table = table_of(records, workload)
         columns = [TOTAL] if workload == "phase" else list(dict.fromkeys(c for row in table.values() for c in row))
-        eligible = {impl: row for impl, row in table.items()
-                    if all(c in row for c in columns) and not any(r.get("check_ok") is False for r in row.values())}
+        eligible = {
+            impl: row
+            for impl, row in table.items()
+            if all(c in row for c in columns) and not any(r.get("check_ok") is False for r in row.values())
+        }
         if not eligible:
             continue
         scale = _scale(workload)
@@ -195,8 +208,10 @@ def text_report(result: dict[str, Any]) -> str:
     """The whole printed report of a saved or fresh result (the JSON payload)."""
     machine = result["machine"]
     records = result["records"]
-    head = (f"machine: {machine.get('cpu')} ({machine.get('cpu_count')} cores), threads={machine['threads']['threads']}"
-            f", load {machine.get('load_start')} -> {machine.get('load_end')}, mode={result['mode']}")
+    head = (
+        f"machine: {machine.get('cpu')} ({machine.get('cpu_count')} cores), threads={machine['threads']['threads']}"
+        f", load {machine.get('load_start')} -> {machine.get('load_end')}, mode={result['mode']}"
+    )
     parts = [head]
     parts += [text for w in WORKLOADS if (text := workload_report(records, w))]
     for s in result.get("skipped", []):
@@ -237,8 +252,10 @@ def cpu_summary(records: Sequence[Record]) -> str:
         return f"{r['cpu_over_wall'] / max(r.get('threads') or 1, 1):.2f} ({r['impl']}, {r['workload']} {_column(r)})"
 
     middle = per_thread[len(per_thread) // 2]
-    return (f"cpu/wall per thread: median {where(middle)}, lowest {where(per_thread[0])}, highest "
-            f"{where(per_thread[-1])}; below 1: waiting (other load, async libraries), above 1: extra threads")
+    return (
+        f"cpu/wall per thread: median {where(middle)}, lowest {where(per_thread[0])}, highest "
+        f"{where(per_thread[-1])}; below 1: waiting (other load, async libraries), above 1: extra threads"
+    )
 
 
 # --- files ---------------------------------------------------------------------------------------
@@ -268,8 +285,10 @@ def _key(r: Record) -> tuple[str, int, str, str]:
 
 def _describe(name: str, result: dict[str, Any]) -> str:
     m = result["machine"]
-    return (f"{name}: {m.get('started')} {m.get('cpu')} threads={m['threads']['threads']} mode={result.get('mode')} "
-            f"git={m.get('git')} load {m.get('load_start')} -> {m.get('load_end')}")
+    return (
+        f"{name}: {m.get('started')} {m.get('cpu')} threads={m['threads']['threads']} mode={result.get('mode')} "
+        f"git={m.get('git')} load {m.get('load_start')} -> {m.get('load_end')}"
+    )
 
 
 def compare(a: dict[str, Any], b: dict[str, Any], names: tuple[str, str] = ("A", "B")) -> str:
@@ -280,8 +299,11 @@ def compare(a: dict[str, Any], b: dict[str, Any], names: tuple[str, str] = ("A",
         if a["machine"].get(field) != b["machine"].get(field):
             lines.append(f"differs: {field}: {a['machine'].get(field)!r} vs {b['machine'].get(field)!r}")
     va, vb = a["machine"].get("versions", {}), b["machine"].get("versions", {})
-    lines += [f"differs: {lib} {va.get(lib)} vs {vb.get(lib)}" for lib in sorted(set(va) | set(vb))
-              if va.get(lib) != vb.get(lib)]
+    lines += [
+        f"differs: {lib} {va.get(lib)} vs {vb.get(lib)}"
+        for lib in sorted(set(va) | set(vb))
+        if va.get(lib) != vb.get(lib)
+    ]
     index_b = {_key(r): r for r in b["records"]}
     rows, cells = [], {}
     for r in a["records"]:
@@ -292,9 +314,11 @@ def compare(a: dict[str, Any], b: dict[str, Any], names: tuple[str, str] = ("A",
         scale = _scale(r["workload"])
         rows.append(label)
         cells[label] = {
-            "A min": fmt(r["min_ms"] * scale), "B min": fmt(other["min_ms"] * scale),
+            "A min": fmt(r["min_ms"] * scale),
+            "B min": fmt(other["min_ms"] * scale),
             "min B/A": f"{other['min_ms'] / r['min_ms']:.2f}",
-            "A median": fmt(r["median_ms"] * scale), "B median": fmt(other["median_ms"] * scale),
+            "A median": fmt(r["median_ms"] * scale),
+            "B median": fmt(other["median_ms"] * scale),
             "median B/A": f"{other['median_ms'] / r['median_ms']:.2f}",
         }
     if not rows:

@@ -41,8 +41,15 @@ class Settings:
 
     def points(self) -> list[tuple[str, int]]:
         """(workload, batch) in the order they are measured."""
-        batch_of = {"char": [self.char_batch], "cnn": [self.cnn_batch], "gpt": [self.gpt_batch], "ops": [1],
-                    "phase": [self.phase_batch], "mlp": list(self.batches), "fullbatch": list(self.fullbatch_rows)}
+        batch_of = {
+            "char": [self.char_batch],
+            "cnn": [self.cnn_batch],
+            "gpt": [self.gpt_batch],
+            "ops": [1],
+            "phase": [self.phase_batch],
+            "mlp": list(self.batches),
+            "fullbatch": list(self.fullbatch_rows),
+        }
         return [(w, b) for w in WORKLOADS if w in self.workloads for b in batch_of[w]]
 
     def as_dict(self) -> dict[str, Any]:
@@ -64,8 +71,9 @@ def _label(workload: str, batch: int) -> str:
     return "ops" if workload == "ops" else f"{workload} b={batch}"
 
 
-def records_of(workload: str, batch: int, outcome: Outcome, phases: Sequence[str], chain: int,
-               threads_used: int) -> list[dict[str, Any]]:
+def records_of(
+    workload: str, batch: int, outcome: Outcome, phases: Sequence[str], chain: int, threads_used: int
+) -> list[dict[str, Any]]:
     """One record per implementation and phase; for the op chain the times are per op.
 
     ``check_ok`` is False when the check value (read after ``check_step`` timed steps) is off
@@ -82,23 +90,33 @@ def records_of(workload: str, batch: int, outcome: Outcome, phases: Sequence[str
             ok = False
         for phase in phases:
             low, mid, n = timings.stats(phase)
-            records.append({
-                "workload": workload, "batch": batch, "impl": impl, "phase": phase,
-                "min_ms": low * 1e3 / per, "median_ms": mid * 1e3 / per, "n": n,
-                "unit": "ms/op" if per > 1 else "ms/step", "ops_per_step": per,
-                "cpu_over_wall": round(timings.cpu_over_wall, 3), "threads": threads_used,
-                "check_step": outcome.check_round,
-                "check_value": None if verdict is None else verdict.value,
-                "check_reference": None if verdict is None else verdict.reference,
-                "check_ok": ok,
-                "final_value": None if final is None else final.value,
-                "final_reference": None if final is None else final.reference,
-            })
+            records.append(
+                {
+                    "workload": workload,
+                    "batch": batch,
+                    "impl": impl,
+                    "phase": phase,
+                    "min_ms": low * 1e3 / per,
+                    "median_ms": mid * 1e3 / per,
+                    "n": n,
+                    "unit": "ms/op" if per > 1 else "ms/step",
+                    "ops_per_step": per,
+                    "cpu_over_wall": round(timings.cpu_over_wall, 3),
+                    "threads": threads_used,
+                    "check_step": outcome.check_round,
+                    "check_value": None if verdict is None else verdict.value,
+                    "check_reference": None if verdict is None else verdict.reference,
+                    "check_ok": ok,
+                    "final_value": None if final is None else final.value,
+                    "final_reference": None if final is None else final.reference,
+                }
+            )
     return records
 
 
-def _setup(impls: Sequence[Impl], workload: str, batch: int, seed: int, run: Run,
-           progress: Progress) -> tuple[dict[str, Runner], int]:
+def _setup(
+    impls: Sequence[Impl], workload: str, batch: int, seed: int, run: Run, progress: Progress
+) -> tuple[dict[str, Runner], int]:
     problem = make_problem(workload, batch, seed)
     runners: dict[str, Runner] = {}
     for impl in impls:
@@ -111,8 +129,7 @@ def _setup(impls: Sequence[Impl], workload: str, batch: int, seed: int, run: Run
     return runners, problem.chain
 
 
-def run(settings: Settings, impls: Sequence[Impl], progress: Progress | None = None,
-        limit_threads: bool = True) -> Run:
+def run(settings: Settings, impls: Sequence[Impl], progress: Progress | None = None, limit_threads: bool = True) -> Run:
     """Measure every point of `settings` with every implementation of `impls` that runs here.
 
     With `limit_threads`, the thread pools of the libraries the implementations loaded are
@@ -144,9 +161,11 @@ def run(settings: Settings, impls: Sequence[Impl], progress: Progress | None = N
         records = records_of(workload, batch, outcome, phases, chain, settings.threads)
         for r in records:
             if r["check_ok"] is False and r["phase"] == phases[-1]:
-                message = (f"WARNING {_label(workload, batch)}: {r['impl']} gave {r['check_value']:.7g} after "
-                           f"{r['check_step']} timed steps, the consensus {r['check_reference']:.7g} (final value "
-                           f"{r['final_value']:.7g}): beyond float32 tolerance, its result is marked")
+                message = (
+                    f"WARNING {_label(workload, batch)}: {r['impl']} gave {r['check_value']:.7g} after "
+                    f"{r['check_step']} timed steps, the consensus {r['check_reference']:.7g} (final value "
+                    f"{r['final_value']:.7g}): beyond float32 tolerance, its result is marked"
+                )
                 result.warnings.append(message)
                 progress.log(message)
         result.records.extend(records)

@@ -83,8 +83,14 @@ class SyntheticSet:
         cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers need not import this file
         chunks = self.chunks()
         keys = da.from_array(np.arange(len(chunks)), chunks=1)  # block k's index, one per chunk
-        pairs = keys.map_blocks(_block_pair, self, chunks=(chunks, (self.features + 1,)),
-                                new_axis=1, dtype=np.float32, meta=np.empty((0, 0), np.float32))
+        pairs = keys.map_blocks(
+            _block_pair,
+            self,
+            chunks=(chunks, (self.features + 1,)),
+            new_axis=1,
+            dtype=np.float32,
+            meta=np.empty((0, 0), np.float32),
+        )
         return pairs[:, : self.features], pairs[:, self.features]
 
 

@@ -16,8 +16,14 @@ import os
 import sys
 from typing import Any
 
-_ENV_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
-                         "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+_ENV_THREAD_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "BLIS_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)
 # XLA's CPU client runs its kernels on an Eigen pool; without it, one thread does the work.
 _XLA_SINGLE_THREAD = "--xla_cpu_multi_thread_eigen=false"
 

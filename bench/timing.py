@@ -86,8 +86,9 @@ def _untimed_step(runner: Runner, calls: Sequence[Callable[[], None]], k: int) -
     runner.sync()
 
 
-def _timed_step(runner: Runner, calls: Sequence[Callable[[], None]], k: int, into: Timings,
-                names: Sequence[str]) -> float:
+def _timed_step(
+    runner: Runner, calls: Sequence[Callable[[], None]], k: int, into: Timings, names: Sequence[str]
+) -> float:
     """One step with a clock read after each phase; returns its wall time."""
     runner.select(k)
     runner.sync()
@@ -109,8 +110,9 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}".splitlines()[0][:300]
 
 
-def time_lockstep(runners: dict[str, Runner], phases: Sequence[str], plan: Plan,
-                  progress: Callable[[float], None] | None = None) -> Outcome:
+def time_lockstep(
+    runners: dict[str, Runner], phases: Sequence[str], plan: Plan, progress: Callable[[float], None] | None = None
+) -> Outcome:
     """Time `runners` (name -> runner) in lockstep rounds, then take one more, untimed step
     with each to read its final check value (the loss after all the timed updates).
 
@@ -142,8 +144,7 @@ def time_lockstep(runners: dict[str, Runner], phases: Sequence[str], plan: Plan,
     outcome.timings = {name: Timings({p: [] for p in phases}) for name in active}
     gc.collect()
     spent, rounds = 0.0, 0
-    while active and rounds < plan.max_steps and (
-            rounds < plan.min_steps or spent < plan.min_time * len(active)):
+    while active and rounds < plan.max_steps and (rounds < plan.min_steps or spent < plan.min_time * len(active)):
         names = list(active)
         start = rounds % len(names)
         for name in names[start:] + names[:start]:

@@ -35,15 +35,27 @@ def _text(value: Any) -> str | None:
 def _function(name: str, fn: Any, agent: Any, lineno: int | None) -> griffe.Function:
     """`fn` as griffe's model of a function called `name` (defined at `lineno`)."""
     signature = inspect.signature(fn)
-    parameters = griffe.Parameters(*(
-        griffe.Parameter(p.name, annotation=_text(p.annotation), kind=griffe.ParameterKind(p.kind.description),
-                         default=None if p.default is inspect.Parameter.empty else repr(p.default))
-        for p in signature.parameters.values()
-    ))
-    function = griffe.Function(name, lineno=lineno, endlineno=lineno, parameters=parameters,
-                               returns=_text(signature.return_annotation))
-    function.docstring = griffe.Docstring(inspect.cleandoc(fn.__doc__), lineno=lineno, parent=function,
-                                          parser=agent.docstring_parser, parser_options=agent.docstring_options)
+    parameters = griffe.Parameters(
+        *(
+            griffe.Parameter(
+                p.name,
+                annotation=_text(p.annotation),
+                kind=griffe.ParameterKind(p.kind.description),
+                default=None if p.default is inspect.Parameter.empty else repr(p.default),
+            )
+            for p in signature.parameters.values()
+        )
+    )
+    function = griffe.Function(
+        name, lineno=lineno, endlineno=lineno, parameters=parameters, returns=_text(signature.return_annotation)
+    )
+    function.docstring = griffe.Docstring(
+        inspect.cleandoc(fn.__doc__),
+        lineno=lineno,
+        parent=function,
+        parser=agent.docstring_parser,
+        parser_options=agent.docstring_options,
+    )
     return function
 
 
@@ -62,8 +74,11 @@ def fence_doctests(text: str) -> str:
         while i < len(lines) and lines[i].strip():
             block.append(_FLAGS.sub("", lines[i]))
             i += 1
-        out += ([""] if out and out[-1].strip() else []) + ["```pycon", *inspect.cleandoc("\n".join(block)).split("\n"),
-                                                            "```"]
+        out += ([""] if out and out[-1].strip() else []) + [
+            "```pycon",
+            *inspect.cleandoc("\n".join(block)).split("\n"),
+            "```",
+        ]
     return "\n".join(out)
 
 
@@ -79,12 +94,16 @@ def _objects(obj: griffe.Object) -> list[griffe.Object]:
 class FactoryFunctions(griffe.Extension):
     """Module attributes whose run-time value is a documented function become functions."""
 
-    def on_module_members(self, *, node: ast.AST | griffe.ObjectNode, mod: griffe.Module, agent: Any,
-                          **kwargs: Any) -> None:
+    def on_module_members(
+        self, *, node: ast.AST | griffe.ObjectNode, mod: griffe.Module, agent: Any, **kwargs: Any
+    ) -> None:
         if mod.path.split(".")[0] not in PACKAGES:
             return
-        made = [m for m in mod.members.values()  # `name = factory(...)` without a docstring of its own
-                if not m.is_alias and m.is_attribute and not m.docstring and isinstance(m.value, griffe.ExprCall)]
+        made = [
+            m
+            for m in mod.members.values()  # `name = factory(...)` without a docstring of its own
+            if not m.is_alias and m.is_attribute and not m.docstring and isinstance(m.value, griffe.ExprCall)
+        ]
         # names made in a loop or by unpacking, which the parser cannot see: listed in __all__
         unseen = [] if mod.is_package else [n for n in mod.exports or () if isinstance(n, str) and n not in mod.members]
         if not made and not unseen:

@@ -58,8 +58,11 @@ def baselines(corpus: Corpus, context: int) -> dict[str, float]:
     bigram = np.ones((v, v))
     np.add.at(bigram, (corpus.train[:-1], corpus.train[1:]), 1.0)
     bigram /= bigram.sum(axis=1, keepdims=True)
-    return {"uniform": math.log(v), "unigram": float(-np.mean(np.log(unigram[targets]))),
-            "bigram": float(-np.mean(np.log(bigram[previous, targets])))}
+    return {
+        "uniform": math.log(v),
+        "unigram": float(-np.mean(np.log(unigram[targets]))),
+        "bigram": float(-np.mean(np.log(bigram[previous, targets]))),
+    }
 
 
 def decay_last_quarter(steps: int) -> Callable[[int], float]:
@@ -70,10 +73,18 @@ def decay_last_quarter(steps: int) -> Callable[[int], float]:
 
 def add_sample_arguments(p: argparse.ArgumentParser) -> None:
     """The flags of the text sample the character examples write."""
-    p.add_argument("--sample-length", type=cli.natural_int, default=500,
-                   help="Characters of the sample written after training (0: no sample).")
-    p.add_argument("--temperature", type=cli.positive_float, default=0.8,
-                   help="Sampling temperature: below 1 favours the likelier characters.")
+    p.add_argument(
+        "--sample-length",
+        type=cli.natural_int,
+        default=500,
+        help="Characters of the sample written after training (0: no sample).",
+    )
+    p.add_argument(
+        "--temperature",
+        type=cli.positive_float,
+        default=0.8,
+        help="Sampling temperature: below 1 favours the likelier characters.",
+    )
 
 
 def plot(results: dict, json_path: Path) -> Path:
@@ -93,6 +104,9 @@ def plot(results: dict, json_path: Path) -> Path:
 def log_summary(results: dict, out: Path, quiet: bool) -> None:
     """The validation score against the baselines, where the record went, and the sample."""
     b = results["baselines"]
-    records.log(f"validation {results['val_nats']:.3f} nats/char (uniform {b['uniform']:.3f}, unigram "
-                f"{b['unigram']:.3f}, bigram {b['bigram']:.3f}); wrote {out}\n--- sample (T={results['temperature']}) "
-                f"---\n{results['sample']}", quiet)
+    records.log(
+        f"validation {results['val_nats']:.3f} nats/char (uniform {b['uniform']:.3f}, unigram "
+        f"{b['unigram']:.3f}, bigram {b['bigram']:.3f}); wrote {out}\n--- sample (T={results['temperature']}) "
+        f"---\n{results['sample']}",
+        quiet,
+    )

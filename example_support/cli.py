@@ -86,28 +86,51 @@ def quick_text(quick: dict[str, Any]) -> str:
 def parser(name: str, description: str, quick: dict[str, Any], folder: str = "examples") -> Parser:
     """The parser of `folder`/`name`.py, with the flags every example takes (--out, --reference,
     --quick, --seed, --quiet, --threads); `quick` holds the settings of its ``--quick`` run."""
-    p = Parser(prog=f"{folder}/{name}.py", description=description, quick=quick, formatter_class=HelpFormatter,
-               epilog="The backend is chosen by the AUTOGRAD_BACKEND environment variable (numpy when unset).")
+    p = Parser(
+        prog=f"{folder}/{name}.py",
+        description=description,
+        quick=quick,
+        formatter_class=HelpFormatter,
+        epilog="The backend is chosen by the AUTOGRAD_BACKEND environment variable (numpy when unset).",
+    )
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--out", type=Path, default=None, metavar="PATH",
-                       help="Write the JSON record to this .json file, and the PNG next to it. Without --out or "
-                            "--reference the run goes to the runs/ folder under the current folder.")
-    where.add_argument("--reference", action="store_true",
-                       help="Write to the repository's results/ folder, replacing the committed reference run "
-                            "(the command recorded in the JSON then includes --reference).")
-    p.add_argument("--quick", action="store_true",
-                   help=f"Make a short run that finishes in under a minute on numpy: {quick_text(quick)}. "
-                        "Flags given on the command line still win.")
+    where.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="Write the JSON record to this .json file, and the PNG next to it. Without --out or "
+        "--reference the run goes to the runs/ folder under the current folder.",
+    )
+    where.add_argument(
+        "--reference",
+        action="store_true",
+        help="Write to the repository's results/ folder, replacing the committed reference run "
+        "(the command recorded in the JSON then includes --reference).",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"Make a short run that finishes in under a minute on numpy: {quick_text(quick)}. "
+        "Flags given on the command line still win.",
+    )
     p.add_argument("--seed", type=natural_int, default=0, help="Seed of the initial weights and of the data order.")
     p.add_argument("--quiet", action="store_true", help="Print no progress line and no summary.")
-    p.add_argument("--threads", type=positive_int, default=None,
-                   help="Use at most THREADS threads in BLAS, OpenMP and torch; 1 is much faster on a machine "
-                        "shared with other work. Without it, each library chooses.")
+    p.add_argument(
+        "--threads",
+        type=positive_int,
+        default=None,
+        help="Use at most THREADS threads in BLAS, OpenMP and torch; 1 is much faster on a machine "
+        "shared with other work. Without it, each library chooses.",
+    )
     return p
 
 
-def main(parser: argparse.ArgumentParser, run: Callable[[argparse.Namespace, Sequence[str] | None], dict],
-         argv: Sequence[str] | None = None) -> dict:
+def main(
+    parser: argparse.ArgumentParser,
+    run: Callable[[argparse.Namespace, Sequence[str] | None], dict],
+    argv: Sequence[str] | None = None,
+) -> dict:
     """Parse `argv` (default: the command line), check the backend and the output folder, and
     call ``run(args, argv)`` under the thread limit; a `UsageError` exits with status 2."""
     args = parser.parse_args(argv)
@@ -135,5 +158,3 @@ def prepare_output(args: argparse.Namespace) -> None:
         raise UsageError(f"cannot create the output folder {folder}: {e.strerror or e}") from None
     if not os.access(folder, os.W_OK):
         raise UsageError(f"cannot write to the output folder {folder}")
-
-

@@ -53,8 +53,7 @@ def verified_path(name: str, root: Path | str | None = None) -> Path:
     actual = sha256(path)
     if actual != CHECKSUMS[name]:
         raise DataError(
-            f"data file {path} is corrupt: sha256 {actual}, expected {CHECKSUMS[name]}; "
-            f"restore the original {name}"
+            f"data file {path} is corrupt: sha256 {actual}, expected {CHECKSUMS[name]}; restore the original {name}"
         )
     return path
 

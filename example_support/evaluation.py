@@ -9,8 +9,9 @@ import numpy as np
 import autograd_core as ag
 
 
-def predict(model: Callable[[ag.Tensor], ag.Tensor], x: np.ndarray, dtype: str = "float32",
-            batch_size: int = 1024) -> np.ndarray:
+def predict(
+    model: Callable[[ag.Tensor], ag.Tensor], x: np.ndarray, dtype: str = "float32", batch_size: int = 1024
+) -> np.ndarray:
     """The model's outputs on the host for the rows of `x`, evaluated without a graph."""
     outs = []
     with ag.no_grad():
@@ -19,9 +20,12 @@ def predict(model: Callable[[ag.Tensor], ag.Tensor], x: np.ndarray, dtype: str =
     return np.concatenate(outs)
 
 
-def accuracy(model: Callable[[ag.Tensor], ag.Tensor], x: np.ndarray, y: np.ndarray, dtype: str = "float32",
-             batch_size: int = 1024) -> float:
+def accuracy(
+    model: Callable[[ag.Tensor], ag.Tensor],
+    x: np.ndarray,
+    y: np.ndarray,
+    dtype: str = "float32",
+    batch_size: int = 1024,
+) -> float:
     """The fraction of rows whose largest output is at the label."""
     return float(np.mean(predict(model, x, dtype, batch_size).argmax(axis=1) == y))
-
-

@@ -29,21 +29,34 @@ MAX_NORM = 1.0  # the CNN's gradient clipping
 # --- the data -----------------------------------------------------------------------------------
 def add_data_arguments(p: argparse.ArgumentParser) -> None:
     """The dtype and the data-size flags the MNIST examples share."""
-    p.add_argument("--dtype", choices=("float32", "float64"), default="float32",
-                   help="Floating-point type of the weights and the images.")
-    p.add_argument("--limit", type=cli.positive_int, default=None,
-                   help="Train on the first LIMIT of the 55,000 training images only. Without it, on all of them.")
-    p.add_argument("--eval-limit", type=cli.positive_int, default=None,
-                   help="Evaluate on the first EVAL_LIMIT validation and test images only. Without it, on all "
-                        "5,000 and 10,000.")
+    p.add_argument(
+        "--dtype",
+        choices=("float32", "float64"),
+        default="float32",
+        help="Floating-point type of the weights and the images.",
+    )
+    p.add_argument(
+        "--limit",
+        type=cli.positive_int,
+        default=None,
+        help="Train on the first LIMIT of the 55,000 training images only. Without it, on all of them.",
+    )
+    p.add_argument(
+        "--eval-limit",
+        type=cli.positive_int,
+        default=None,
+        help="Evaluate on the first EVAL_LIMIT validation and test images only. Without it, on all 5,000 and 10,000.",
+    )
 
 
 def limited_splits(args: argparse.Namespace) -> tuple[Split, Split, Split]:
     """The training, validation and test splits cut to ``--limit`` and ``--eval-limit``."""
     data = load_mnist()
-    return (Split(data.train.x[: args.limit], data.train.y[: args.limit]),
-            Split(data.val.x[: args.eval_limit], data.val.y[: args.eval_limit]),
-            Split(data.test.x[: args.eval_limit], data.test.y[: args.eval_limit]))
+    return (
+        Split(data.train.x[: args.limit], data.train.y[: args.limit]),
+        Split(data.val.x[: args.eval_limit], data.val.y[: args.eval_limit]),
+        Split(data.test.x[: args.eval_limit], data.test.y[: args.eval_limit]),
+    )
 
 
 def images(x: np.ndarray) -> np.ndarray:
@@ -55,8 +68,13 @@ def images(x: np.ndarray) -> np.ndarray:
 def mnist_model(dtype: str = "float32", seed: int = 0) -> nn.Module:
     """The 784-512-256-10 ReLU MLP of examples/mnist.py, initialised from `seed`."""
     ag.manual_seed(seed)
-    return nn.Sequential(nn.Linear(784, 512, dtype=dtype), nn.ReLU(), nn.Linear(512, 256, dtype=dtype), nn.ReLU(),
-                         nn.Linear(256, 10, dtype=dtype))
+    return nn.Sequential(
+        nn.Linear(784, 512, dtype=dtype),
+        nn.ReLU(),
+        nn.Linear(512, 256, dtype=dtype),
+        nn.ReLU(),
+        nn.Linear(256, 10, dtype=dtype),
+    )
 
 
 def cnn_model(dtype: str = "float32", seed: int = 0) -> nn.Module:
@@ -97,8 +115,15 @@ def cnn_twin(model: nn.Module, dtype: str, lr: float, weight_decay: float, total
     def schedule(opt: torch.optim.Optimizer) -> Any:
         return torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=total_steps)
 
-    return TorchTwin(model, dtype, lr=lr, weight_decay=weight_decay, label_smoothing=LABEL_SMOOTHING,
-                     max_norm=MAX_NORM, schedule=schedule)
+    return TorchTwin(
+        model,
+        dtype,
+        lr=lr,
+        weight_decay=weight_decay,
+        label_smoothing=LABEL_SMOOTHING,
+        max_norm=MAX_NORM,
+        schedule=schedule,
+    )
 
 
 # --- the record -----------------------------------------------------------------------------------
@@ -107,12 +132,12 @@ def plot(results: dict, json_path: Path) -> Path:
     `results` is the JSON record, so a PNG can be redrawn from a saved run."""
     has_twin = bool(results.get("twin_max_weight_diff"))
     fig, axes = plots.figure(3 if has_twin else 2, width=4.5)
-    plots.plot_curve(axes[0], results["step_losses"], f"training loss ({results['backend']}, {results['dtype']})",
-                     log_scale=True)
+    plots.plot_curve(
+        axes[0], results["step_losses"], f"training loss ({results['backend']}, {results['dtype']})", log_scale=True
+    )
     epochs = np.arange(1, len(results["val_accuracy"]) + 1)
     axes[1].plot(epochs, results["val_accuracy"], "o-")
-    axes[1].set(title=f"validation accuracy (test {results['test_accuracy']:.4f})", xlabel="epoch",
-                ylabel="accuracy")
+    axes[1].set(title=f"validation accuracy (test {results['test_accuracy']:.4f})", xlabel="epoch", ylabel="accuracy")
     axes[1].grid(alpha=0.3)
     if has_twin:
         axes[2].plot(epochs, results["twin_max_weight_diff"], "o-")
@@ -124,8 +149,7 @@ def plot(results: dict, json_path: Path) -> Path:
     return plots.save_figure(fig, json_path)
 
 
-def write_run(results: dict, args: argparse.Namespace, argv: Sequence[str] | None, start: float,
-              name: str) -> dict:
+def write_run(results: dict, args: argparse.Namespace, argv: Sequence[str] | None, start: float, name: str) -> dict:
     """Write an MNIST example's `results` (JSON and plot) where ``--out`` says, named after the
     example `name` and its dtype, and log the test accuracy; returns `results`."""
     out = records.output_path(args, name if args.dtype == "float32" else f"{name}-{args.dtype}")

@@ -45,8 +45,9 @@ def save_figure(fig: Any, json_path: Path) -> Path:
     return png
 
 
-def plot_curve(ax: Any, values: Sequence[float], title: str, ylabel: str = "loss", xlabel: str = "step",
-               log_scale: bool = False) -> None:
+def plot_curve(
+    ax: Any, values: Sequence[float], title: str, ylabel: str = "loss", xlabel: str = "step", log_scale: bool = False
+) -> None:
     """One training curve on `ax` (steps from 1, integer ticks; a log scale labelled plainly)."""
     ax.plot(np.arange(1, len(values) + 1), values, lw=1)
     ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
@@ -86,8 +87,14 @@ def save_curve_figure(fig: Any, ax: Any, json_path: Path) -> Path:
     return save_figure(fig, json_path)
 
 
-def plot_regions(ax: Any, predict_class: Callable[[np.ndarray], np.ndarray], x: np.ndarray, y: np.ndarray,
-                 title: str, resolution: int = 200) -> None:
+def plot_regions(
+    ax: Any,
+    predict_class: Callable[[np.ndarray], np.ndarray],
+    x: np.ndarray,
+    y: np.ndarray,
+    title: str,
+    resolution: int = 200,
+) -> None:
     """The decision regions of a 2-D classifier, with the points (x, labels y) on top."""
     pad = 0.1 * (x.max() - x.min())
     lo, hi = x.min(axis=0) - pad, x.max(axis=0) + pad

@@ -47,8 +47,10 @@ def command_line(script: str, argv: Sequence[str] | None, folder: str = "example
     args = sys.argv[1:] if argv is None else list(argv)
     backend = backends.current().name
     settings = ("AUTOGRAD_DEVICE", *(DASK_SETTINGS if backend == "dask" else ()))
-    where = [f"AUTOGRAD_BACKEND={backend}",
-             *(f"{name}={value}" for name in settings if (value := os.environ.get(name, "").strip()))]
+    where = [
+        f"AUTOGRAD_BACKEND={backend}",
+        *(f"{name}={value}" for name in settings if (value := os.environ.get(name, "").strip())),
+    ]
     return shlex.join([*where, "python", f"{folder}/{script}.py", *args])
 
 

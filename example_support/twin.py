@@ -39,12 +39,22 @@ def mirror(module: nn.Module, dtype: str) -> torch.nn.Module:
     if isinstance(module, nn.LayerNorm):
         return torch.nn.LayerNorm(module.normalized_shape, eps=module.eps, dtype=td)
     if isinstance(module, nn.Conv2d):
-        return torch.nn.Conv2d(module.in_channels, module.out_channels, module.kernel_size, module.stride,
-                               module.padding, module.dilation, module.groups, module.bias is not None,
-                               module.padding_mode, dtype=td)
+        return torch.nn.Conv2d(
+            module.in_channels,
+            module.out_channels,
+            module.kernel_size,
+            module.stride,
+            module.padding,
+            module.dilation,
+            module.groups,
+            module.bias is not None,
+            module.padding_mode,
+            dtype=td,
+        )
     if isinstance(module, nn.BatchNorm2d):
-        return TwoPassBatchNorm2d(module.num_features, module.eps, module.momentum, module.affine,
-                                    module.track_running_stats, dtype=td)
+        return TwoPassBatchNorm2d(
+            module.num_features, module.eps, module.momentum, module.affine, module.track_running_stats, dtype=td
+        )
     if isinstance(module, nn.MaxPool2d):
         return torch.nn.MaxPool2d(**module.settings)
     if isinstance(module, nn.Dropout):
@@ -93,10 +103,19 @@ def host_state(module: nn.Module) -> dict[str, np.ndarray]:
 class TorchTwin:
     """The torch model that follows ours step for step (cross-entropy loss, AdamW)."""
 
-    def __init__(self, model: nn.Module, dtype: str, lr: float, weight_decay: float,
-                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, *, label_smoothing: float = 0.0,
-                 max_norm: float | None = None,
-                 schedule: Callable[[torch.optim.Optimizer], Any] | None = None) -> None:
+    def __init__(
+        self,
+        model: nn.Module,
+        dtype: str,
+        lr: float,
+        weight_decay: float,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        *,
+        label_smoothing: float = 0.0,
+        max_norm: float | None = None,
+        schedule: Callable[[torch.optim.Optimizer], Any] | None = None,
+    ) -> None:
         """`label_smoothing` goes to the loss; `max_norm` clips the gradients' total norm
         before each step; `schedule(optimizer)` makes a learning-rate scheduler, stepped after
         each optimizer step."""
@@ -104,8 +123,9 @@ class TorchTwin:
         self.net = mirror(model, dtype)
         state = {k: torch.from_numpy(v.copy()) for k, v in host_state(model).items()}
         self.net.load_state_dict(state, strict=True)
-        self.opt = torch.optim.AdamW(self.net.parameters(), lr=lr, betas=betas, eps=eps,
-                                     weight_decay=weight_decay, foreach=False)
+        self.opt = torch.optim.AdamW(
+            self.net.parameters(), lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=False
+        )
         self.label_smoothing, self.max_norm = label_smoothing, max_norm
         self.sched = schedule(self.opt) if schedule is not None else None
         if self.max_weight_diff(model) != 0.0:
@@ -115,10 +135,12 @@ class TorchTwin:
         """One optimizer step on the batch (x, y); returns the loss. With `keep` (the dropout
         mask ours drew), the Dropout layer is replaced by a multiplication with it."""
         xt = torch.tensor(x, dtype=_TORCH_DTYPES[self.dtype])
-        out = self.net(xt) if keep is None else forward_with_mask(self.net, xt, torch.from_numpy(keep),
-                                                                   torch.nn.Dropout)
-        loss = torch.nn.functional.cross_entropy(out, torch.tensor(y, dtype=torch.int64),
-                                                 label_smoothing=self.label_smoothing)
+        out = (
+            self.net(xt) if keep is None else forward_with_mask(self.net, xt, torch.from_numpy(keep), torch.nn.Dropout)
+        )
+        loss = torch.nn.functional.cross_entropy(
+            out, torch.tensor(y, dtype=torch.int64), label_smoothing=self.label_smoothing
+        )
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         if self.max_norm is not None:
@@ -151,7 +173,8 @@ class TorchTwin:
         self.net.eval()
         try:
             with torch.no_grad():
-                return np.concatenate([self.net(torch.tensor(c, dtype=_TORCH_DTYPES[self.dtype])).numpy()
-                                       for c in chunks])
+                return np.concatenate(
+                    [self.net(torch.tensor(c, dtype=_TORCH_DTYPES[self.dtype])).numpy() for c in chunks]
+                )
         finally:
             self.net.train()

@@ -47,6 +47,8 @@ from example_support import cli, plots, records
 from example_support.progress import Progress
 
 NAME = "bigdata"
+
+
 def rows_of(step: int, rows: int, batch_rows: int) -> slice:
     """The rows step `step` trains on: all of them (`batch_rows` 0), else the next
     `batch_rows` in order, wrapping around (a last, shorter batch ends each pass).
@@ -69,8 +71,17 @@ def evaluate(model: nn.Module, x: ag.Tensor, y: ag.Tensor) -> tuple[float, float
     return loss.item(), accuracy.item()
 
 
-def train(model: nn.Module, x: ag.Tensor, y: ag.Tensor, *, steps: int, lr: float, weight_decay: float = 0.01,
-          batch_rows: int = 0, quiet: bool = True) -> dict[str, list[float]]:
+def train(
+    model: nn.Module,
+    x: ag.Tensor,
+    y: ag.Tensor,
+    *,
+    steps: int,
+    lr: float,
+    weight_decay: float = 0.01,
+    batch_rows: int = 0,
+    quiet: bool = True,
+) -> dict[str, list[float]]:
     """`steps` AdamW steps; returns the loss, accuracy and wall seconds of every step, and this
     process's resident memory after it."""
     opt = optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
@@ -99,9 +110,13 @@ def cluster_facts(backend: backends.Backend) -> dict[str, Any]:
     info = client.scheduler_info(n_workers=-1)
     workers = info["workers"].values()
     dashboard = client.dashboard_link if "dashboard" in info.get("services", {}) else None  # None: no bokeh there
-    return {"scheduler": info["address"], "dashboard": dashboard, "workers": len(workers),
-            "threads_per_worker": sorted({w["nthreads"] for w in workers}),
-            "worker_memory_limit_bytes": sorted({w["memory_limit"] for w in workers})}
+    return {
+        "scheduler": info["address"],
+        "dashboard": dashboard,
+        "workers": len(workers),
+        "threads_per_worker": sorted({w["nthreads"] for w in workers}),
+        "worker_memory_limit_bytes": sorted({w["memory_limit"] for w in workers}),
+    }
 
 
 def rss_bytes() -> int | None:
@@ -141,19 +156,38 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rows", type=_count, default=20_000_000, help="Training rows; 20M x 64 float32 is 5 GiB.")
     p.add_argument("--features", type=cli.positive_int, default=64, help="Inputs per row.")
     p.add_argument("--steps", type=cli.positive_int, default=20, help="AdamW steps.")
-    p.add_argument("--model", choices=MODELS, default="logistic",
-                   help=f"Logistic regression, or an MLP features-{HIDDEN}-1 with a ReLU.")
+    p.add_argument(
+        "--model",
+        choices=MODELS,
+        default="logistic",
+        help=f"Logistic regression, or an MLP features-{HIDDEN}-1 with a ReLU.",
+    )
     p.add_argument("--lr", type=cli.positive_float, default=0.1, help="AdamW learning rate.")
     p.add_argument("--weight-decay", type=cli.natural_float, default=0.01, help="AdamW weight decay.")
-    p.add_argument("--batch-rows", type=_count, default=0,
-                   help="Rows per step, taken in order, wrapping around; 0 trains on every row (full batch).")
-    p.add_argument("--label-noise", type=cli.probability, default=0.1,
-                   help="Fraction of the labels flipped; the accuracy ceiling is 1 minus it.")
-    p.add_argument("--chunk-rows", type=_count, default=250_000,
-                   help="Rows per block of the data: the dask chunk, and part of the data's definition.")
+    p.add_argument(
+        "--batch-rows",
+        type=_count,
+        default=0,
+        help="Rows per step, taken in order, wrapping around; 0 trains on every row (full batch).",
+    )
+    p.add_argument(
+        "--label-noise",
+        type=cli.probability,
+        default=0.1,
+        help="Fraction of the labels flipped; the accuracy ceiling is 1 minus it.",
+    )
+    p.add_argument(
+        "--chunk-rows",
+        type=_count,
+        default=250_000,
+        help="Rows per block of the data: the dask chunk, and part of the data's definition.",
+    )
     p.add_argument("--test-rows", type=_count, default=100_000, help="Held-out rows for the final accuracy.")
-    p.add_argument("--persist", action="store_true",
-                   help="Compute the rows once and keep them on the workers, instead of drawing them every step.")
+    p.add_argument(
+        "--persist",
+        action="store_true",
+        help="Compute the rows once and keep them on the workers, instead of drawing them every step.",
+    )
     return p
 
 
@@ -172,43 +206,78 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     start = time.perf_counter()
     backend = backends.current()
     cluster = cluster_facts(backend)
-    dashboard = cluster["dashboard"] or ("none: the scheduler serves none (pip install bokeh)" if cluster["scheduler"]
-                                         else "none: no distributed scheduler")
-    records.log(f"{backend!r}: scheduler {cluster['scheduler']}, {cluster['workers']} workers; dashboard: {dashboard}",
-               args.quiet)
+    dashboard = cluster["dashboard"] or (
+        "none: the scheduler serves none (pip install bokeh)"
+        if cluster["scheduler"]
+        else "none: no distributed scheduler"
+    )
+    records.log(
+        f"{backend!r}: scheduler {cluster['scheduler']}, {cluster['workers']} workers; dashboard: {dashboard}",
+        args.quiet,
+    )
     data = SyntheticSet(args.rows, args.features, args.seed, args.label_noise, args.chunk_rows)
     test = SyntheticSet(args.test_rows, args.features, args.seed, args.label_noise, args.chunk_rows, stream=1)
     x, y = tensors(data, args.persist)
-    records.log(f"{data.rows:,} rows x {data.features} features ({data.nbytes / 2**30:.2f} GiB) in "
-               f"{len(data.chunks())} blocks; {args.model}, accuracy ceiling {data.ceiling:.3f}", args.quiet)
+    records.log(
+        f"{data.rows:,} rows x {data.features} features ({data.nbytes / 2**30:.2f} GiB) in "
+        f"{len(data.chunks())} blocks; {args.model}, accuracy ceiling {data.ceiling:.3f}",
+        args.quiet,
+    )
     model = build_model(args.model, args.features, seed=args.seed)
-    record = train(model, x, y, steps=args.steps, lr=args.lr, weight_decay=args.weight_decay,
-                   batch_rows=args.batch_rows, quiet=args.quiet)
+    record = train(
+        model,
+        x,
+        y,
+        steps=args.steps,
+        lr=args.lr,
+        weight_decay=args.weight_decay,
+        batch_rows=args.batch_rows,
+        quiet=args.quiet,
+    )
     test_loss, test_accuracy = evaluate(model, *tensors(test))
     wall = time.perf_counter() - start
     rows_per_step = min(args.batch_rows or data.rows, data.rows)
     results = {
-        "backend": backend.name, "where": repr(backend), **cluster,
-        "model": args.model, "rows": data.rows, "features": data.features, "data_bytes": data.nbytes,
-        "chunk_rows": data.chunk_rows, "blocks": len(data.chunks()), "persisted": args.persist,
-        "batch_rows": args.batch_rows, "steps": args.steps, "lr": args.lr, "weight_decay": args.weight_decay,
-        "label_noise": data.label_noise, "accuracy_ceiling": data.ceiling,
-        "final_loss": record["loss"][-1], "final_train_accuracy": record["accuracy"][-1],
-        "test_rows": test.rows, "test_loss": test_loss, "test_accuracy": test_accuracy,
+        "backend": backend.name,
+        "where": repr(backend),
+        **cluster,
+        "model": args.model,
+        "rows": data.rows,
+        "features": data.features,
+        "data_bytes": data.nbytes,
+        "chunk_rows": data.chunk_rows,
+        "blocks": len(data.chunks()),
+        "persisted": args.persist,
+        "batch_rows": args.batch_rows,
+        "steps": args.steps,
+        "lr": args.lr,
+        "weight_decay": args.weight_decay,
+        "label_noise": data.label_noise,
+        "accuracy_ceiling": data.ceiling,
+        "final_loss": record["loss"][-1],
+        "final_train_accuracy": record["accuracy"][-1],
+        "test_rows": test.rows,
+        "test_loss": test_loss,
+        "test_accuracy": test_accuracy,
         "median_step_s": float(np.median(record["step_s"])),
         "rows_per_s": rows_per_step / float(np.median(record["step_s"])),
         "client_peak_rss_bytes": peak_rss_bytes(),
         "client_rss_growth_bytes_per_step": growth_per_step(record["rss_bytes"]),
-        "losses": record["loss"], "accuracies": record["accuracy"], "step_seconds": record["step_s"],
+        "losses": record["loss"],
+        "accuracies": record["accuracy"],
+        "step_seconds": record["step_s"],
         "client_rss_bytes": record["rss_bytes"],
     }
     out = records.output_path(args, NAME)
     plots.draw(plot, record, data.ceiling, f"{args.model}, {data.rows:,} rows", out)
     records.write_results(out, results, records.command_line(NAME, argv), wall)
-    records.log(f"final loss {results['final_loss']:.4f}, train accuracy {results['final_train_accuracy']:.4f}, "
-               f"test accuracy {test_accuracy:.4f} (ceiling {data.ceiling:.3f}); "
-               f"{results['rows_per_s']:,.0f} rows/s; client peak RSS "
-               f"{results['client_peak_rss_bytes'] / 2**20:.0f} MiB; {wall:.0f} s; wrote {out}", args.quiet)
+    records.log(
+        f"final loss {results['final_loss']:.4f}, train accuracy {results['final_train_accuracy']:.4f}, "
+        f"test accuracy {test_accuracy:.4f} (ceiling {data.ceiling:.3f}); "
+        f"{results['rows_per_s']:,.0f} rows/s; client peak RSS "
+        f"{results['client_peak_rss_bytes'] / 2**20:.0f} MiB; {wall:.0f} s; wrote {out}",
+        args.quiet,
+    )
     return results
 
 

@@ -52,8 +52,9 @@ class CharModel(nn.Module):
         super().__init__()
         self.context = context
         self.embed = nn.Embedding(vocab, embed)
-        self.net = nn.Sequential(nn.Linear(context * embed, hidden), nn.LayerNorm(hidden), nn.Tanh(),
-                                 nn.Linear(hidden, vocab))
+        self.net = nn.Sequential(
+            nn.Linear(context * embed, hidden), nn.LayerNorm(hidden), nn.Tanh(), nn.Linear(hidden, vocab)
+        )
 
     def forward(self, codes: ag.Tensor) -> ag.Tensor:
         """Logits (batch, vocab) of the next character after each context row of `codes`."""
@@ -84,9 +85,19 @@ def sample(model: CharModel, corpus: Corpus, prompt: str, length: int, temperatu
     return corpus.decode(codes)
 
 
-def train_char(corpus: Corpus, *, steps: int = 6000, batch_size: int = 256, lr: float = 3e-3,
-               weight_decay: float = 0.01, context: int = 16, seed: int = 0, eval_every: int = 500,
-               eval_positions: np.ndarray | None = None, quiet: bool = True) -> dict:
+def train_char(
+    corpus: Corpus,
+    *,
+    steps: int = 6000,
+    batch_size: int = 256,
+    lr: float = 3e-3,
+    weight_decay: float = 0.01,
+    context: int = 16,
+    seed: int = 0,
+    eval_every: int = 500,
+    eval_positions: np.ndarray | None = None,
+    quiet: bool = True,
+) -> dict:
     """Train the model; returns it, the mean training loss per `eval_every` steps and the
     validation curve on `eval_positions` (if given) at the same points."""
     ag.manual_seed(seed)
@@ -120,18 +131,30 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line of this example."""
     p = cli.parser(NAME, __doc__, QUICK)
     p.add_argument("--steps", type=cli.positive_int, default=6000, help="AdamW steps.")
-    p.add_argument("--batch-size", type=cli.positive_int, default=256,
-                   help="Contexts per step (and per batch of the evaluation).")
+    p.add_argument(
+        "--batch-size", type=cli.positive_int, default=256, help="Contexts per step (and per batch of the evaluation)."
+    )
     p.add_argument("--lr", type=cli.positive_float, default=3e-3, help="AdamW peak learning rate.")
     p.add_argument("--weight-decay", type=cli.natural_float, default=0.01, help="AdamW (decoupled) weight decay.")
-    p.add_argument("--context", type=cli.positive_int, default=16,
-                   help="Characters of context the model sees before the one it predicts.")
+    p.add_argument(
+        "--context",
+        type=cli.positive_int,
+        default=16,
+        help="Characters of context the model sees before the one it predicts.",
+    )
     p.add_argument("--eval-every", type=cli.positive_int, default=500, help="Steps between validation checks.")
-    p.add_argument("--eval-subset", type=cli.positive_int, default=10_000,
-                   help="Validation positions scored by the checks during training; the final score uses all.")
-    p.add_argument("--eval-limit", type=cli.positive_int, default=None,
-                   help="Score the final model on the first EVAL_LIMIT validation positions only. Without it, on "
-                        "all of them.")
+    p.add_argument(
+        "--eval-subset",
+        type=cli.positive_int,
+        default=10_000,
+        help="Validation positions scored by the checks during training; the final score uses all.",
+    )
+    p.add_argument(
+        "--eval-limit",
+        type=cli.positive_int,
+        default=None,
+        help="Score the final model on the first EVAL_LIMIT validation positions only. Without it, on all of them.",
+    )
     add_sample_arguments(p)
     return p
 
@@ -142,9 +165,18 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     corpus = load_corpus()
     all_positions = np.arange(len(corpus.val) - args.context)
     subset = np.random.default_rng(12345).permutation(all_positions)[: args.eval_subset]
-    outcome = train_char(corpus, steps=args.steps, batch_size=args.batch_size, lr=args.lr,
-                         weight_decay=args.weight_decay, context=args.context, seed=args.seed,
-                         eval_every=args.eval_every, eval_positions=np.sort(subset), quiet=args.quiet)
+    outcome = train_char(
+        corpus,
+        steps=args.steps,
+        batch_size=args.batch_size,
+        lr=args.lr,
+        weight_decay=args.weight_decay,
+        context=args.context,
+        seed=args.seed,
+        eval_every=args.eval_every,
+        eval_positions=np.sort(subset),
+        quiet=args.quiet,
+    )
     train_time = time.perf_counter() - start
     final_positions = all_positions[: args.eval_limit]
     val_nats = evaluate(outcome["model"], corpus.val, final_positions, args.batch_size)
@@ -152,12 +184,23 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     ag.manual_seed(args.seed)
     text = sample(outcome["model"], corpus, prompt, args.sample_length, args.temperature)
     results = {
-        "backend": backends.current().name, "steps": args.steps, "batch_size": args.batch_size, "lr": args.lr,
-        "weight_decay": args.weight_decay, "context": args.context, "vocab": len(corpus.chars),
-        "train_chars": len(corpus.train), "val_chars": len(corpus.val), "val_positions": len(final_positions),
-        "val_nats": val_nats, "baselines": baselines(corpus, args.context),
-        "train_curve": outcome["train_curve"], "val_curve": outcome["val_curve"],
-        "temperature": args.temperature, "sample_prompt": prompt, "sample": text,
+        "backend": backends.current().name,
+        "steps": args.steps,
+        "batch_size": args.batch_size,
+        "lr": args.lr,
+        "weight_decay": args.weight_decay,
+        "context": args.context,
+        "vocab": len(corpus.chars),
+        "train_chars": len(corpus.train),
+        "val_chars": len(corpus.val),
+        "val_positions": len(final_positions),
+        "val_nats": val_nats,
+        "baselines": baselines(corpus, args.context),
+        "train_curve": outcome["train_curve"],
+        "val_curve": outcome["val_curve"],
+        "temperature": args.temperature,
+        "sample_prompt": prompt,
+        "sample": text,
         "train_time_s": round(train_time, 3),
     }
     out = records.output_path(args, NAME)

@@ -41,8 +41,16 @@ from example_support.characters import Corpus, add_sample_arguments, load_corpus
 from example_support.progress import Progress
 
 NAME = "gpt"
-QUICK = {"iters": 200, "warmup": 20, "lr_decay_iters": 200, "eval_every": 100, "eval_blocks": 120,
-         "eval_limit": 480, "sample_length": 200, "torch_timing_steps": 10}
+QUICK = {
+    "iters": 200,
+    "warmup": 20,
+    "lr_decay_iters": 200,
+    "eval_every": 100,
+    "eval_blocks": 120,
+    "eval_limit": 480,
+    "sample_length": 200,
+    "torch_timing_steps": 10,
+}
 NANOGPT_VAL_LOSS = 1.88  # nanoGPT's README, the same configuration on a laptop CPU
 
 
@@ -56,8 +64,10 @@ def param_groups(model: Any, weight_decay: float) -> list[dict]:
     """nanoGPT's AdamW groups: weight decay on the matrices (embeddings and linear weights)
     only; for our model and the PyTorch copy alike."""
     params = list(model.parameters())
-    return [{"params": [p for p in params if p.ndim >= 2], "weight_decay": weight_decay},
-            {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0}]
+    return [
+        {"params": [p for p in params if p.ndim >= 2], "weight_decay": weight_decay},
+        {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0},
+    ]
 
 
 def cosine_with_warmup(lr: float, min_lr: float, warmup: int, decay_iters: int) -> Callable[[int], float]:
@@ -81,8 +91,13 @@ def batch(data: np.ndarray, starts: np.ndarray, block: int) -> tuple[np.ndarray,
     return data[rows], data[rows + 1]
 
 
-def mean_nats(summed_loss: Callable[[np.ndarray, np.ndarray], float], data: np.ndarray, starts: np.ndarray,
-              batch_size: int, block: int) -> float:
+def mean_nats(
+    summed_loss: Callable[[np.ndarray, np.ndarray], float],
+    data: np.ndarray,
+    starts: np.ndarray,
+    batch_size: int,
+    block: int,
+) -> float:
     """Mean nats per character over every position of the blocks at `starts`, from
     ``summed_loss(x, y)``, the summed cross-entropy of a batch (of our model or PyTorch's)."""
     total = sum(summed_loss(*batch(data, starts[i : i + batch_size], block)) for i in range(0, len(starts), batch_size))
@@ -93,9 +108,13 @@ def evaluate(model: nn.Module, data: np.ndarray, starts: np.ndarray, batch_size:
     """Our model's mean nats per character over every position of the blocks at `starts`."""
     model.eval()
     with ag.no_grad():
-        nats = mean_nats(lambda x, y: F.cross_entropy(model(ag.tensor(x)), ag.tensor(y.reshape(-1)),
-                                                      reduction="sum").item(),
-                         data, starts, batch_size, model.config.block_size)
+        nats = mean_nats(
+            lambda x, y: F.cross_entropy(model(ag.tensor(x)), ag.tensor(y.reshape(-1)), reduction="sum").item(),
+            data,
+            starts,
+            batch_size,
+            model.config.block_size,
+        )
     model.train()
     return nats
 
@@ -138,11 +157,26 @@ def training_step(model: nn.Module, opt: optim.Optimizer, max_norm: float) -> tu
     return ag.compile(step, modules=[model], optimizers=[opt]), True
 
 
-def train_gpt(corpus: Corpus, config: GPTConfig, *, iters: int = 2000, batch_size: int = 12, lr: float = 1e-3,
-              min_lr: float = 1e-4, warmup: int = 100, decay_iters: int = 2000, weight_decay: float = 0.1,
-              betas: tuple[float, float] = (0.9, 0.99), max_norm: float = 1.0, dtype: str = "float32", seed: int = 0,
-              eval_every: int = 250, eval_starts: np.ndarray | None = None, torch_twin: bool = False,
-              quiet: bool = True) -> dict:
+def train_gpt(
+    corpus: Corpus,
+    config: GPTConfig,
+    *,
+    iters: int = 2000,
+    batch_size: int = 12,
+    lr: float = 1e-3,
+    min_lr: float = 1e-4,
+    warmup: int = 100,
+    decay_iters: int = 2000,
+    weight_decay: float = 0.1,
+    betas: tuple[float, float] = (0.9, 0.99),
+    max_norm: float = 1.0,
+    dtype: str = "float32",
+    seed: int = 0,
+    eval_every: int = 250,
+    eval_starts: np.ndarray | None = None,
+    torch_twin: bool = False,
+    quiet: bool = True,
+) -> dict:
     """Train the GPT; returns the model, the per-step losses and times, the curves and (with
     `torch_twin`) the twin's largest loss and weight differences."""
     model = build(config, dtype, seed)
@@ -152,12 +186,21 @@ def train_gpt(corpus: Corpus, config: GPTConfig, *, iters: int = 2000, batch_siz
     twin = TorchGPTTwin(model, dtype, lr, weight_decay, betas, max_norm, factor) if torch_twin else None
     step, compiled = training_step(model, opt, max_norm)
     rng = np.random.default_rng(seed)
-    record: dict = {"model": model, "compiled": compiled, "step_losses": [], "step_times": [], "train_curve": [],
-                    "val_curve": [], "twin_loss_diffs": [], "twin_max_weight_diff": None}
+    record: dict = {
+        "model": model,
+        "compiled": compiled,
+        "step_losses": [],
+        "step_times": [],
+        "train_curve": [],
+        "val_curve": [],
+        "twin_loss_diffs": [],
+        "twin_max_weight_diff": None,
+    }
     bar = Progress(iters, NAME, enabled=not quiet)
     for it in range(1, iters + 1):
-        x, y = batch(corpus.train, rng.integers(0, len(corpus.train) - config.block_size, batch_size),
-                     config.block_size)
+        x, y = batch(
+            corpus.train, rng.integers(0, len(corpus.train) - config.block_size, batch_size), config.block_size
+        )
         start = time.perf_counter()
         loss = step(ag.tensor(x), ag.tensor(y.reshape(-1))).item()
         record["step_times"].append(time.perf_counter() - start)
@@ -189,8 +232,16 @@ class TorchGPTTwin:
     """The PyTorch copy from our model's weights, trained with torch's AdamW (single-tensor
     path), the same groups, clipping and schedule, step for step on the same batches."""
 
-    def __init__(self, model: nn.Module, dtype: str, lr: float, weight_decay: float, betas: tuple[float, float],
-                 max_norm: float, factor: Callable[[int], float]) -> None:
+    def __init__(
+        self,
+        model: nn.Module,
+        dtype: str,
+        lr: float,
+        weight_decay: float,
+        betas: tuple[float, float],
+        max_norm: float,
+        factor: Callable[[int], float],
+    ) -> None:
         import torch
 
         self.torch, self.max_norm = torch, max_norm
@@ -200,8 +251,9 @@ class TorchGPTTwin:
         self.sched = torch.optim.lr_scheduler.LambdaLR(self.opt, factor)
 
     def step(self, x: np.ndarray, y: np.ndarray) -> float:
-        loss = self.torch.nn.functional.cross_entropy(self.net(self.torch.from_numpy(x)),
-                                                      self.torch.from_numpy(y.reshape(-1)))
+        loss = self.torch.nn.functional.cross_entropy(
+            self.net(self.torch.from_numpy(x)), self.torch.from_numpy(y.reshape(-1))
+        )
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         self.torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.max_norm)
@@ -213,17 +265,32 @@ class TorchGPTTwin:
         """The twin's mean nats per character, measured as ours is (`evaluate`)."""
         torch = self.torch
         with torch.no_grad():
-            return mean_nats(lambda x, y: torch.nn.functional.cross_entropy(
-                self.net(torch.from_numpy(x)), torch.from_numpy(y.reshape(-1)), reduction="sum").item(),
-                data, starts, batch_size, self.net.config.block_size)
+            return mean_nats(
+                lambda x, y: torch.nn.functional.cross_entropy(
+                    self.net(torch.from_numpy(x)), torch.from_numpy(y.reshape(-1)), reduction="sum"
+                ).item(),
+                data,
+                starts,
+                batch_size,
+                self.net.config.block_size,
+            )
 
     def max_weight_diff(self, model: nn.Module) -> float:
         theirs = {k: v.detach().numpy() for k, v in self.net.state_dict().items()}
         return max(float(np.max(np.abs(v.numpy() - theirs[k]))) for k, v in model.state_dict().items())
 
 
-def torch_eager_step_times(config: GPTConfig, corpus: Corpus, steps: int, batch_size: int, lr: float,
-                           weight_decay: float, betas: tuple[float, float], max_norm: float, seed: int) -> list[float]:
+def torch_eager_step_times(
+    config: GPTConfig,
+    corpus: Corpus,
+    steps: int,
+    batch_size: int,
+    lr: float,
+    weight_decay: float,
+    betas: tuple[float, float],
+    max_norm: float,
+    seed: int,
+) -> list[float]:
     """Seconds per training step of the PyTorch copy in float32 (eager, AdamW's default
     implementation), on batches drawn as ours are: the baseline of the wall-time comparison."""
     import torch
@@ -233,8 +300,9 @@ def torch_eager_step_times(config: GPTConfig, corpus: Corpus, steps: int, batch_
     opt = torch.optim.AdamW(param_groups(net, weight_decay), lr=lr, betas=betas)
     rng, times = np.random.default_rng(seed), []
     for _ in range(steps):
-        x, y = batch(corpus.train, rng.integers(0, len(corpus.train) - config.block_size, batch_size),
-                     config.block_size)
+        x, y = batch(
+            corpus.train, rng.integers(0, len(corpus.train) - config.block_size, batch_size), config.block_size
+        )
         start = time.perf_counter()
         loss = torch.nn.functional.cross_entropy(net(torch.from_numpy(x)), torch.from_numpy(y.reshape(-1)))
         opt.zero_grad(set_to_none=True)
@@ -250,15 +318,18 @@ def torch_eager_step_times(config: GPTConfig, corpus: Corpus, steps: int, batch_
 def plot(results: dict, json_path: Path) -> Path:
     """Training and validation nats per character against nanoGPT's published 1.88."""
     fig, (ax,) = plots.figure(1, width=9)
-    for key, label in (("train_curve", "training batches (mean since last point)"),
-                       ("val_curve", "validation subset")):
+    for key, label in (("train_curve", "training batches (mean since last point)"), ("val_curve", "validation subset")):
         if results[key]:
             steps, nats = zip(*results[key])
             ax.plot(steps, nats, "o-", ms=3, label=label)
     ax.axhline(results["val_nats"], color="k", lw=1, label=f"final validation {results['val_nats']:.3f}")
     ax.axhline(NANOGPT_VAL_LOSS, color="gray", ls="--", lw=1, label=f"nanoGPT's CPU result {NANOGPT_VAL_LOSS}")
-    ax.set(title=f"character GPT ({results['backend']}, {results['dtype']})", xlabel="iteration",
-           ylabel="nats per character", ylim=(1.0, 4.5))
+    ax.set(
+        title=f"character GPT ({results['backend']}, {results['dtype']})",
+        xlabel="iteration",
+        ylabel="nats per character",
+        ylim=(1.0, 4.5),
+    )
     return plots.save_curve_figure(fig, ax, json_path)
 
 
@@ -273,31 +344,51 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-layer", type=positive, default=d.n_layer, help="Transformer blocks.")
     p.add_argument("--n-head", type=positive, default=d.n_head, help="Attention heads; they must divide --n-embd.")
     p.add_argument("--n-embd", type=positive, default=d.n_embd, help="Width of the embeddings.")
-    p.add_argument("--dropout", type=cli.probability, default=d.dropout,
-                   help="Dropout probability; above 0 the step is not compiled.")
+    p.add_argument(
+        "--dropout",
+        type=cli.probability,
+        default=d.dropout,
+        help="Dropout probability; above 0 the step is not compiled.",
+    )
     p.add_argument("--bias", action="store_true", help="Give the linear and LayerNorm layers biases.")
     p.add_argument("--lr", type=rate, default=1e-3, help="AdamW peak learning rate.")
-    p.add_argument("--min-lr", type=cli.natural_float, default=1e-4,
-                   help="Learning rate at the end of the cosine decay.")
+    p.add_argument(
+        "--min-lr", type=cli.natural_float, default=1e-4, help="Learning rate at the end of the cosine decay."
+    )
     p.add_argument("--warmup", type=natural, default=100, help="Iterations of linear warm-up.")
     p.add_argument("--lr-decay-iters", type=positive, default=2000, help="Iteration where the cosine decay ends.")
-    p.add_argument("--weight-decay", type=cli.natural_float, default=0.1,
-                   help="AdamW (decoupled) weight decay of the matrices.")
-    p.add_argument("--dtype", choices=("float32", "float64"), default="float32",
-                   help="Floating-point type of the weights.")
+    p.add_argument(
+        "--weight-decay", type=cli.natural_float, default=0.1, help="AdamW (decoupled) weight decay of the matrices."
+    )
+    p.add_argument(
+        "--dtype", choices=("float32", "float64"), default="float32", help="Floating-point type of the weights."
+    )
     p.add_argument("--eval-every", type=positive, default=250, help="Iterations between validation checks.")
-    p.add_argument("--eval-blocks", type=positive, default=240,
-                   help="Validation blocks scored by the checks during training; the final score uses all.")
-    p.add_argument("--eval-limit", type=positive, default=None,
-                   help="Score the final model on the first EVAL_LIMIT validation blocks only. Without it, on all "
-                        "of them.")
+    p.add_argument(
+        "--eval-blocks",
+        type=positive,
+        default=240,
+        help="Validation blocks scored by the checks during training; the final score uses all.",
+    )
+    p.add_argument(
+        "--eval-limit",
+        type=positive,
+        default=None,
+        help="Score the final model on the first EVAL_LIMIT validation blocks only. Without it, on all of them.",
+    )
     add_sample_arguments(p)
-    p.add_argument("--torch-twin", action="store_true",
-                   help="Train a PyTorch copy from the same weights on the same batches, and record the largest "
-                        "loss and weight differences.")
-    p.add_argument("--torch-timing-steps", type=natural, default=50,
-                   help="Steps of a float32 PyTorch eager copy timed after training (0, or torch not installed: "
-                        "no timing).")
+    p.add_argument(
+        "--torch-twin",
+        action="store_true",
+        help="Train a PyTorch copy from the same weights on the same batches, and record the largest "
+        "loss and weight differences.",
+    )
+    p.add_argument(
+        "--torch-timing-steps",
+        type=natural,
+        default=50,
+        help="Steps of a float32 PyTorch eager copy timed after training (0, or torch not installed: no timing).",
+    )
     return p
 
 
@@ -310,15 +401,31 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     timed = args.torch_timing_steps > 0 and not optional.missing("torch", "no PyTorch eager timing")
     start = time.perf_counter()
     corpus = load_corpus()
-    config = GPTConfig(args.block_size, len(corpus.chars), args.n_layer, args.n_head, args.n_embd, args.dropout,
-                       args.bias)
+    config = GPTConfig(
+        args.block_size, len(corpus.chars), args.n_layer, args.n_head, args.n_embd, args.dropout, args.bias
+    )
     all_starts = np.arange(0, len(corpus.val) - config.block_size, config.block_size)
     subset = np.sort(np.random.default_rng(12345).permutation(all_starts)[: args.eval_blocks])
     betas, max_norm = (0.9, 0.99), 1.0
-    outcome = train_gpt(corpus, config, iters=args.iters, batch_size=args.batch_size, lr=args.lr, min_lr=args.min_lr,
-                        warmup=args.warmup, decay_iters=args.lr_decay_iters, weight_decay=args.weight_decay,
-                        betas=betas, max_norm=max_norm, dtype=args.dtype, seed=args.seed,
-                        eval_every=args.eval_every, eval_starts=subset, torch_twin=args.torch_twin, quiet=args.quiet)
+    outcome = train_gpt(
+        corpus,
+        config,
+        iters=args.iters,
+        batch_size=args.batch_size,
+        lr=args.lr,
+        min_lr=args.min_lr,
+        warmup=args.warmup,
+        decay_iters=args.lr_decay_iters,
+        weight_decay=args.weight_decay,
+        betas=betas,
+        max_norm=max_norm,
+        dtype=args.dtype,
+        seed=args.seed,
+        eval_every=args.eval_every,
+        eval_starts=subset,
+        torch_twin=args.torch_twin,
+        quiet=args.quiet,
+    )
     train_time = time.perf_counter() - start
     model = outcome["model"]
     final_starts = all_starts[: args.eval_limit]
@@ -327,38 +434,69 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     text = sample(model, corpus, "\n", args.sample_length, args.temperature)
     times = np.array(outcome["step_times"][1:] or outcome["step_times"])  # the first step includes compiling
     results = {
-        "backend": backends.current().name, "dtype": args.dtype, "config": asdict(config), "iters": args.iters,
-        "batch_size": args.batch_size, "lr": args.lr, "min_lr": args.min_lr, "warmup": args.warmup,
-        "lr_decay_iters": args.lr_decay_iters, "weight_decay": args.weight_decay, "betas": list(betas),
-        "max_norm": max_norm, "compiled": outcome["compiled"],
+        "backend": backends.current().name,
+        "dtype": args.dtype,
+        "config": asdict(config),
+        "iters": args.iters,
+        "batch_size": args.batch_size,
+        "lr": args.lr,
+        "min_lr": args.min_lr,
+        "warmup": args.warmup,
+        "lr_decay_iters": args.lr_decay_iters,
+        "weight_decay": args.weight_decay,
+        "betas": list(betas),
+        "max_norm": max_norm,
+        "compiled": outcome["compiled"],
         "parameters": sum(math.prod(p.shape) for p in model.parameters()),
-        "val_blocks": len(final_starts), "val_positions": len(final_starts) * config.block_size,
-        "val_nats": val_nats, "nanogpt_val_loss": NANOGPT_VAL_LOSS,
-        "train_curve": outcome["train_curve"], "val_curve": outcome["val_curve"],
+        "val_blocks": len(final_starts),
+        "val_positions": len(final_starts) * config.block_size,
+        "val_nats": val_nats,
+        "nanogpt_val_loss": NANOGPT_VAL_LOSS,
+        "train_curve": outcome["train_curve"],
+        "val_curve": outcome["val_curve"],
         "step_losses": outcome["step_losses"],
         "ms_per_iter": {"min": 1e3 * float(times.min()), "median": 1e3 * float(np.median(times))},
-        "temperature": args.temperature, "sample": text, "train_time_s": round(train_time, 3),
+        "temperature": args.temperature,
+        "sample": text,
+        "train_time_s": round(train_time, 3),
     }
     if args.torch_twin:
         results["twin_max_loss_diff"] = max(outcome["twin_loss_diffs"])
         results["twin_max_weight_diff"] = outcome["twin_max_weight_diff"]
         results["twin_val_nats"] = outcome["twin"].evaluate(corpus.val, final_starts, args.batch_size)
     if timed:
-        theirs = np.array(torch_eager_step_times(config, corpus, args.torch_timing_steps + 1, args.batch_size,
-                                                 args.lr, args.weight_decay, betas, max_norm, args.seed)[1:])
-        results["torch_eager_ms_per_iter"] = {"min": 1e3 * float(theirs.min()),
-                                              "median": 1e3 * float(np.median(theirs))}
+        theirs = np.array(
+            torch_eager_step_times(
+                config,
+                corpus,
+                args.torch_timing_steps + 1,
+                args.batch_size,
+                args.lr,
+                args.weight_decay,
+                betas,
+                max_norm,
+                args.seed,
+            )[1:]
+        )
+        results["torch_eager_ms_per_iter"] = {
+            "min": 1e3 * float(theirs.min()),
+            "median": 1e3 * float(np.median(theirs)),
+        }
         results["ratio_to_torch_eager_median"] = float(np.median(times) / np.median(theirs))
     out = records.output_path(args, NAME if args.dtype == "float32" else f"{NAME}-{args.dtype}")
     plots.draw(plot, results, out)
     records.write_results(out, results, records.command_line(NAME, argv), time.perf_counter() - start)
     line = f"validation {val_nats:.4f} nats/char (nanoGPT {NANOGPT_VAL_LOSS})"
     if args.torch_twin:
-        line += (f"; twin: max |loss - loss_torch| {results['twin_max_loss_diff']:.2e}, max |w - w_torch| "
-                 f"{results['twin_max_weight_diff']:.2e}, validation {results['twin_val_nats']:.4f}")
+        line += (
+            f"; twin: max |loss - loss_torch| {results['twin_max_loss_diff']:.2e}, max |w - w_torch| "
+            f"{results['twin_max_weight_diff']:.2e}, validation {results['twin_val_nats']:.4f}"
+        )
     if timed:
-        line += (f"; {results['ms_per_iter']['median']:.1f} ms/iter, PyTorch eager "
-                 f"{results['torch_eager_ms_per_iter']['median']:.1f} ms/iter")
+        line += (
+            f"; {results['ms_per_iter']['median']:.1f} ms/iter, PyTorch eager "
+            f"{results['torch_eager_ms_per_iter']['median']:.1f} ms/iter"
+        )
     records.log(f"{line}; wrote {out}\n--- sample (T={args.temperature}) ---\n{text}", args.quiet)
     return results
 

@@ -79,8 +79,15 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     """Run with the parsed `args` (`argv` is recorded as the command); returns what it wrote to the JSON."""
     start = time.perf_counter()
     fit = fit_line(args.steps, args.lr, args.points, args.seed, args.quiet)
-    results = {"backend": backends.current().name, "steps": args.steps, "lr": args.lr,
-               "w": fit["w"], "b": fit["b"], "final_loss": fit["losses"][-1], "losses": fit["losses"]}
+    results = {
+        "backend": backends.current().name,
+        "steps": args.steps,
+        "lr": args.lr,
+        "w": fit["w"],
+        "b": fit["b"],
+        "final_loss": fit["losses"][-1],
+        "losses": fit["losses"],
+    }
     out = records.output_path(args, NAME)
     plots.draw(plot, fit, out)
     records.write_results(out, results, records.command_line(NAME, argv), time.perf_counter() - start)

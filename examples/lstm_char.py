@@ -38,8 +38,15 @@ from example_support.characters import (
 from example_support.progress import Progress
 
 NAME = "lstm_char"
-QUICK = {"steps": 100, "hidden": 128, "lr": 1e-2, "eval_every": 50, "eval_chars": 4096, "eval_limit": 16384,
-         "sample_length": 200}
+QUICK = {
+    "steps": 100,
+    "hidden": 128,
+    "lr": 1e-2,
+    "eval_every": 50,
+    "eval_chars": 4096,
+    "eval_limit": 16384,
+    "sample_length": 200,
+}
 SCORED_FROM = 16  # the first target scored: examples/char.py's context, so both score the same characters
 IGNORED = -100  # F.cross_entropy's default ignore_index
 
@@ -47,15 +54,17 @@ IGNORED = -100  # F.cross_entropy's default ignore_index
 class LSTMCharModel(nn.Module):
     """Embedding -> LSTM -> Linear: logits of the next character at every position."""
 
-    def __init__(self, vocab: int = 65, embed: int = 64, hidden: int = 256, layers: int = 2,
-                 dropout: float = 0.0) -> None:
+    def __init__(
+        self, vocab: int = 65, embed: int = 64, hidden: int = 256, layers: int = 2, dropout: float = 0.0
+    ) -> None:
         super().__init__()
         self.embed = nn.Embedding(vocab, embed)
         self.lstm = nn.LSTM(embed, hidden, num_layers=layers, batch_first=True, dropout=dropout)
         self.head = nn.Linear(hidden, vocab)
 
-    def forward(self, codes: ag.Tensor, state: tuple[ag.Tensor, ag.Tensor] | None = None
-                ) -> tuple[ag.Tensor, tuple[ag.Tensor, ag.Tensor]]:
+    def forward(
+        self, codes: ag.Tensor, state: tuple[ag.Tensor, ag.Tensor] | None = None
+    ) -> tuple[ag.Tensor, tuple[ag.Tensor, ag.Tensor]]:
         """Logits (batch, time, vocab) after each character of `codes` (batch, time), and
         the state to continue from."""
         out, state = self.lstm(self.embed(codes), state)
@@ -70,8 +79,9 @@ def streams(data: np.ndarray, count: int, length: int, fill: int) -> np.ndarray:
     return padded.reshape(count, length)
 
 
-def training_windows(data: np.ndarray, batch_size: int, block: int, rng: np.random.Generator
-                     ) -> Iterator[tuple[bool, np.ndarray, np.ndarray]]:
+def training_windows(
+    data: np.ndarray, batch_size: int, block: int, rng: np.random.Generator
+) -> Iterator[tuple[bool, np.ndarray, np.ndarray]]:
     """Endless (new_epoch, inputs, targets) windows of `block` characters (batch, block), in
     order along `batch_size` streams of the text, so the state can be carried between
     windows; each epoch starts at a random offset (and the state from zeros)."""
@@ -97,8 +107,9 @@ def evaluate(model: LSTMCharModel, data: np.ndarray, batch_streams: int = 64, bl
         for start in range(0, length, block):
             logits, state = model(ag.tensor(inputs[:, start : start + block]), state)
             y = outputs[:, start : start + block]
-            total += F.cross_entropy(ag.reshape(logits, (-1, logits.shape[-1])), ag.tensor(y.reshape(-1)),
-                                     reduction="sum").item()
+            total += F.cross_entropy(
+                ag.reshape(logits, (-1, logits.shape[-1])), ag.tensor(y.reshape(-1)), reduction="sum"
+            ).item()
     return total / (len(data) - SCORED_FROM)
 
 
@@ -160,17 +171,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--embed", type=positive, default=64, help="Width of the character embeddings.")
     p.add_argument("--hidden", type=positive, default=256, help="Width of the LSTM state.")
     p.add_argument("--layers", type=positive, default=2, help="Stacked LSTM layers.")
-    p.add_argument("--dropout", type=cli.probability, default=0.0,
-                   help="Dropout probability between the LSTM layers.")
+    p.add_argument("--dropout", type=cli.probability, default=0.0, help="Dropout probability between the LSTM layers.")
     p.add_argument("--lr", type=cli.positive_float, default=3e-3, help="AdamW peak learning rate.")
     p.add_argument("--weight-decay", type=cli.natural_float, default=0.01, help="AdamW (decoupled) weight decay.")
     p.add_argument("--clip", type=cli.positive_float, default=1.0, help="Largest gradient norm; larger is clipped.")
     p.add_argument("--eval-every", type=positive, default=250, help="Steps between validation checks.")
-    p.add_argument("--eval-chars", type=positive, default=20_000,
-                   help="Validation characters scored by the checks during training; the final score uses all.")
-    p.add_argument("--eval-limit", type=positive, default=None,
-                   help="Score the final model on the first EVAL_LIMIT validation targets only. Without it, on all "
-                        "of them.")
+    p.add_argument(
+        "--eval-chars",
+        type=positive,
+        default=20_000,
+        help="Validation characters scored by the checks during training; the final score uses all.",
+    )
+    p.add_argument(
+        "--eval-limit",
+        type=positive,
+        default=None,
+        help="Score the final model on the first EVAL_LIMIT validation targets only. Without it, on all of them.",
+    )
     add_sample_arguments(p)
     return p
 
@@ -187,16 +204,27 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     prompt = corpus.decode(corpus.val[:SCORED_FROM])
     ag.manual_seed(args.seed)
     text = sample(model, corpus, prompt, args.sample_length, args.temperature)
-    settings = {k: getattr(args, k) for k in ("steps", "batch_size", "block", "embed", "hidden", "layers", "dropout",
-                                              "lr", "weight_decay", "clip")}
+    settings = {
+        k: getattr(args, k)
+        for k in ("steps", "batch_size", "block", "embed", "hidden", "layers", "dropout", "lr", "weight_decay", "clip")
+    }
     results = {
-        "backend": backends.current().name, **settings, "vocab": len(corpus.chars),
+        "backend": backends.current().name,
+        **settings,
+        "vocab": len(corpus.chars),
         "parameters": sum(p.numel() for p in model.parameters()),
-        "train_chars": len(corpus.train), "val_chars": len(corpus.val), "val_positions": len(val) - SCORED_FROM,
-        "val_nats": val_nats, "baselines": baselines(corpus, SCORED_FROM),
-        "train_curve": outcome["train_curve"], "val_curve": outcome["val_curve"],
-        "temperature": args.temperature, "sample_prompt": prompt, "sample": text,
-        "train_time_s": round(train_time, 3), "seconds_per_step": round(train_time / max(args.steps, 1), 4),
+        "train_chars": len(corpus.train),
+        "val_chars": len(corpus.val),
+        "val_positions": len(val) - SCORED_FROM,
+        "val_nats": val_nats,
+        "baselines": baselines(corpus, SCORED_FROM),
+        "train_curve": outcome["train_curve"],
+        "val_curve": outcome["val_curve"],
+        "temperature": args.temperature,
+        "sample_prompt": prompt,
+        "sample": text,
+        "train_time_s": round(train_time, 3),
+        "seconds_per_step": round(train_time / max(args.steps, 1), 4),
     }
     out = records.output_path(args, NAME)
     plots.draw(plot, results, out)

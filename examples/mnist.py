@@ -35,9 +35,19 @@ NAME = "mnist"
 QUICK = {"epochs": 1}
 
 
-def train_mnist(train: Split, val: Split | None, *, epochs: int = 10, batch_size: int = 128, lr: float = 1e-3,
-                weight_decay: float = 0.01, dtype: str = "float32", seed: int = 0, torch_twin: bool = False,
-                quiet: bool = True) -> dict:
+def train_mnist(
+    train: Split,
+    val: Split | None,
+    *,
+    epochs: int = 10,
+    batch_size: int = 128,
+    lr: float = 1e-3,
+    weight_decay: float = 0.01,
+    dtype: str = "float32",
+    seed: int = 0,
+    torch_twin: bool = False,
+    quiet: bool = True,
+) -> dict:
     """Train the MLP; returns the model, the twin (or None) and the per-epoch record:
     ``train_loss`` (mean over the epoch), ``val_accuracy``, ``twin_max_weight_diff`` (and
     per parameter, ``twin_weight_diff_by_param``), ``twin_max_loss_diff``; and ``step_losses``."""
@@ -49,11 +59,16 @@ def train_mnist(train: Split, val: Split | None, *, epochs: int = 10, batch_size
 
         twin = TorchTwin(model, dtype, lr=lr, weight_decay=weight_decay)
     order = np.random.default_rng(seed)
-    record: dict = {"train_loss": [], "val_accuracy": [], "twin_max_weight_diff": [], "step_losses": [],
-                    "twin_max_loss_diff": [], "twin_weight_diff_by_param": []}
+    record: dict = {
+        "train_loss": [],
+        "val_accuracy": [],
+        "twin_max_weight_diff": [],
+        "step_losses": [],
+        "twin_max_loss_diff": [],
+        "twin_weight_diff_by_param": [],
+    }
     for epoch in range(1, epochs + 1):
-        bar = Progress(num_batches(len(train), batch_size), f"epoch {epoch}/{epochs}",
-                              enabled=not quiet)
+        bar = Progress(num_batches(len(train), batch_size), f"epoch {epoch}/{epochs}", enabled=not quiet)
         losses, loss_diff = [], 0.0
         for idx in shuffled_batches(len(train), batch_size, order):
             x, y = train.x[idx], train.y[idx]
@@ -90,9 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lr", type=cli.positive_float, default=1e-3, help="AdamW learning rate.")
     p.add_argument("--weight-decay", type=cli.natural_float, default=0.01, help="AdamW (decoupled) weight decay.")
     add_data_arguments(p)
-    p.add_argument("--torch-twin", action="store_true",
-                   help="Train a PyTorch twin from the same weights on the same batches and log the largest weight "
-                        "difference after each epoch.")
+    p.add_argument(
+        "--torch-twin",
+        action="store_true",
+        help="Train a PyTorch twin from the same weights on the same batches and log the largest weight "
+        "difference after each epoch.",
+    )
     return p
 
 
@@ -102,15 +120,31 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
         optional.require("torch", "--torch-twin")
     start = time.perf_counter()
     train, val, test = limited_splits(args)
-    outcome = train_mnist(train, val, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
-                          weight_decay=args.weight_decay, dtype=args.dtype, seed=args.seed,
-                          torch_twin=args.torch_twin, quiet=args.quiet)
+    outcome = train_mnist(
+        train,
+        val,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        lr=args.lr,
+        weight_decay=args.weight_decay,
+        dtype=args.dtype,
+        seed=args.seed,
+        torch_twin=args.torch_twin,
+        quiet=args.quiet,
+    )
     train_time = time.perf_counter() - start
     results = {
-        "backend": backends.current().name, "dtype": args.dtype, "epochs": args.epochs,
-        "batch_size": args.batch_size, "lr": args.lr, "weight_decay": args.weight_decay,
-        "train_size": len(train), "val_size": len(val), "test_size": len(test),
-        "steps": len(outcome["step_losses"]), "train_loss": outcome["train_loss"],
+        "backend": backends.current().name,
+        "dtype": args.dtype,
+        "epochs": args.epochs,
+        "batch_size": args.batch_size,
+        "lr": args.lr,
+        "weight_decay": args.weight_decay,
+        "train_size": len(train),
+        "val_size": len(val),
+        "test_size": len(test),
+        "steps": len(outcome["step_losses"]),
+        "train_loss": outcome["train_loss"],
         "val_accuracy": outcome["val_accuracy"],
         "test_accuracy": evaluation.accuracy(outcome["model"], test.x, test.y, args.dtype, args.batch_size),
         "train_time_s": round(train_time, 3),

@@ -92,9 +92,20 @@ def accuracy(model: nn.Module, data: Split, dtype: str) -> float:
         model.train()
 
 
-def train_cnn(train: Split, val: Split | None, *, epochs: int = 4, batch_size: int = 64, lr: float = 3e-3,
-              weight_decay: float = 0.01, dtype: str = "float32", seed: int = 0, torch_twin: bool = False,
-              quiet: bool = True, dropout: float = CNN_DROPOUT) -> dict:
+def train_cnn(
+    train: Split,
+    val: Split | None,
+    *,
+    epochs: int = 4,
+    batch_size: int = 64,
+    lr: float = 3e-3,
+    weight_decay: float = 0.01,
+    dtype: str = "float32",
+    seed: int = 0,
+    torch_twin: bool = False,
+    quiet: bool = True,
+    dropout: float = CNN_DROPOUT,
+) -> dict:
     """Train the network; returns the model, the twin (or None), whether the step was
     compiled and the per-epoch record: ``train_loss`` (mean over the epoch),
     ``val_accuracy``, ``twin_max_weight_diff`` (parameters), ``twin_max_buffer_diff``
@@ -107,12 +118,18 @@ def train_cnn(train: Split, val: Split | None, *, epochs: int = 4, batch_size: i
     twin = cnn_twin(model, dtype, lr, weight_decay, total_steps) if torch_twin else None
     step, compiled = training_step(model, opt)
     order, masks = np.random.default_rng(seed), dropout_masks(seed, dropout, dtype)
-    record: dict = {"train_loss": [], "val_accuracy": [], "twin_max_weight_diff": [], "twin_max_buffer_diff": [],
-                    "step_losses": [], "twin_max_loss_diff": [], "twin_weight_diff_by_param": []}
+    record: dict = {
+        "train_loss": [],
+        "val_accuracy": [],
+        "twin_max_weight_diff": [],
+        "twin_max_buffer_diff": [],
+        "step_losses": [],
+        "twin_max_loss_diff": [],
+        "twin_weight_diff_by_param": [],
+    }
     parameters = {name for name, _ in model.named_parameters()}
     for epoch in range(1, epochs + 1):
-        bar = Progress(num_batches(len(train), batch_size), f"epoch {epoch}/{epochs}",
-                              enabled=not quiet)
+        bar = Progress(num_batches(len(train), batch_size), f"epoch {epoch}/{epochs}", enabled=not quiet)
         losses, loss_diff = [], 0.0
         for idx in shuffled_batches(len(train), batch_size, order):
             x, y, keep = train.x[idx], train.y[idx], masks(len(idx))
@@ -135,8 +152,10 @@ def train_cnn(train: Split, val: Split | None, *, epochs: int = 4, batch_size: i
             record["twin_max_weight_diff"].append(max(d for k, d in diffs.items() if k in parameters))
             record["twin_max_buffer_diff"].append(max(d for k, d in diffs.items() if k not in parameters))
             record["twin_max_loss_diff"].append(loss_diff)
-            line += (f", twin max |w - w_torch| {record['twin_max_weight_diff'][-1]:.3e} (running statistics "
-                     f"{record['twin_max_buffer_diff'][-1]:.3e})")
+            line += (
+                f", twin max |w - w_torch| {record['twin_max_weight_diff'][-1]:.3e} (running statistics "
+                f"{record['twin_max_buffer_diff'][-1]:.3e})"
+            )
         records.log(line, quiet)
     return {"model": model, "twin": twin, "compiled": compiled, **record}
 
@@ -146,15 +165,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = cli.parser(NAME, __doc__, QUICK)
     p.add_argument("--epochs", type=cli.positive_int, default=4, help="Passes over the training images.")
     p.add_argument("--batch-size", type=cli.positive_int, default=64, help="Images per AdamW step.")
-    p.add_argument("--lr", type=cli.positive_float, default=3e-3,
-                   help="AdamW's peak learning rate under OneCycleLR.")
+    p.add_argument("--lr", type=cli.positive_float, default=3e-3, help="AdamW's peak learning rate under OneCycleLR.")
     p.add_argument("--weight-decay", type=cli.natural_float, default=0.01, help="AdamW (decoupled) weight decay.")
     add_data_arguments(p)
-    p.add_argument("--dropout", type=cli.probability, default=CNN_DROPOUT,
-                   help="Probability of dropping a feature before the hidden layer (0: no dropout).")
-    p.add_argument("--torch-twin", action="store_true",
-                   help="Train a PyTorch twin from the same weights on the same batches and dropout masks, and log "
-                        "the largest weight difference after each epoch.")
+    p.add_argument(
+        "--dropout",
+        type=cli.probability,
+        default=CNN_DROPOUT,
+        help="Probability of dropping a feature before the hidden layer (0: no dropout).",
+    )
+    p.add_argument(
+        "--torch-twin",
+        action="store_true",
+        help="Train a PyTorch twin from the same weights on the same batches and dropout masks, and log "
+        "the largest weight difference after each epoch.",
+    )
     return p
 
 
@@ -164,17 +189,37 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
         optional.require("torch", "--torch-twin")
     start = time.perf_counter()
     train, val, test = limited_splits(args)
-    outcome = train_cnn(train, val, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
-                        weight_decay=args.weight_decay, dtype=args.dtype, seed=args.seed,
-                        torch_twin=args.torch_twin, quiet=args.quiet, dropout=args.dropout)
+    outcome = train_cnn(
+        train,
+        val,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        lr=args.lr,
+        weight_decay=args.weight_decay,
+        dtype=args.dtype,
+        seed=args.seed,
+        torch_twin=args.torch_twin,
+        quiet=args.quiet,
+        dropout=args.dropout,
+    )
     train_time = time.perf_counter() - start
     results = {
-        "backend": backends.current().name, "dtype": args.dtype, "epochs": args.epochs,
-        "batch_size": args.batch_size, "lr": args.lr, "weight_decay": args.weight_decay, "schedule": "OneCycleLR",
-        "label_smoothing": LABEL_SMOOTHING, "max_grad_norm": MAX_NORM, "dropout": args.dropout,
+        "backend": backends.current().name,
+        "dtype": args.dtype,
+        "epochs": args.epochs,
+        "batch_size": args.batch_size,
+        "lr": args.lr,
+        "weight_decay": args.weight_decay,
+        "schedule": "OneCycleLR",
+        "label_smoothing": LABEL_SMOOTHING,
+        "max_grad_norm": MAX_NORM,
+        "dropout": args.dropout,
         "compiled": outcome["compiled"],
-        "train_size": len(train), "val_size": len(val), "test_size": len(test),
-        "steps": len(outcome["step_losses"]), "train_loss": outcome["train_loss"],
+        "train_size": len(train),
+        "val_size": len(val),
+        "test_size": len(test),
+        "steps": len(outcome["step_losses"]),
+        "train_loss": outcome["train_loss"],
         "val_accuracy": outcome["val_accuracy"],
         "test_accuracy": accuracy(outcome["model"], test, args.dtype),
         "train_time_s": round(train_time, 3),

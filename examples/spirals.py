@@ -31,8 +31,9 @@ QUICK = {"steps": 300, "lr": 0.03}
 DATA_SEED = 1234  # the points and the split are fixed; --seed only changes the initial weights
 
 
-def make_spirals(per_class: int = 200, noise: float = 0.25, turns: float = 1.5,
-                 seed: int = DATA_SEED) -> tuple[np.ndarray, np.ndarray]:
+def make_spirals(
+    per_class: int = 200, noise: float = 0.25, turns: float = 1.5, seed: int = DATA_SEED
+) -> tuple[np.ndarray, np.ndarray]:
     """`per_class` points on each of three interleaved spiral arms of `turns` turns, the angle
     jittered by `noise` radians (float32 xy, int64 labels)."""
     rng = np.random.default_rng(seed)
@@ -43,8 +44,9 @@ def make_spirals(per_class: int = 200, noise: float = 0.25, turns: float = 1.5,
     return points.astype(np.float32), labels.astype(np.int64)
 
 
-def split(x: np.ndarray, y: np.ndarray, test_fraction: float = 0.25,
-          seed: int = DATA_SEED) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def split(
+    x: np.ndarray, y: np.ndarray, test_fraction: float = 0.25, seed: int = DATA_SEED
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A fixed random train/test split: (x_train, y_train, x_test, y_test)."""
     order = np.random.default_rng(seed + 1).permutation(len(y))
     cut = int(round(len(y) * (1 - test_fraction)))
@@ -57,12 +59,14 @@ def linear_model() -> nn.Module:
 
 
 def mlp_model(hidden: int = 16) -> nn.Module:
-    return nn.Sequential(nn.Linear(2, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
-                         nn.Linear(hidden, CLASSES))
+    return nn.Sequential(
+        nn.Linear(2, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, CLASSES)
+    )
 
 
-def train(model: nn.Module, x: np.ndarray, y: np.ndarray, steps: int, lr: float, desc: str,
-          quiet: bool = True) -> list[float]:
+def train(
+    model: nn.Module, x: np.ndarray, y: np.ndarray, steps: int, lr: float, desc: str, quiet: bool = True
+) -> list[float]:
     """Full-batch Adam on the cross-entropy; returns the loss per step."""
     opt = optim.Adam(model.parameters(), lr=lr)
     xt, yt = ag.tensor(x), ag.tensor(y)
@@ -79,8 +83,7 @@ def train(model: nn.Module, x: np.ndarray, y: np.ndarray, steps: int, lr: float,
     return losses
 
 
-def run_spirals(steps: int = 2000, lr: float = 0.01, per_class: int = 200, seed: int = 0,
-                quiet: bool = True) -> dict:
+def run_spirals(steps: int = 2000, lr: float = 0.01, per_class: int = 200, seed: int = 0, quiet: bool = True) -> dict:
     """Train both models on the same split; returns them, their curves and test accuracies."""
     x_train, y_train, x_test, y_test = split(*make_spirals(per_class))
     out: dict = {"data": (x_train, y_train, x_test, y_test)}
@@ -88,9 +91,12 @@ def run_spirals(steps: int = 2000, lr: float = 0.01, per_class: int = 200, seed:
         ag.manual_seed(seed)
         model = make()
         losses = train(model, x_train, y_train, steps, lr, f"{NAME} {name}", quiet)
-        out[name] = {"model": model, "losses": losses,
-                     "train_accuracy": evaluation.accuracy(model, x_train, y_train),
-                     "test_accuracy": evaluation.accuracy(model, x_test, y_test)}
+        out[name] = {
+            "model": model,
+            "losses": losses,
+            "train_accuracy": evaluation.accuracy(model, x_train, y_train),
+            "test_accuracy": evaluation.accuracy(model, x_test, y_test),
+        }
     return out
 
 
@@ -101,8 +107,13 @@ def plot(outcome: dict, json_path: Path) -> Path:
     fig, axes = plots.figure(3, width=4.5)
     for ax, name in zip(axes, ("linear", "mlp")):
         model = outcome[name]["model"]
-        plots.plot_regions(ax, lambda g, m=model: evaluation.predict(m, g).argmax(axis=1), x, y,
-                            f"{name}: test accuracy {outcome[name]['test_accuracy']:.3f}")
+        plots.plot_regions(
+            ax,
+            lambda g, m=model: evaluation.predict(m, g).argmax(axis=1),
+            x,
+            y,
+            f"{name}: test accuracy {outcome[name]['test_accuracy']:.3f}",
+        )
     for name in ("linear", "mlp"):
         axes[2].plot(outcome[name]["losses"], label=name, lw=1)
     axes[2].axhline(math.log(CLASSES), color="gray", ls="--", lw=1, label="uniform guess, ln 3")
@@ -118,8 +129,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = cli.parser(NAME, __doc__, QUICK)
     p.add_argument("--steps", type=cli.positive_int, default=2000, help="Full-batch Adam steps for each model.")
     p.add_argument("--lr", type=cli.positive_float, default=0.01, help="Adam learning rate.")
-    p.add_argument("--per-class", type=cli.positive_int, default=200,
-                   help="Points per spiral arm; a quarter of them go to the test set.")
+    p.add_argument(
+        "--per-class",
+        type=cli.positive_int,
+        default=200,
+        help="Points per spiral arm; a quarter of them go to the test set.",
+    )
     return p
 
 
@@ -128,18 +143,32 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     start = time.perf_counter()
     outcome = run_spirals(args.steps, args.lr, args.per_class, args.seed, args.quiet)
     x_train, _, x_test, _ = outcome["data"]
-    results = {"backend": backends.current().name, "steps": args.steps, "lr": args.lr,
-               "train_size": len(x_train), "test_size": len(x_test), "uniform_loss": math.log(CLASSES)}
+    results = {
+        "backend": backends.current().name,
+        "steps": args.steps,
+        "lr": args.lr,
+        "train_size": len(x_train),
+        "test_size": len(x_test),
+        "uniform_loss": math.log(CLASSES),
+    }
     for name in ("linear", "mlp"):
         r = outcome[name]
-        results.update({f"{name}_test_accuracy": r["test_accuracy"], f"{name}_train_accuracy": r["train_accuracy"],
-                        f"{name}_final_loss": r["losses"][-1]})
+        results.update(
+            {
+                f"{name}_test_accuracy": r["test_accuracy"],
+                f"{name}_train_accuracy": r["train_accuracy"],
+                f"{name}_final_loss": r["losses"][-1],
+            }
+        )
     out = records.output_path(args, NAME)
     plots.draw(plot, outcome, out)
     records.write_results(out, results, records.command_line(NAME, argv), time.perf_counter() - start)
-    records.log(f"test accuracy: linear {results['linear_test_accuracy']:.3f}, mlp {results['mlp_test_accuracy']:.3f}"
-               f"; final loss: linear {results['linear_final_loss']:.3f}, mlp {results['mlp_final_loss']:.3f} "
-               f"(uniform guess ln 3 = {math.log(CLASSES):.3f}); wrote {out}", args.quiet)
+    records.log(
+        f"test accuracy: linear {results['linear_test_accuracy']:.3f}, mlp {results['mlp_test_accuracy']:.3f}"
+        f"; final loss: linear {results['linear_final_loss']:.3f}, mlp {results['mlp_final_loss']:.3f} "
+        f"(uniform guess ln 3 = {math.log(CLASSES):.3f}); wrote {out}",
+        args.quiet,
+    )
     return results
 
 

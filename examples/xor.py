@@ -53,8 +53,12 @@ def train_xor(steps: int = 1000, lr: float = 0.1, seed: int = 0, quiet: bool = T
     bar.close()
     with ag.no_grad():
         outputs = model(ag.tensor(INPUTS)).numpy()[:, 0]
-    return {"model": model, "losses": losses, "outputs": outputs.tolist(),
-            "predictions": np.clip(np.round(outputs), -1, 1).astype(int).tolist()}
+    return {
+        "model": model,
+        "losses": losses,
+        "outputs": outputs.tolist(),
+        "predictions": np.clip(np.round(outputs), -1, 1).astype(int).tolist(),
+    }
 
 
 def plot(outcome: dict, json_path: Path) -> Path:
@@ -83,14 +87,23 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     """Run with the parsed `args` (`argv` is recorded as the command); returns what it wrote to the JSON."""
     start = time.perf_counter()
     outcome = train_xor(args.steps, args.lr, args.seed, args.quiet)
-    results = {"backend": backends.current().name, "steps": args.steps, "lr": args.lr,
-               "predictions": outcome["predictions"], "outputs": outcome["outputs"], "targets": TARGETS[:, 0].tolist(),
-               "final_loss": outcome["losses"][-1], "losses": outcome["losses"]}
+    results = {
+        "backend": backends.current().name,
+        "steps": args.steps,
+        "lr": args.lr,
+        "predictions": outcome["predictions"],
+        "outputs": outcome["outputs"],
+        "targets": TARGETS[:, 0].tolist(),
+        "final_loss": outcome["losses"][-1],
+        "losses": outcome["losses"],
+    }
     out = records.output_path(args, NAME)
     plots.draw(plot, outcome, out)
     records.write_results(out, results, records.command_line(NAME, argv), time.perf_counter() - start)
-    records.log(f"predictions {outcome['predictions']} (target [-1, 1, 1, -1]), loss {outcome['losses'][-1]:.2e}; "
-               f"wrote {out}", args.quiet)
+    records.log(
+        f"predictions {outcome['predictions']} (target [-1, 1, 1, -1]), loss {outcome['losses'][-1]:.2e}; wrote {out}",
+        args.quiet,
+    )
     return results
 
 

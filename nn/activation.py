@@ -21,7 +21,7 @@ class _Unparameterised(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+    def forward(self, input: Tensor) -> Tensor:
         return type(self).function(input)
 
     def extra_repr(self) -> str:
@@ -66,12 +66,12 @@ class Hardswish(_Unparameterised):
 
 
 class Softsign(Module):
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+    def forward(self, input: Tensor) -> Tensor:
         return F.softsign(input)
 
 
 class LogSigmoid(Module):
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+    def forward(self, input: Tensor) -> Tensor:
         return F.logsigmoid(input)
 
 
@@ -80,7 +80,7 @@ class LeakyReLU(Module):
         super().__init__()
         self.negative_slope, self.inplace = negative_slope, inplace
 
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+    def forward(self, input: Tensor) -> Tensor:
         return F.leaky_relu(input, self.negative_slope)
 
     def extra_repr(self) -> str:
@@ -92,7 +92,7 @@ class ELU(Module):
         super().__init__()
         self.alpha, self.inplace = alpha, inplace
 
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+    def forward(self, input: Tensor) -> Tensor:
         return F.elu(input, self.alpha)
 
     def extra_repr(self) -> str:
@@ -100,7 +100,7 @@ class ELU(Module):
 
 
 class CELU(ELU):
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+    def forward(self, input: Tensor) -> Tensor:
         return F.celu(input, self.alpha)
 
 
@@ -109,7 +109,7 @@ class Softplus(Module):
         super().__init__()
         self.beta, self.threshold = beta, threshold
 
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+    def forward(self, input: Tensor) -> Tensor:
         return F.softplus(input, self.beta, self.threshold)
 
     def extra_repr(self) -> str:
@@ -119,8 +119,14 @@ class Softplus(Module):
 class Hardtanh(Module):
     """x clamped to [min_val, max_val] (PyTorch's deprecated `min_value`/`max_value` override them)."""
 
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
-                 min_value: float | None = None, max_value: float | None = None) -> None:
+    def __init__(
+        self,
+        min_val: float = -1.0,
+        max_val: float = 1.0,
+        inplace: bool = False,
+        min_value: float | None = None,
+        max_value: float | None = None,
+    ) -> None:
         super().__init__()
         self.min_val = min_val if min_value is None else min_value
         self.max_val = max_val if max_value is None else max_value
@@ -128,7 +134,7 @@ class Hardtanh(Module):
         if self.min_val > self.max_val:
             raise ValueError(f"Hardtanh: min_val ({self.min_val}) must not be greater than max_val ({self.max_val})")
 
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+    def forward(self, input: Tensor) -> Tensor:
         return F.hardtanh(input, self.min_val, self.max_val)
 
     def extra_repr(self) -> str:
@@ -144,7 +150,7 @@ class _AlongDim(Module):
         super().__init__()
         self.dim = dim
 
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+    def forward(self, input: Tensor) -> Tensor:
         return type(self).function(input, self.dim, _stacklevel=5)
 
     def extra_repr(self) -> str:
@@ -168,7 +174,7 @@ class GLU(Module):
         super().__init__()
         self.dim = dim
 
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+    def forward(self, input: Tensor) -> Tensor:
         return F.glu(input, self.dim)
 
     def extra_repr(self) -> str:

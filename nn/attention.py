@@ -86,8 +86,9 @@ def _as_mask(mask: Any, like: Tensor) -> Tensor | None:
     return mask if mask.dtype == like.dtype else _cast(mask, like.dtype)
 
 
-def attention_weights(query: Tensor, key: Tensor, attn_mask: Any = None, is_causal: bool = False,
-                      scale: float | None = None) -> Tensor:
+def attention_weights(
+    query: Tensor, key: Tensor, attn_mask: Any = None, is_causal: bool = False, scale: float | None = None
+) -> Tensor:
     """``softmax(scale * query @ key^T + mask)`` over the keys: the weights that
     `scaled_dot_product_attention` applies to the values (before dropout), of shape (..., L, S).
     A boolean `attn_mask` is True where a query may attend; a float one is added."""
@@ -95,11 +96,15 @@ def attention_weights(query: Tensor, key: Tensor, attn_mask: Any = None, is_caus
         raise ValueError("scaled_dot_product_attention: pass either attn_mask or is_causal=True, not both")
     common_backend("scaled_dot_product_attention", query, key)
     if query.dtype != key.dtype:
-        raise TypeError(f"scaled_dot_product_attention: query and key must have the same dtype, got "
-                        f"{query.dtype.name} and {key.dtype.name}")
+        raise TypeError(
+            f"scaled_dot_product_attention: query and key must have the same dtype, got "
+            f"{query.dtype.name} and {key.dtype.name}"
+        )
     if query.shape[-1] != key.shape[-1]:
-        raise ValueError(f"scaled_dot_product_attention: query and key must have the same embedding size, got "
-                         f"shapes {query.shape} and {key.shape}")
+        raise ValueError(
+            f"scaled_dot_product_attention: query and key must have the same embedding size, got "
+            f"shapes {query.shape} and {key.shape}"
+        )
     scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
     scores = _scores(query, key, scale)
     mask = _causal_mask(query, query.shape[-2], key.shape[-2]) if is_causal else _as_mask(attn_mask, query)
@@ -108,9 +113,16 @@ def attention_weights(query: Tensor, key: Tensor, attn_mask: Any = None, is_caus
     return _masked_softmax(scores, mask)
 
 
-def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Any = None,
-                                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
-                                 enable_gqa: bool = False) -> Tensor:
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Any = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
     """``softmax(scale * query @ key^T + mask) @ value`` for query (..., L, E), key (..., S, E) and
     value (..., S, Ev), as PyTorch's: a boolean `attn_mask` is True where a query may attend, a
     float one is added to the scores; `is_causal` lets query i see keys 0..i; `scale` defaults
@@ -135,19 +147,41 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
 def _share_heads(t: Tensor, heads: int) -> Tensor:
     """Each of t's heads (axis -3) repeated for the query heads that share it (grouped-query)."""
     if heads % t.shape[-3]:
-        raise ValueError(f"scaled_dot_product_attention: enable_gqa needs the query heads ({heads}) to be a "
-                         f"multiple of the key/value heads ({t.shape[-3]})")
+        raise ValueError(
+            f"scaled_dot_product_attention: enable_gqa needs the query heads ({heads}) to be a "
+            f"multiple of the key/value heads ({t.shape[-3]})"
+        )
     return ag.repeat(t, heads // t.shape[-3], axis=-3)
 
 
 def multi_head_attention_forward(
-    query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
-    in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None, bias_v: Tensor | None,
-    add_zero_attn: bool, dropout_p: float, out_proj_weight: Tensor, out_proj_bias: Tensor | None,
-    training: bool = True, key_padding_mask: Any = None, need_weights: bool = True, attn_mask: Any = None,
-    use_separate_proj_weight: bool = False, q_proj_weight: Tensor | None = None,
-    k_proj_weight: Tensor | None = None, v_proj_weight: Tensor | None = None, static_k: Any = None,
-    static_v: Any = None, average_attn_weights: bool = True, is_causal: bool = False, *, batch_first: bool = False,
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    embed_dim_to_check: int,
+    num_heads: int,
+    in_proj_weight: Tensor | None,
+    in_proj_bias: Tensor | None,
+    bias_k: Tensor | None,
+    bias_v: Tensor | None,
+    add_zero_attn: bool,
+    dropout_p: float,
+    out_proj_weight: Tensor,
+    out_proj_bias: Tensor | None,
+    training: bool = True,
+    key_padding_mask: Any = None,
+    need_weights: bool = True,
+    attn_mask: Any = None,
+    use_separate_proj_weight: bool = False,
+    q_proj_weight: Tensor | None = None,
+    k_proj_weight: Tensor | None = None,
+    v_proj_weight: Tensor | None = None,
+    static_k: Any = None,
+    static_v: Any = None,
+    average_attn_weights: bool = True,
+    is_causal: bool = False,
+    *,
+    batch_first: bool = False,
 ) -> tuple[Tensor, Tensor | None]:
     """PyTorch's multi-head attention: project query (L, N, E), key (S, N, kdim) and value
     (S, N, vdim) (or (N, L, E)... with `batch_first`, an extension; or unbatched (L, E)...),
@@ -159,8 +193,10 @@ def multi_head_attention_forward(
     if static_k is not None or static_v is not None:
         raise NotImplementedError("multi_head_attention_forward: static_k / static_v are not supported")
     if is_causal and attn_mask is None:
-        raise RuntimeError("multi_head_attention_forward: is_causal is a hint that attn_mask is causal; pass the "
-                           "causal attn_mask too (True above the diagonal)")
+        raise RuntimeError(
+            "multi_head_attention_forward: is_causal is a hint that attn_mask is causal; pass the "
+            "causal attn_mask too (True above the diagonal)"
+        )
     batched = query.ndim == 3
     batch_axis, seq_axis = (0, 1) if batch_first else (1, 0)
     if not batched:
@@ -168,19 +204,26 @@ def multi_head_attention_forward(
         key_padding_mask = None if key_padding_mask is None else ag.expand_dims(_as_mask(key_padding_mask, query), 0)
     embed_dim = query.shape[-1]
     if embed_dim != embed_dim_to_check or embed_dim % num_heads:
-        raise ValueError(f"multi_head_attention_forward: the query's embedding size {embed_dim} must be "
-                         f"embed_dim={embed_dim_to_check}, a multiple of num_heads={num_heads}")
+        raise ValueError(
+            f"multi_head_attention_forward: the query's embedding size {embed_dim} must be "
+            f"embed_dim={embed_dim_to_check}, a multiple of num_heads={num_heads}"
+        )
     # Three projections by slices of in_proj_weight, even for self-attention: one projection
     # split in three is slower on numpy, where the split's backward scatters each third into a
     # zero array of the whole (the weight's slices are far smaller than the activations).
-    projections = ((q_proj_weight, k_proj_weight, v_proj_weight) if use_separate_proj_weight
-                   else ag.split(in_proj_weight, embed_dim))
+    projections = (
+        (q_proj_weight, k_proj_weight, v_proj_weight)
+        if use_separate_proj_weight
+        else ag.split(in_proj_weight, embed_dim)
+    )
     biases = (None,) * 3 if in_proj_bias is None else ag.split(in_proj_bias, embed_dim)
     q, k, v = (F.linear(x, w, b) for x, w, b in zip((query, key, value), projections, biases))
     masks = [_as_mask(attn_mask, q), _as_mask(key_padding_mask, q)]
     if bias_k is not None and bias_v is not None:
-        k, v = (ag.concat([t, ag.broadcast_to(b, _replace(t.shape, seq_axis, 1))], axis=seq_axis)
-                for t, b in ((k, bias_k), (v, bias_v)))
+        k, v = (
+            ag.concat([t, ag.broadcast_to(b, _replace(t.shape, seq_axis, 1))], axis=seq_axis)
+            for t, b in ((k, bias_k), (v, bias_v))
+        )
         masks = [_pad_key(m) for m in masks]
     elif bias_k is not None or bias_v is not None:
         raise ValueError("multi_head_attention_forward: give both bias_k and bias_v, or neither")
@@ -227,17 +270,22 @@ def _merge_masks(attn_mask: Tensor | None, key_padding_mask: Tensor | None, q: T
     masks = []
     if attn_mask is not None:
         if attn_mask.shape not in ((length, source), (batch * heads, length, source)):
-            raise ValueError(f"multi_head_attention_forward: attn_mask must have shape (L, S) = {(length, source)} "
-                             f"or (N * num_heads, L, S) = {(batch * heads, length, source)}, got {attn_mask.shape}")
+            raise ValueError(
+                f"multi_head_attention_forward: attn_mask must have shape (L, S) = {(length, source)} "
+                f"or (N * num_heads, L, S) = {(batch * heads, length, source)}, got {attn_mask.shape}"
+            )
         masks.append(ag.reshape(attn_mask, (batch, heads, length, source)) if attn_mask.ndim == 3 else attn_mask)
     if key_padding_mask is not None:
         if key_padding_mask.shape != (batch, source):
-            raise ValueError(f"multi_head_attention_forward: key_padding_mask must have shape (N, S) = "
-                             f"{(batch, source)}, got {key_padding_mask.shape}")
+            raise ValueError(
+                f"multi_head_attention_forward: key_padding_mask must have shape (N, S) = "
+                f"{(batch, source)}, got {key_padding_mask.shape}"
+            )
         masks.append(ag.reshape(key_padding_mask, (batch, 1, 1, source)))
     if all(m.dtype == "bool" for m in masks):
         allowed = [ag.logical_not(m) for m in masks]
         return None if not masks else allowed[0] if len(allowed) == 1 else ag.logical_and(*allowed)
-    additive = [m if m.dtype != "bool" else ag.masked_fill(ag.zeros_like(m, dtype=q.dtype), m, -math.inf)
-                for m in masks]
+    additive = [
+        m if m.dtype != "bool" else ag.masked_fill(ag.zeros_like(m, dtype=q.dtype), m, -math.inf) for m in masks
+    ]
     return additive[0] if len(additive) == 1 else additive[0] + additive[1]

@@ -20,13 +20,25 @@ class _ConvNd(Module):
     spatial: int = 2
     transposed: bool = False
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: C.IntOrPair, stride: C.IntOrPair = 1,
-                 padding: str | C.IntOrPair = 0, dilation: C.IntOrPair = 1, groups: int = 1, bias: bool = True,
-                 padding_mode: str = "zeros", dtype: Any = "float32") -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: C.IntOrPair,
+        stride: C.IntOrPair = 1,
+        padding: str | C.IntOrPair = 0,
+        dilation: C.IntOrPair = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        dtype: Any = "float32",
+    ) -> None:
         super().__init__()
         if groups < 1 or in_channels % groups or out_channels % groups:
-            raise ValueError(f"{type(self).__name__}: groups={groups} must divide in_channels={in_channels} and "
-                             f"out_channels={out_channels}")
+            raise ValueError(
+                f"{type(self).__name__}: groups={groups} must divide in_channels={in_channels} and "
+                f"out_channels={out_channels}"
+            )
         if padding_mode not in _PADDING_MODES:
             raise ValueError(f"padding_mode must be one of {_PADDING_MODES}, not {padding_mode!r}")
         n = self.spatial
@@ -54,12 +66,17 @@ class _ConvNd(Module):
             return x, self.padding
         lead = 2 - self.spatial  # a 1-D layer's settings are the 2-D ones over a height of 1
         padding = self.padding if isinstance(self.padding, str) else (0,) * lead + self.padding
-        pads = C._conv_padding(padding, (1,) * lead + self.kernel_size, (1,) * lead + self.stride,
-                               (1,) * lead + self.dilation, type(self).__name__)
+        pads = C._conv_padding(
+            padding,
+            (1,) * lead + self.kernel_size,
+            (1,) * lead + self.stride,
+            (1,) * lead + self.dilation,
+            type(self).__name__,
+        )
         return spatial.pad(x, [amount for pair in reversed(pads[lead:]) for amount in pair], mode=self.padding_mode), 0
 
     def extra_repr(self) -> str:
-        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}")
+        text = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
         if self.padding not in ((0,) * self.spatial, "valid"):
             text += f", padding={self.padding}"
         if getattr(self, "output_padding", (0, 0)) != (0, 0):
@@ -113,18 +130,31 @@ class ConvTranspose2d(_ConvNd):
 
     transposed = True
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: C.IntOrPair, stride: C.IntOrPair = 1,
-                 padding: C.IntOrPair = 0, output_padding: C.IntOrPair = 0, groups: int = 1, bias: bool = True,
-                 dilation: C.IntOrPair = 1, padding_mode: str = "zeros", dtype: Any = "float32") -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: C.IntOrPair,
+        stride: C.IntOrPair = 1,
+        padding: C.IntOrPair = 0,
+        output_padding: C.IntOrPair = 0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation: C.IntOrPair = 1,
+        padding_mode: str = "zeros",
+        dtype: Any = "float32",
+    ) -> None:
         if padding_mode != "zeros":
             raise ValueError(f"ConvTranspose2d supports padding_mode='zeros' only, not {padding_mode!r}")
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, dtype)
+        super().__init__(
+            in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode, dtype
+        )
         self.output_padding = C._pair(output_padding, "output_padding")
 
     def forward(self, x: Tensor) -> Tensor:
-        return C.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding, self.output_padding,
-                                  self.groups, self.dilation)
+        return C.conv_transpose2d(
+            x, self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups, self.dilation
+        )
 
 
 class _Pool(Module):
@@ -158,10 +188,23 @@ class MaxPool2d(_Pool):
     function = staticmethod(C.max_pool2d)
     shown = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
 
-    def __init__(self, kernel_size: C.IntOrPair, stride: C.IntOrPair | None = None, padding: C.IntOrPair = 0,
-                 dilation: C.IntOrPair = 1, return_indices: bool = False, ceil_mode: bool = False) -> None:
-        super().__init__(kernel_size=kernel_size, stride=kernel_size if stride is None else stride, padding=padding,
-                         dilation=dilation, ceil_mode=ceil_mode, return_indices=return_indices)
+    def __init__(
+        self,
+        kernel_size: C.IntOrPair,
+        stride: C.IntOrPair | None = None,
+        padding: C.IntOrPair = 0,
+        dilation: C.IntOrPair = 1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
+    ) -> None:
+        super().__init__(
+            kernel_size=kernel_size,
+            stride=kernel_size if stride is None else stride,
+            padding=padding,
+            dilation=dilation,
+            ceil_mode=ceil_mode,
+            return_indices=return_indices,
+        )
 
 
 class MaxPool1d(_Pool):
@@ -170,10 +213,23 @@ class MaxPool1d(_Pool):
     function = staticmethod(C.max_pool1d)
     shown = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
 
-    def __init__(self, kernel_size: int, stride: int | None = None, padding: int = 0, dilation: int = 1,
-                 return_indices: bool = False, ceil_mode: bool = False) -> None:
-        super().__init__(kernel_size=kernel_size, stride=kernel_size if stride is None else stride, padding=padding,
-                         dilation=dilation, ceil_mode=ceil_mode, return_indices=return_indices)
+    def __init__(
+        self,
+        kernel_size: int,
+        stride: int | None = None,
+        padding: int = 0,
+        dilation: int = 1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
+    ) -> None:
+        super().__init__(
+            kernel_size=kernel_size,
+            stride=kernel_size if stride is None else stride,
+            padding=padding,
+            dilation=dilation,
+            ceil_mode=ceil_mode,
+            return_indices=return_indices,
+        )
 
 
 class AvgPool2d(_Pool):
@@ -181,11 +237,23 @@ class AvgPool2d(_Pool):
 
     function = staticmethod(C.avg_pool2d)
 
-    def __init__(self, kernel_size: C.IntOrPair, stride: C.IntOrPair | None = None, padding: C.IntOrPair = 0,
-                 ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None) -> None:
-        super().__init__(kernel_size=kernel_size, stride=kernel_size if stride is None else stride, padding=padding,
-                         ceil_mode=ceil_mode,
-                         count_include_pad=count_include_pad, divisor_override=divisor_override)
+    def __init__(
+        self,
+        kernel_size: C.IntOrPair,
+        stride: C.IntOrPair | None = None,
+        padding: C.IntOrPair = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
+    ) -> None:
+        super().__init__(
+            kernel_size=kernel_size,
+            stride=kernel_size if stride is None else stride,
+            padding=padding,
+            ceil_mode=ceil_mode,
+            count_include_pad=count_include_pad,
+            divisor_override=divisor_override,
+        )
 
 
 class AvgPool1d(_Pool):
@@ -193,8 +261,19 @@ class AvgPool1d(_Pool):
 
     function = staticmethod(C.avg_pool1d)
 
-    def __init__(self, kernel_size: int, stride: int | None = None, padding: int = 0, ceil_mode: bool = False,
-                 count_include_pad: bool = True) -> None:
+    def __init__(
+        self,
+        kernel_size: int,
+        stride: int | None = None,
+        padding: int = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+    ) -> None:
         # stored as 1-tuples, as PyTorch stores (and prints) them
-        super().__init__(kernel_size=(kernel_size,), stride=(kernel_size if stride is None else stride,),
-                         padding=(padding,), ceil_mode=ceil_mode, count_include_pad=count_include_pad)
+        super().__init__(
+            kernel_size=(kernel_size,),
+            stride=(kernel_size if stride is None else stride,),
+            padding=(padding,),
+            ceil_mode=ceil_mode,
+            count_include_pad=count_include_pad,
+        )

@@ -85,20 +85,20 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
 _GELU_VJPS = (lambda ns, g, out, x, approximate: ns._gelu_backward(g, x, approximate), None)
 
 
-def softmax(input: Tensor, dim: int | None = -1, _stacklevel: int = 3, dtype: Any = None) -> Tensor:  # noqa: A002
+def softmax(input: Tensor, dim: int | None = -1, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
     """exp(x) / sum(exp(x)) along `dim` (computed in `dtype` when given). The default is the last
     axis; ``dim=None`` takes PyTorch's deprecated implicit choice (with its warning)."""
     x = input if dtype is None else ag.astype(input, dtype)
     return ag.softmax(x, _softmax_dim("softmax", dim, x.ndim, _stacklevel))
 
 
-def log_softmax(input: Tensor, dim: int | None = -1, _stacklevel: int = 3, dtype: Any = None) -> Tensor:  # noqa: A002
+def log_softmax(input: Tensor, dim: int | None = -1, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
     """log(softmax(x)) along `dim`, without overflow; `dim` and `dtype` as in `softmax`."""
     x = input if dtype is None else ag.astype(input, dtype)
     return ag.log_softmax(x, _softmax_dim("log_softmax", dim, x.ndim, _stacklevel))
 
 
-def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:  # noqa: A002
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
     """softmax(-x) along `dim` (PyTorch's signature: ``dim=None`` is its deprecated implicit choice).
 
     >>> import autograd_core as ag, nn.functional as F
@@ -113,8 +113,10 @@ def _softmax_dim(name: str, dim: int | None, ndim: int, stacklevel: int) -> int:
     """`dim`, or PyTorch's legacy choice when it is None: axis 0 of a 0-, 1- or 3-D input, else axis 1."""
     if dim is not None:
         return dim
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
-                  "as an argument.", stacklevel=stacklevel)
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an argument.",
+        stacklevel=stacklevel,
+    )
     return 0 if ndim in (0, 1, 3) else 1
 
 
@@ -126,7 +128,7 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:  # noqa: A002
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x where x > 0, else ``negative_slope * x``; the gradient at 0 is the slope, as in PyTorch.
 
     >>> import autograd_core as ag, nn.functional as F
@@ -145,34 +147,34 @@ def _elu(x: Tensor, alpha: float, scale: float = 1.0, input_scale: float = 1.0) 
     return out if scale == 1 else out * scale
 
 
-def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x for x > 0, else ``alpha * (exp(x) - 1)``; finite gradients for inputs of any size."""
     return _elu(input, alpha)
 
 
-def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """``scale * elu(x, alpha)`` with the self-normalising constants of Klambauer et al. (PyTorch's)."""
     return _elu(input, _SELU_ALPHA, _SELU_SCALE)
 
 
-def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x for x > 0, else ``alpha * (exp(x / alpha) - 1)``."""
     if alpha == 0:
         raise ValueError("celu: alpha must not be 0 (the input is divided by it)")
     return _elu(input, alpha, input_scale=1 / alpha)
 
 
-def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)`` (also called swish)."""
     return input * ag.sigmoid(input)
 
 
-def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))``, stable for inputs of any size."""
     return input * ag.tanh(ag.logaddexp(input, 0.0))
 
 
-def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, and x itself where ``beta * x > threshold`` (as in PyTorch).
 
     >>> import autograd_core as ag, nn.functional as F
@@ -183,12 +185,12 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     return ag.where(scaled > threshold, input, ag.logaddexp(scaled, 0.0) / beta)
 
 
-def softsign(input: Tensor) -> Tensor:  # noqa: A002
+def softsign(input: Tensor) -> Tensor:
     """``x / (1 + |x|)``."""
     return input / (ag.abs(input) + 1)
 
 
-def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
+def logsigmoid(input: Tensor) -> Tensor:
     """log(sigmoid(x)) = ``-log(1 + exp(-x))``, stable for inputs of any size."""
     return -ag.logaddexp(-input, 0.0)
 
@@ -199,7 +201,7 @@ def _ramp(x: Tensor, low: float, at_low: Any, high: float, at_high: Any, between
     return ag.where(x <= low, at_low, ag.where(x >= high, at_high, between))
 
 
-def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
     """x clamped to [min_val, max_val]; the gradient is 0 at the bounds, as in PyTorch.
 
     >>> import autograd_core as ag, nn.functional as F
@@ -211,22 +213,22 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     return _ramp(input, min_val, float(min_val), max_val, float(max_val), input)
 
 
-def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """x clamped to [0, 6]: ``hardtanh(x, 0, 6)``."""
     return hardtanh(input, 0.0, 6.0)
 
 
-def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``relu6(x + 3) / 6``: 0 up to -3, 1 from 3, linear between."""
     return _ramp(input, -3.0, 0.0, 3.0, 1.0, (input + 3) / 6)
 
 
-def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * hardsigmoid(x)``: 0 up to -3, x from 3 (the gradient at -3 is 0 and at 3 is 1, as in PyTorch)."""
     return input * hardsigmoid(input)
 
 
-def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
+def glu(input: Tensor, dim: int = -1) -> Tensor:
     """The gated linear unit: ``a * sigmoid(b)`` for the halves a, b of `input` along `dim`.
 
     >>> import autograd_core as ag, nn.functional as F
@@ -253,8 +255,10 @@ def _check_reduction(reduction: str, allowed: tuple[str, ...] = _REDUCTIONS) -> 
 
 def _no_legacy(caller: str, size_average: Any, reduce: Any) -> None:
     if size_average is not None or reduce is not None:
-        raise ValueError(f"{caller}: size_average and reduce are deprecated (in PyTorch too) and not supported; "
-                         "use reduction='mean', 'sum' or 'none' instead")
+        raise ValueError(
+            f"{caller}: size_average and reduce are deprecated (in PyTorch too) and not supported; "
+            "use reduction='mean', 'sum' or 'none' instead"
+        )
 
 
 def _reduce(losses: Tensor, reduction: str, denominator: Tensor | None = None) -> Tensor:
@@ -272,14 +276,14 @@ def _operand(value: Any, like: Tensor) -> Tensor:
     return value if isinstance(value, Tensor) else Tensor._wrap(to_array(value, like.backend, like.dtype), like.backend)
 
 
-def _class_axis(input: Tensor, caller: str) -> int:  # noqa: A002
+def _class_axis(input: Tensor, caller: str) -> int:
     """Where the classes are: axis 1 of (N, C, d1, ...) inputs, axis 0 of a (C,) one."""
     if input.ndim == 0:
         raise ValueError(f"{caller}: expected input of shape (C,), (N, C) or (N, C, d1, ...), got a 0-d tensor")
     return 1 if input.ndim > 1 else 0
 
 
-def _class_targets(input: Tensor, target: Any, ignore_index: int, caller: str) -> tuple[Any, Any]:  # noqa: A002
+def _class_targets(input: Tensor, target: Any, ignore_index: int, caller: str) -> tuple[Any, Any]:
     """The class-index targets as an int64 array checked against the input (shape (N, d1, ...)
     for an (N, C, d1, ...) input, () for a (C,) one), ignored ones set to class 0; and the mask
     of the targets not ignored (None when none is)."""
@@ -289,14 +293,18 @@ def _class_targets(input: Tensor, target: Any, ignore_index: int, caller: str) -
         common_backend(caller, input, target)
     if isinstance(target, Tensor) and not target.dtype.kind.endswith("integer"):
         hint = ", or class probabilities as a float target of the input's shape" if caller == "cross_entropy" else ""
-        raise TypeError(f"{caller}: class indices must be integers, got {target.dtype.name} targets of shape "
-                        f"{target.shape}; convert them with target.astype(autograd_core.int64){hint}")
+        raise TypeError(
+            f"{caller}: class indices must be integers, got {target.dtype.name} targets of shape "
+            f"{target.shape}; convert them with target.astype(autograd_core.int64){hint}"
+        )
     t = target.data if isinstance(target, Tensor) else to_array(target, input.backend, "int64")
     t = xp.astype(t, input.backend.dtype("int64"), copy=False)
     expected = input.shape[:axis] + input.shape[axis + 1 :]
     if tuple(t.shape) != expected:
-        raise ValueError(f"{caller}: target has shape {tuple(t.shape)}, expected {expected} class indices for an "
-                         f"input of shape {input.shape}")
+        raise ValueError(
+            f"{caller}: target has shape {tuple(t.shape)}, expected {expected} class indices for an "
+            f"input of shape {input.shape}"
+        )
     if input.backend.is_traced(t):  # a trace has no values to check or branch on
         valid = t != ignore_index
         return xp.where(valid, t, 0), valid
@@ -316,7 +324,7 @@ def _in_range(backend: Any, index: Any, n: int) -> bool:
     return low >= 0 and high < n
 
 
-def _class_weight(input: Tensor, weight: Any, caller: str) -> Tensor:  # noqa: A002
+def _class_weight(input: Tensor, weight: Any, caller: str) -> Tensor:
     """`weight` (one per class) as a tensor shaped to broadcast along the input's class axis."""
     axis = _class_axis(input, caller)
     classes = input.shape[axis]
@@ -326,8 +334,9 @@ def _class_weight(input: Tensor, weight: Any, caller: str) -> Tensor:  # noqa: A
     return ag.reshape(weight, (classes,) + (1,) * (input.ndim - 2)) if input.ndim > 2 else weight
 
 
-def _nll(log_probs: Tensor, target: Any, weight: Any, ignore_index: int, caller: str
-         ) -> tuple[Tensor, Tensor | None, Tensor | None]:
+def _nll(
+    log_probs: Tensor, target: Any, weight: Any, ignore_index: int, caller: str
+) -> tuple[Tensor, Tensor | None, Tensor | None]:
     """-log_probs at the target classes, times the targets' class weights and 0 where ignored;
     the mask of the targets not ignored, and the sum of the targets' weights (the denominator of
     a mean; None, with the mask, when every target counts once)."""
@@ -347,9 +356,16 @@ def _nll(log_probs: Tensor, target: Any, weight: Any, ignore_index: int, caller:
     return losses * weights, None if valid is None else Tensor._wrap(valid, backend), ag.sum(weights)
 
 
-def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
-                  ignore_index: int = -100, reduce: Any = None, reduction: str = "mean",
-                  label_smoothing: float = 0.0) -> Tensor:
+def cross_entropy(
+    input: Tensor,
+    target: Any,
+    weight: Any = None,
+    size_average: Any = None,
+    ignore_index: int = -100,
+    reduce: Any = None,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
     """Softmax cross-entropy of logits (C,), (N, C) or (N, C, d1, ...) (classes on axis 1) against
     class indices (the input's shape without the class axis) or class probabilities (a float
     target of the input's shape), as PyTorch computes it: per-class `weight` (a mean divides by
@@ -382,21 +398,30 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
     if not label_smoothing:
         return loss
     # PyTorch's smoothing term: -log p summed over the classes (weighted), 0 where ignored
-    smooth = -ag.sum(log_probs if weight is None else log_probs * _class_weight(input, weight, "cross_entropy"),
-                     axis=axis)
+    smooth = -ag.sum(
+        log_probs if weight is None else log_probs * _class_weight(input, weight, "cross_entropy"), axis=axis
+    )
     if valid is not None:
         smooth = ag.where(valid, smooth, 0.0)
     return (1 - label_smoothing) * loss + label_smoothing / input.shape[axis] * _reduce(smooth, reduction, weight_sum)
 
 
-def _cross_entropy_probabilities(input: Tensor, target: Tensor, weight: Any, ignore_index: int,  # noqa: A002
-                                 reduction: str, label_smoothing: float) -> Tensor:
+def _cross_entropy_probabilities(
+    input: Tensor,
+    target: Tensor,
+    weight: Any,
+    ignore_index: int,
+    reduction: str,
+    label_smoothing: float,
+) -> Tensor:
     """-sum over the classes of weight * target * log_softmax(input); a mean divides by the
     number of positions (the input's size over the classes), as PyTorch's does."""
     if not ag.isdtype(target.dtype, "real floating"):
-        raise TypeError(f"cross_entropy: a target of the input's shape {input.shape} holds class probabilities "
-                        f"and must be floating-point, got {target.dtype.name}; class indices have the input's "
-                        "shape without the class axis")
+        raise TypeError(
+            f"cross_entropy: a target of the input's shape {input.shape} holds class probabilities "
+            f"and must be floating-point, got {target.dtype.name}; class indices have the input's "
+            "shape without the class axis"
+        )
     if ignore_index >= 0:
         raise ValueError("cross_entropy: ignore_index is not supported with class-probability targets")
     axis = _class_axis(input, "cross_entropy")
@@ -408,7 +433,7 @@ def _cross_entropy_probabilities(input: Tensor, target: Tensor, weight: Any, ign
     return _reduce(-ag.sum(terms, axis=axis), reduction)
 
 
-def _cross_entropy_fused(input: Tensor, target: Tensor, ignore_index: int, reduction: str) -> Tensor:  # noqa: A002
+def _cross_entropy_fused(input: Tensor, target: Tensor, ignore_index: int, reduction: str) -> Tensor:
     """Class-index cross-entropy through the fused primitive on (rows, classes): an input of
     another rank has its classes moved last and every other position made a row."""
     safe, valid = _class_targets(input, target, ignore_index, "cross_entropy")
@@ -416,8 +441,9 @@ def _cross_entropy_fused(input: Tensor, target: Tensor, ignore_index: int, reduc
         return _cross_entropy_rows(input, safe, valid, reduction)
     xp, axis = input.backend.xp, _class_axis(input, "cross_entropy")
     rows = ag.reshape(ag.moveaxis(input, axis, -1), (-1, input.shape[axis]))
-    loss = _cross_entropy_rows(rows, xp.reshape(safe, (-1,)), None if valid is None else xp.reshape(valid, (-1,)),
-                               reduction)
+    loss = _cross_entropy_rows(
+        rows, xp.reshape(safe, (-1,)), None if valid is None else xp.reshape(valid, (-1,)), reduction
+    )
     return ag.reshape(loss, tuple(safe.shape)) if reduction == "none" else loss
 
 
@@ -438,8 +464,9 @@ def _cross_entropy_rows(logits: Tensor, safe: Any, valid: Any, reduction: str) -
     return record("cross_entropy", rows, backend, (logits, *constants, scale), _CROSS_ENTROPY_VJPS, saved=(logits,))
 
 
-def _cross_entropy_grad(ns: Any, g: Any, out: Any, logits: Any, target: Any, classes: Any, valid: Any,
-                        scale: Any) -> Any:
+def _cross_entropy_grad(
+    ns: Any, g: Any, out: Any, logits: Any, target: Any, classes: Any, valid: Any, scale: Any
+) -> Any:
     """d(loss)/d(logits) = (softmax(logits) - one_hot(target)) times the rows' gradient (g per
     row, or g / scale for every row of a reduced loss), zero for the rows ignored."""
     row_grad = g if scale is None else g / scale
@@ -451,8 +478,15 @@ def _cross_entropy_grad(ns: Any, g: Any, out: Any, logits: Any, target: Any, cla
 _CROSS_ENTROPY_VJPS = (_cross_entropy_grad, None, None, None, None)
 
 
-def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
-             ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> Tensor:
+def nll_loss(
+    input: Tensor,
+    target: Any,
+    weight: Any = None,
+    size_average: Any = None,
+    ignore_index: int = -100,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
     """Negative log-likelihood of log-probabilities (C,), (N, C) or (N, C, d1, ...) at the target
     classes, with PyTorch's per-class `weight` (a mean divides by the targets' summed weights)."""
     _check_reduction(reduction)
@@ -461,15 +495,23 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any =
     return _reduce(losses, reduction, weight_sum)
 
 
-def _pointwise_loss(caller: str, input: Tensor, target: Any, reduction: str,  # noqa: A002
-                    pointwise: Callable[[Tensor], Tensor], weight: Any = None, mean_by_weight: bool = True) -> Tensor:
+def _pointwise_loss(
+    caller: str,
+    input: Tensor,
+    target: Any,
+    reduction: str,
+    pointwise: Callable[[Tensor], Tensor],
+    weight: Any = None,
+    mean_by_weight: bool = True,
+) -> Tensor:
     """``pointwise(input - target)``, times `weight` (of the input's shape) if given, reduced; a
     weighted mean divides by the weights' sum (`mean_by_weight`, as PyTorch's l1 and mse) or by
     the count (as its huber)."""
     _check_reduction(reduction)
     if isinstance(target, Tensor) and target.shape != input.shape:
-        raise ValueError(f"{caller}: input shape {input.shape} and target shape {target.shape} differ; give both "
-                         "the same shape")
+        raise ValueError(
+            f"{caller}: input shape {input.shape} and target shape {target.shape} differ; give both the same shape"
+        )
     losses = pointwise(input - target)
     if weight is None:
         return _reduce(losses, reduction)
@@ -479,22 +521,40 @@ def _pointwise_loss(caller: str, input: Tensor, target: Any, reduction: str,  # 
     return _reduce(losses * weight, reduction, ag.sum(weight) if mean_by_weight else None)
 
 
-def mse_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
-             reduction: str = "mean", weight: Any = None) -> Tensor:
+def mse_loss(
+    input: Tensor,
+    target: Any,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+    weight: Any = None,
+) -> Tensor:
     """The squared error ``(input - target)**2``, weighted elementwise if `weight` is given."""
     _no_legacy("mse_loss", size_average, reduce)
     return _pointwise_loss("mse_loss", input, target, reduction, lambda d: d * d, weight)
 
 
-def l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
-            reduction: str = "mean", weight: Any = None) -> Tensor:
+def l1_loss(
+    input: Tensor,
+    target: Any,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+    weight: Any = None,
+) -> Tensor:
     """The absolute error ``|input - target|`` (gradient 0 where they are equal, as in PyTorch)."""
     _no_legacy("l1_loss", size_average, reduce)
     return _pointwise_loss("l1_loss", input, target, reduction, ag.abs, weight)
 
 
-def smooth_l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
-                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+def smooth_l1_loss(
+    input: Tensor,
+    target: Any,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+    beta: float = 1.0,
+) -> Tensor:
     """``0.5 * d**2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 * beta``, for d = input - target
     (the l1 loss when beta is 0).
 
@@ -507,19 +567,35 @@ def smooth_l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce:
         raise ValueError(f"smooth_l1_loss: beta must not be negative, got {beta}")
     if beta == 0:
         return _pointwise_loss("smooth_l1_loss", input, target, reduction, ag.abs)
-    return _pointwise_loss("smooth_l1_loss", input, target, reduction,
-                           lambda d: ag.where(ag.abs(d) < beta, 0.5 * d * d / beta, ag.abs(d) - 0.5 * beta))
+    return _pointwise_loss(
+        "smooth_l1_loss",
+        input,
+        target,
+        reduction,
+        lambda d: ag.where(ag.abs(d) < beta, 0.5 * d * d / beta, ag.abs(d) - 0.5 * beta),
+    )
 
 
-def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float = 1.0,  # noqa: A002
-               weight: Any = None) -> Tensor:
+def huber_loss(
+    input: Tensor,
+    target: Any,
+    reduction: str = "mean",
+    delta: float = 1.0,
+    weight: Any = None,
+) -> Tensor:
     """``0.5 * d**2`` where ``|d| < delta``, else ``delta * (|d| - 0.5 * delta)``, for d = input - target;
     a weighted mean divides by the count, as PyTorch's does."""
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
-    return _pointwise_loss("huber_loss", input, target, reduction,
-                           lambda d: ag.where(ag.abs(d) < delta, 0.5 * d * d, delta * (ag.abs(d) - 0.5 * delta)),
-                           weight, mean_by_weight=False)
+    return _pointwise_loss(
+        "huber_loss",
+        input,
+        target,
+        reduction,
+        lambda d: ag.where(ag.abs(d) < delta, 0.5 * d * d, delta * (ag.abs(d) - 0.5 * delta)),
+        weight,
+        mean_by_weight=False,
+    )
 
 
 _BCE_EPSILON = 9.999999960041972e-13  # PyTorch's 1e-12 (a C float), the least x(1-x) its gradient divides by
@@ -527,6 +603,7 @@ _BCE_EPSILON = 9.999999960041972e-13  # PyTorch's 1e-12 (a C float), the least x
 
 def _bce(xp: Any, x: Any, t: Any) -> Any:
     """PyTorch's elementwise binary cross-entropy: each log clamped at -100, and never taken of 0."""
+
     def clamped(log: Callable[[Any], Any], at: Any, defined: Any) -> Any:
         return xp.where(defined, xp.clip(log(xp.where(defined, at, 0.5)), min=-100.0), -100.0)
 
@@ -539,8 +616,14 @@ _BCE_VJPS = (  # PyTorch's rules: finite where a probability is exactly 0 or 1
 )
 
 
-def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
-                         reduce: Any = None, reduction: str = "mean") -> Tensor:
+def binary_cross_entropy(
+    input: Tensor,
+    target: Any,
+    weight: Any = None,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
     """``-(t * log(x) + (1 - t) * log(1 - x))`` for probabilities x in [0, 1], as PyTorch: the logs
     clamped at -100, so x of exactly 0 or 1 gives a finite loss and gradient.
 
@@ -556,15 +639,23 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_av
     x, t, backend = _operands("binary_cross_entropy", input, target)
     xp = backend.xp
     if math.prod(x.shape) and not backend.is_traced(x.data) and not bool(xp.all((x.data >= 0) & (x.data <= 1))):
-        raise ValueError("binary_cross_entropy: input values must be probabilities in [0, 1]; for logits use "
-                         "binary_cross_entropy_with_logits")
+        raise ValueError(
+            "binary_cross_entropy: input values must be probabilities in [0, 1]; for logits use "
+            "binary_cross_entropy_with_logits"
+        )
     losses = record("binary_cross_entropy", _bce(xp, x.data, t.data), backend, (x, t), _BCE_VJPS)
     return _reduce(losses if weight is None else losses * weight, reduction)
 
 
-def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = None,  # noqa: A002
-                                     size_average: Any = None, reduce: Any = None,
-                                     reduction: str = "mean", pos_weight: Any = None) -> Tensor:
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Any,
+    weight: Any = None,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+    pos_weight: Any = None,
+) -> Tensor:
     """Sigmoid plus binary cross-entropy in the stable form
     ``(1 - t) * x + (1 + (p - 1) * t) * (log1p(exp(-|x|)) + relu(-x))``."""
     _check_reduction(reduction)
@@ -574,8 +665,14 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
     return _reduce(losses if weight is None else losses * weight, reduction)
 
 
-def kl_div(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
-           reduction: str = "mean", log_target: bool = False) -> Tensor:
+def kl_div(
+    input: Tensor,
+    target: Any,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+    log_target: bool = False,
+) -> Tensor:
     """The pointwise KL divergence ``target * (log(target) - input)`` of log-probabilities `input`
     (0 where target is 0; ``exp(target) * (target - input)`` when `log_target`). 'mean' averages
     over every element (with PyTorch's warning); 'batchmean' divides the sum by the batch size.
@@ -587,10 +684,12 @@ def kl_div(input: Tensor, target: Any, size_average: Any = None, reduce: Any = N
     _check_reduction(reduction, (*_REDUCTIONS, "batchmean"))
     _no_legacy("kl_div", size_average, reduce)
     if reduction == "mean":
-        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
-                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
-                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
-                      stacklevel=2)
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support size."
+            "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+            "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+            stacklevel=2,
+        )
     target = _operand(target, input)
     if log_target:
         losses = ag.exp(target) * (target - input)
@@ -619,8 +718,9 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     checkable = math.prod(tensor.shape) and not backend.is_traced(data)
     if num_classes == -1:
         if not checkable:
-            raise ValueError("one_hot: cannot infer the number of classes from an empty (or traced) tensor; pass "
-                             "num_classes")
+            raise ValueError(
+                "one_hot: cannot infer the number of classes from an empty (or traced) tensor; pass num_classes"
+            )
         num_classes = backend.value_range(data)[1] + 1
     if checkable and not _in_range(backend, data, num_classes):
         raise IndexError(f"one_hot: class values must lie in [0, num_classes={num_classes})")
@@ -628,8 +728,13 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return Tensor._wrap(xp.astype(xp.expand_dims(data, axis=-1) == classes, int64), backend)
 
 
-def layer_norm(x: Tensor, normalized_shape: tuple[int, ...] | int, weight: Tensor | None = None,
-               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+def layer_norm(
+    x: Tensor,
+    normalized_shape: tuple[int, ...] | int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
     """Normalise over the trailing `normalized_shape` axes with the biased variance, then scale
     by `weight` and shift by `bias`: one primitive (the backend's fused kernel where it has one)."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
@@ -638,25 +743,29 @@ def layer_norm(x: Tensor, normalized_shape: tuple[int, ...] | int, weight: Tenso
     backend = common_backend("layer_norm", *(t for t in (x, weight, bias) if t is not None))
     _same_dtype("layer_norm", x, weight)
     data, stats = backend.layer_norm(x.data, shape, *(None if t is None else t.data for t in (weight, bias)), eps)
-    return record("layer_norm", data, backend, (x, weight, bias, shape, eps, stats), _LAYER_NORM_VJPS,
-                  saved=(x, weight))
+    return record(
+        "layer_norm", data, backend, (x, weight, bias, shape, eps, stats), _LAYER_NORM_VJPS, saved=(x, weight)
+    )
 
 
 def _same_dtype(layer: str, x: Tensor, weight: Tensor | None) -> None:
     """A layer refuses an input of another float dtype than its weights (as PyTorch does)."""
     if weight is not None and x.data.dtype != weight.data.dtype and x.dtype != weight.dtype:
-        raise TypeError(f"{layer}: the input is {x.dtype.name} but the weights are {weight.dtype.name}; convert "
-                        f"one: x.astype(...) or model.to(dtype=...) (model.double() for float64)")
+        raise TypeError(
+            f"{layer}: the input is {x.dtype.name} but the weights are {weight.dtype.name}; convert "
+            f"one: x.astype(...) or model.to(dtype=...) (model.double() for float64)"
+        )
 
 
 _LAYER_NORM_VJPS = tuple(  # the engine sums the weight's and bias's gradients over the leading axes
-    lambda ns, g, out, x, weight, bias, shape, eps, stats, part=part: ns._layer_norm_backward(g, x, shape, weight,
-                                                                                            eps, stats, part)
+    lambda ns, g, out, x, weight, bias, shape, eps, stats, part=part: ns._layer_norm_backward(
+        g, x, shape, weight, eps, stats, part
+    )
     for part in ("input", "weight")
 ) + (lambda ns, g, out, x, weight, bias, shape, eps, stats: g, None, None, None)
 
 
-def embedding(input: Any, weight: Tensor) -> Tensor:  # noqa: A002
+def embedding(input: Any, weight: Tensor) -> Tensor:
     """Rows of `weight` at the integer `input` (any shape); the gradient scatter-adds. Indices
     must lie in [0, num_embeddings): a negative one is an error, as in PyTorch."""
     index = input if isinstance(input, Tensor) else ag.asarray(input, device=weight.device)
@@ -664,8 +773,10 @@ def embedding(input: Any, weight: Tensor) -> Tensor:  # noqa: A002
         raise TypeError(f"embedding: indices must be integers, got {index.dtype.name}")
     backend, rows = weight.backend, weight.shape[0]
     if index.backend is not backend:
-        raise RuntimeError(f"embedding: the indices are on {index.backend}, the weight on {backend}; move the "
-                           f"indices with .to({backend.name!r})")
+        raise RuntimeError(
+            f"embedding: the indices are on {index.backend}, the weight on {backend}; move the "
+            f"indices with .to({backend.name!r})"
+        )
     if math.prod(index.shape) and not backend.is_traced(index.data):
         low, high = backend.value_range(index.data)
         if low < 0 or high >= rows:
@@ -684,8 +795,9 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     if p == 1:
         return x * 0.0
     if x.backend.is_traced(x.data):
-        raise RuntimeError("dropout draws its mask on the host, which a compiled step would freeze; "
-                           "run steps with dropout eagerly")
+        raise RuntimeError(
+            "dropout draws its mask on the host, which a compiled step would freeze; run steps with dropout eagerly"
+        )
     keep = x.backend.bernoulli(x.shape, 1 - p)
     return x * Tensor._wrap(x.backend.xp.astype(keep, x.data.dtype), x.backend) * (1 / (1 - p))
 

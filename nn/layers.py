@@ -59,8 +59,14 @@ class Embedding(Module):
 class LayerNorm(Module):
     """Normalise over the trailing `normalized_shape` axes, then scale and shift."""
 
-    def __init__(self, normalized_shape: int | tuple[int, ...], eps: float = 1e-5,
-                 elementwise_affine: bool = True, bias: bool = True, dtype: Any = "float32") -> None:
+    def __init__(
+        self,
+        normalized_shape: int | tuple[int, ...],
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        dtype: Any = "float32",
+    ) -> None:
         super().__init__()
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.normalized_shape, self.eps = shape, eps
@@ -241,9 +247,14 @@ class Upsample(Module):
     """`F.interpolate` as a layer: to `size`, or by `scale_factor`, with `mode` "nearest",
     "nearest-exact", "linear", "bilinear", "trilinear" or "area"."""
 
-    def __init__(self, size: int | tuple[int, ...] | None = None, scale_factor: float | tuple[float, ...] | None = None,
-                 mode: str = "nearest", align_corners: bool | None = None,
-                 recompute_scale_factor: bool | None = None) -> None:
+    def __init__(
+        self,
+        size: int | tuple[int, ...] | None = None,
+        scale_factor: float | tuple[float, ...] | None = None,
+        mode: str = "nearest",
+        align_corners: bool | None = None,
+        recompute_scale_factor: bool | None = None,
+    ) -> None:
         super().__init__()
         self.size, self.mode = size, mode
         if isinstance(scale_factor, tuple):
@@ -253,8 +264,14 @@ class Upsample(Module):
         self.align_corners, self.recompute_scale_factor = align_corners, recompute_scale_factor
 
     def forward(self, x: Tensor) -> Tensor:
-        return spatial.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners,
-                                   recompute_scale_factor=self.recompute_scale_factor)
+        return spatial.interpolate(
+            x,
+            self.size,
+            self.scale_factor,
+            self.mode,
+            self.align_corners,
+            recompute_scale_factor=self.recompute_scale_factor,
+        )
 
     def extra_repr(self) -> str:
         shown = f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else f"size={self.size!r}"
@@ -271,8 +288,9 @@ class _Pad2d(Module):
         super().__init__()
         self.padding = tuple(padding) if isinstance(padding, Iterable) else (padding,) * 4
         if len(self.padding) != 4:
-            raise ValueError(f"{type(self).__name__}: padding must be an int or (left, right, top, bottom), "
-                             f"got {padding!r}")
+            raise ValueError(
+                f"{type(self).__name__}: padding must be an int or (left, right, top, bottom), got {padding!r}"
+            )
 
     def forward(self, x: Tensor) -> Tensor:
         return spatial.pad(x, self.padding, self.mode)

@@ -188,8 +188,9 @@ class Module:
         """Every name a tensor is reachable by: a parameter shared by two modules (tied
         embedding and output weights) appears under both names, as in PyTorch."""
         for module_name, module in self.named_modules(remove_duplicate=False):
-            buffers = [(n, b) for n, b in module._buffers.items()
-                       if b is not None and n not in module._non_persistent_buffers]
+            buffers = [
+                (n, b) for n, b in module._buffers.items() if b is not None and n not in module._non_persistent_buffers
+            ]
             for name, t in [*module._parameters.items(), *buffers]:
                 yield (f"{module_name}.{name}" if module_name else name), t
 
@@ -245,4 +246,3 @@ class Module:
         lines = [f"({name}): " + repr(m).replace("\n", "\n  ") for name, m in self._modules.items()]
         head = f"{type(self).__name__}({self.extra_repr()}"
         return head + ")" if not lines else head + "\n  " + "\n  ".join(lines) + "\n)"
-

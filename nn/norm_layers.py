@@ -17,8 +17,15 @@ class _BatchNorm(Module):
 
     input_ndims: tuple[int, ...] = ()
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, dtype: Any = "float32") -> None:
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        dtype: Any = "float32",
+    ) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
@@ -37,8 +44,10 @@ class _BatchNorm(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         if x.ndim not in self.input_ndims:
-            raise ValueError(f"{type(self).__name__}: expected a {' or '.join(map(str, self.input_ndims))}-D input, "
-                             f"got shape {x.shape}")
+            raise ValueError(
+                f"{type(self).__name__}: expected a {' or '.join(map(str, self.input_ndims))}-D input, "
+                f"got shape {x.shape}"
+            )
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
             with ag.no_grad():
@@ -47,13 +56,16 @@ class _BatchNorm(Module):
             if self.momentum is None:
                 factor = 1.0 / ag.astype(self.num_batches_tracked, x.dtype).data  # a cumulative average
         use_batch = self.training or self.running_mean is None
-        stats = (None, None) if self.training and not self.track_running_stats else (self.running_mean,
-                                                                                      self.running_var)
+        stats = (
+            (None, None) if self.training and not self.track_running_stats else (self.running_mean, self.running_var)
+        )
         return normalization.batch_norm(x, *stats, self.weight, self.bias, use_batch, factor, self.eps)
 
     def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+            f"track_running_stats={self.track_running_stats}"
+        )
 
 
 class BatchNorm1d(_BatchNorm):
@@ -84,8 +96,15 @@ class GroupNorm(Module):
     channels and positions, then a per-channel scale (ones) and shift (zeros; none with
     ``bias=False``)."""
 
-    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
-                 bias: bool = True, dtype: Any = "float32") -> None:
+    def __init__(
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        bias: bool = True,
+        dtype: Any = "float32",
+    ) -> None:
         super().__init__()
         if num_channels % num_groups:
             raise ValueError(f"GroupNorm: num_groups={num_groups} must divide num_channels={num_channels}")
@@ -97,5 +116,7 @@ class GroupNorm(Module):
         return normalization.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
-                f"bias={self.bias is not None}")
+        return (
+            f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+            f"bias={self.bias is not None}"
+        )

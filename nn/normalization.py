@@ -16,15 +16,23 @@ from autograd_core.tensor import Tensor, bump_version, record
 from nn.functional import _same_dtype, layer_norm
 
 _BATCH_NORM_VJPS = tuple(  # the backend's kernel reuses the forward's batch statistics
-    lambda ns, g, out, x, weight, bias, eps, mean, var, part=part: ns._batch_norm_backward(g, x, weight, mean, var,
-                                                                                         eps, part)
+    lambda ns, g, out, x, weight, bias, eps, mean, var, part=part: ns._batch_norm_backward(
+        g, x, weight, mean, var, eps, part
+    )
     for part in ("input", "weight", "bias")
 ) + (None, None, None)
 
 
-def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,  # noqa: A002
-               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
-               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
     """Normalise each channel (axis 1) of `input` (N, C, ...) to zero mean and unit variance,
     then scale by `weight` and shift by `bias`.
 
@@ -43,8 +51,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     tensors = [t for t in (input, running_mean, running_var, weight, bias) if t is not None]
     backend = common_backend("batch_norm", *tensors)
     _same_dtype("batch_norm", input, weight)
-    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
-                    ("bias", bias)):
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
         if t is not None and t.shape != (channels,):
             raise ValueError(f"batch_norm: {name} has shape {t.shape}, expected ({channels},) for {channels} channels")
     if not training:
@@ -57,20 +64,27 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     count = input.numel() // channels
     if count <= 1:
         raise ValueError(f"batch_norm: expected more than 1 value per channel when training, got input {input.shape}")
-    data, mean, var = backend.batch_norm(input.data, None if weight is None else weight.data,
-                                         None if bias is None else bias.data, eps)
+    data, mean, var = backend.batch_norm(
+        input.data, None if weight is None else weight.data, None if bias is None else bias.data, eps
+    )
     with ag.no_grad():
         for buffer, statistic in ((running_mean, mean), (running_var, var * (count / (count - 1)))):
             if buffer is not None:
                 buffer.data = buffer.data * (1 - momentum) + backend.xp.astype(statistic, buffer.data.dtype) * momentum
                 bump_version(buffer)
     statistics = (Tensor._wrap(mean, backend), Tensor._wrap(var, backend))
-    return record("batch_norm", data, backend, (input, weight, bias, eps, *statistics), _BATCH_NORM_VJPS,
-                  saved=(input, weight))
+    return record(
+        "batch_norm", data, backend, (input, weight, bias, eps, *statistics), _BATCH_NORM_VJPS, saved=(input, weight)
+    )
 
 
-def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,  # noqa: A002
-               eps: float = 1e-5) -> Tensor:
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
     """Normalise `input` (N, C, ...) over each group of C/num_groups channels (and all their
     positions), then scale and shift per channel.
 
@@ -79,8 +93,10 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     (2, 4, 3)
     """
     if input.ndim < 2 or input.shape[1] % num_groups:
-        raise ValueError(f"group_norm: num_groups={num_groups} must divide the channels of an (N, C, ...) input, "
-                         f"got shape {input.shape}")
+        raise ValueError(
+            f"group_norm: num_groups={num_groups} must divide the channels of an (N, C, ...) input, "
+            f"got shape {input.shape}"
+        )
     _same_dtype("group_norm", input, weight)
     grouped = ag.reshape(input, (input.shape[0], num_groups, -1))
     out = ag.reshape(layer_norm(grouped, (grouped.shape[-1],), eps=eps), input.shape)

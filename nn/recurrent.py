@@ -98,8 +98,12 @@ class _LSTM:
         cprev = ns.concat([ns.expand_dims(c0, axis=0), c[:-1, ...]], axis=0)
         tc = ns.tanh(c)
         # dh'/dc', then d(c')/d(pre-activation) of i, f, g stacked on an axis of 3, then of o
-        return o * (1 - tc * tc), ns.stack([g * i * (1 - i), cprev * f * (1 - f), i * (1 - g * g)], axis=-2), \
-            tc * o * (1 - o), f
+        return (
+            o * (1 - tc * tc),
+            ns.stack([g * i * (1 - i), cprev * f * (1 - f), i * (1 - g * g)], axis=-2),
+            tc * o * (1 - o),
+            f,
+        )
 
     def back(self, ns: Any, s: tuple, gh: Any, gc: Any, dh: Any, dc: Any) -> tuple[Any, Any, Any, Any]:
         through, k_ifg, k_o, f = s
@@ -139,8 +143,12 @@ class _GRU:
         return ns.concat([dr, dz, dn], axis=-1), ns.concat([dr, dz, dn * r], axis=-1), dh * z, None
 
 
-_KINDS: dict[str, Any] = {"RNN_TANH": _Elman("rnn_tanh", "tanh"), "RNN_RELU": _Elman("rnn_relu", "relu"),
-                          "LSTM": _LSTM(), "GRU": _GRU()}
+_KINDS: dict[str, Any] = {
+    "RNN_TANH": _Elman("rnn_tanh", "tanh"),
+    "RNN_RELU": _Elman("rnn_relu", "relu"),
+    "LSTM": _LSTM(),
+    "GRU": _GRU(),
+}
 _PIECES = ("input", "weight_ih", "bias_ih", "weight_hh", "bias_hh", "h0", "c0")
 # Each piece's batch axis (None: a weight, whole in every chunk of the batch; its gradient sums over the batch).
 _BATCH_AXIS = {"input": 1, "weight_ih": None, "bias_ih": None, "weight_hh": None, "bias_hh": None, "h0": 0, "c0": 0}
@@ -177,15 +185,31 @@ def _scan_vjp(kind: Any, layout: tuple) -> Vjp:
 
     def vjp(ns: Any, g: Any, out: Any, pack: Any, *constants: Any) -> Any:
         p = _unpack(ns, pack, constants, layout)
-        grads = ns._map_batch_chunks(partial(_scan_grads, kind, packed), (g, out, *(p.get(n) for n in _PIECES)),
-                                     (1, 1, *_BATCH_AXIS.values()), tuple(_BATCH_AXIS[n] for n in packed))
+        grads = ns._map_batch_chunks(
+            partial(_scan_grads, kind, packed),
+            (g, out, *(p.get(n) for n in _PIECES)),
+            (1, 1, *_BATCH_AXIS.values()),
+            tuple(_BATCH_AXIS[n] for n in packed),
+        )
         return ns.concat([ns.reshape(grad, (-1,)) for grad in grads], axis=0)
 
     return vjp
 
 
-def _scan_grads(kind: Any, names: tuple[str, ...], ns: Any, g: Any, out: Any, x: Any, w_ih: Any, b_ih: Any,
-                w_hh: Any, b_hh: Any, h0: Any, c0: Any) -> tuple:
+def _scan_grads(
+    kind: Any,
+    names: tuple[str, ...],
+    ns: Any,
+    g: Any,
+    out: Any,
+    x: Any,
+    w_ih: Any,
+    b_ih: Any,
+    w_hh: Any,
+    b_hh: Any,
+    h0: Any,
+    c0: Any,
+) -> tuple:
     """The gradients of the pieces `names`: the reverse recurrence once, then every weight
     gradient as one matmul over all steps."""
     hidden, steps = h0.shape[-1], out.shape[0]
@@ -209,37 +233,58 @@ def _scan_grads(kind: Any, names: tuple[str, ...], ns: Any, g: Any, out: Any, x:
         "bias_ih": lambda: ns.sum(rows[0], axis=0),
         "weight_hh": lambda: ns.matmul(ns.matrix_transpose(rows[1]), ns.reshape(hprev, (-1, hidden))),
         "bias_hh": lambda: ns.sum(rows[1], axis=0),
-        "h0": lambda: dh, "c0": lambda: dc,
+        "h0": lambda: dh,
+        "c0": lambda: dc,
     }
     return tuple(grads[name]() for name in names)
 
 
-def _scan(kind: Any, x: Tensor, w_ih: Tensor, b_ih: Tensor | None, w_hh: Tensor, b_hh: Tensor | None, h0: Tensor,
-          c0: Tensor | None) -> Tensor:
+def _scan(
+    kind: Any,
+    x: Tensor,
+    w_ih: Tensor,
+    b_ih: Tensor | None,
+    w_hh: Tensor,
+    b_hh: Tensor | None,
+    h0: Tensor,
+    c0: Tensor | None,
+) -> Tensor:
     """One layer in one direction over the whole sequence `x` (T, B, I) from the states
     `h0` (and `c0`), (B, H): every step's state, stacked (see the module's docstring)."""
     given = [(name, t) for name, t in zip(_PIECES, (x, w_ih, b_ih, w_hh, b_hh, h0, c0)) if t is not None]
     backend = common_backend(kind.name, *(t for _, t in given))
     dtypes = {t.dtype for _, t in given}
     if len(dtypes) > 1:
-        raise TypeError(f"{kind.name}: the input, the states and the weights must have one dtype, got "
-                        + ", ".join(f"{name} {t.dtype}" for name, t in given)
-                        + "; convert the input with .to(dtype) or the module with .to(dtype)")
+        raise TypeError(
+            f"{kind.name}: the input, the states and the weights must have one dtype, got "
+            + ", ".join(f"{name} {t.dtype}" for name, t in given)
+            + "; convert the input with .to(dtype) or the module with .to(dtype)"
+        )
     (data,) = raw_namespace(backend)._map_batch_chunks(
-        partial(_run, kind), tuple(None if t is None else t.data for t in (x, w_ih, b_ih, w_hh, b_hh, h0, c0)),
-        tuple(_BATCH_AXIS.values()), (1,))
+        partial(_run, kind),
+        tuple(None if t is None else t.data for t in (x, w_ih, b_ih, w_hh, b_hh, h0, c0)),
+        tuple(_BATCH_AXIS.values()),
+        (1,),
+    )
     if not grad_mode.state.enabled or not any(t.requires_grad for _, t in given):
         return Tensor._wrap(data, backend)
     layout = tuple((name, t.shape, t.requires_grad) for name, t in given)
     pack = ag.concat([ag.reshape(t, (-1,)) for _, t in given if t.requires_grad])
     constants = tuple(t for _, t in given if not t.requires_grad)
-    return record(kind.name, data, backend, (pack, *constants), (_scan_vjp(kind, layout), *(None,) * len(constants)),
-                  saves_output=True)
+    return record(
+        kind.name,
+        data,
+        backend,
+        (pack, *constants),
+        (_scan_vjp(kind, layout), *(None,) * len(constants)),
+        saves_output=True,
+    )
 
 
 # --- the modules -------------------------------------------------------------------------------
-def _register_weights(module: Module, suffix: str, gates: int, input_size: int, hidden_size: int, bias: bool,
-                      device: Any, dtype: Any) -> None:
+def _register_weights(
+    module: Module, suffix: str, gates: int, input_size: int, hidden_size: int, bias: bool, device: Any, dtype: Any
+) -> None:
     """weight_ih (gates*H, I), weight_hh (gates*H, H) and, with `bias`, bias_ih and bias_hh
     (gates*H,), registered in PyTorch's order under PyTorch's names (with `suffix`)."""
     shapes = {"weight_ih": (gates * hidden_size, input_size), "weight_hh": (gates * hidden_size, hidden_size)}
@@ -270,22 +315,38 @@ def _state_shape_error(name: str, what: str, got: tuple, expected: tuple) -> Val
 class RNNBase(Module):
     """The stacked, optionally bidirectional recurrence behind `RNN`, `LSTM` and `GRU`."""
 
-    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
-                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
-                 device: Any = None, dtype: Any = None) -> None:
+    def __init__(
+        self,
+        mode: str,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         super().__init__()
         _check_sizes(input_size, hidden_size)
         if not isinstance(num_layers, int) or num_layers <= 0:
             raise ValueError(f"num_layers must be a positive integer, got {num_layers!r}")
         if isinstance(dropout, bool) or not 0 <= dropout <= 1:
-            raise ValueError(f"dropout must be a number in [0, 1] (the probability of zeroing an element), "
-                             f"got {dropout!r}")
+            raise ValueError(
+                f"dropout must be a number in [0, 1] (the probability of zeroing an element), got {dropout!r}"
+            )
         if proj_size:
-            raise NotImplementedError("LSTM with proj_size > 0 is not implemented; use proj_size=0 and a Linear "
-                                      "layer on the output")
+            raise NotImplementedError(
+                "LSTM with proj_size > 0 is not implemented; use proj_size=0 and a Linear layer on the output"
+            )
         if dropout > 0 and num_layers == 1:
-            warnings.warn(f"dropout={dropout} has no effect with num_layers=1: dropout is applied between layers "
-                          "(after every layer but the last)", stacklevel=3)
+            warnings.warn(
+                f"dropout={dropout} has no effect with num_layers=1: dropout is applied between layers "
+                "(after every layer but the last)",
+                stacklevel=3,
+            )
         self.mode, self._kind = mode, _KINDS[mode]
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
@@ -294,8 +355,9 @@ class RNNBase(Module):
         for layer in range(num_layers):
             for direction in range(directions):
                 size = input_size if layer == 0 else hidden_size * directions
-                _register_weights(self, self._suffix(layer, direction), self._kind.gates, size, hidden_size, bias,
-                                  device, dtype)
+                _register_weights(
+                    self, self._suffix(layer, direction), self._kind.gates, size, hidden_size, bias, device, dtype
+                )
         self.reset_parameters()
 
     @staticmethod
@@ -318,22 +380,26 @@ class RNNBase(Module):
             return [ag.zeros(shape, dtype=like.dtype, device=like.device) for _ in names]
         given = tuple(hx) if self._kind.has_cell else (hx,)
         if len(given) != len(names) or not all(isinstance(t, Tensor) for t in given):
-            raise TypeError(f"{type(self).__name__}: hx must be {' and '.join(names)} as "
-                            f"{'a tuple of tensors' if len(names) > 1 else 'a tensor'}")
+            raise TypeError(
+                f"{type(self).__name__}: hx must be {' and '.join(names)} as "
+                f"{'a tuple of tensors' if len(names) > 1 else 'a tensor'}"
+            )
         expected = shape if batched else (layers, self.hidden_size)
         for name, t in zip(names, given):
             if t.shape != expected:
                 raise _state_shape_error(type(self).__name__, name, t.shape, expected)
         return [t if batched else ag.expand_dims(t, axis=1) for t in given]
 
-    def forward(self, input: Tensor, hx: Any = None) -> tuple[Tensor, State]:  # noqa: A002
+    def forward(self, input: Tensor, hx: Any = None) -> tuple[Tensor, State]:
         """`input` (T, B, input_size), (B, T, input_size) with batch_first, or (T, input_size)
         unbatched; `hx` the initial state(s), (layers * directions, B, H), zeros if None.
         Returns (output, h_n), LSTM (output, (h_n, c_n)), shaped as in PyTorch."""
         name, kind, hidden = type(self).__name__, self._kind, self.hidden_size
         if input.ndim not in (2, 3) or input.shape[-1] != self.input_size:
-            raise ValueError(f"{name}: expected an input of shape (T, B, {self.input_size}), (B, T, {self.input_size}) "
-                             f"with batch_first, or (T, {self.input_size}) unbatched; got {input.shape}")
+            raise ValueError(
+                f"{name}: expected an input of shape (T, B, {self.input_size}), (B, T, {self.input_size}) "
+                f"with batch_first, or (T, {self.input_size}) unbatched; got {input.shape}"
+            )
         batched = input.ndim == 3
         x = input if batched else ag.expand_dims(input, axis=1)
         if self.batch_first and batched:
@@ -346,8 +412,7 @@ class RNNBase(Module):
             for direction in range(directions):
                 index = layer * directions + direction
                 h0, c0 = states[0][index], (states[1][index] if kind.has_cell else None)
-                run = _scan(kind, x if direction == 0 else ag.flip(x, axis=0), *self._weights(layer, direction),
-                            h0, c0)
+                run = _scan(kind, x if direction == 0 else ag.flip(x, axis=0), *self._weights(layer, direction), h0, c0)
                 finals.append(run[-1])
                 hs = run[..., :hidden] if kind.has_cell else run
                 outputs.append(hs if direction == 0 else ag.flip(hs, axis=0))
@@ -381,13 +446,34 @@ class RNN(RNNBase):
     ((7, 4, 5), (2, 4, 5))
     """
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
-                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 device: Any = None, dtype: Any = None) -> None:
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        nonlinearity: str = "tanh",
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNN: unknown nonlinearity {nonlinearity!r}; use 'tanh' or 'relu'")
-        super().__init__(f"RNN_{nonlinearity.upper()}", input_size, hidden_size, num_layers, bias, batch_first,
-                         dropout, bidirectional, 0, device, dtype)
+        super().__init__(
+            f"RNN_{nonlinearity.upper()}",
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            dropout,
+            bidirectional,
+            0,
+            device,
+            dtype,
+        )
         self.nonlinearity = nonlinearity
 
 
@@ -400,11 +486,32 @@ class LSTM(RNNBase):
     ((4, 7, 10), (2, 4, 5), (2, 4, 5))
     """
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
-                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
-                 device: Any = None, dtype: Any = None) -> None:
-        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
-                         proj_size, device, dtype)
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__(
+            "LSTM",
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            dropout,
+            bidirectional,
+            proj_size,
+            device,
+            dtype,
+        )
 
 
 class GRU(RNNBase):
@@ -417,11 +524,21 @@ class GRU(RNNBase):
     ((7, 5), (1, 5))
     """
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
-                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 device: Any = None, dtype: Any = None) -> None:
-        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, 0,
-                         device, dtype)
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__(
+            "GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, 0, device, dtype
+        )
 
 
 class RNNCellBase(Module):
@@ -440,13 +557,14 @@ class RNNCellBase(Module):
     def reset_parameters(self) -> None:
         _reset_uniform(self, self.hidden_size)
 
-    def forward(self, input: Tensor, hx: Any = None) -> State:  # noqa: A002
+    def forward(self, input: Tensor, hx: Any = None) -> State:
         """`input` (B, input_size) or (input_size,); `hx` the state(s) (B, H) or (H,), zeros
         if None. Returns the next h (LSTMCell: (h, c))."""
         name, kind, hidden = type(self).__name__, self._kind, self.hidden_size
         if input.ndim not in (1, 2) or input.shape[-1] != self.input_size:
-            raise ValueError(f"{name}: expected an input of shape (B, {self.input_size}) or ({self.input_size},), "
-                             f"got {input.shape}")
+            raise ValueError(
+                f"{name}: expected an input of shape (B, {self.input_size}) or ({self.input_size},), got {input.shape}"
+            )
         batched = input.ndim == 2
         x = input if batched else ag.expand_dims(input, axis=0)
         shape = (x.shape[0], hidden)
@@ -459,8 +577,9 @@ class RNNCellBase(Module):
                     raise _state_shape_error(name, "hx", t.shape, shape if batched else (hidden,))
             given = given if batched else [ag.expand_dims(t, axis=0) for t in given]
         c = given[1] if kind.has_cell else None
-        run = _scan(kind, ag.expand_dims(x, axis=0), self.weight_ih, self.bias_ih, self.weight_hh, self.bias_hh,
-                    given[0], c)[0]
+        run = _scan(
+            kind, ag.expand_dims(x, axis=0), self.weight_ih, self.bias_ih, self.weight_hh, self.bias_hh, given[0], c
+        )[0]
         out = [run[..., :hidden], run[..., hidden:]] if kind.has_cell else [run]
         out = out if batched else [t[0] for t in out]
         return tuple(out) if kind.has_cell else out[0]
@@ -477,8 +596,15 @@ class RNNCell(RNNCellBase):
     (4, 5)
     """
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
-                 device: Any = None, dtype: Any = None) -> None:
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        nonlinearity: str = "tanh",
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNNCell: unknown nonlinearity {nonlinearity!r}; use 'tanh' or 'relu'")
         super().__init__(f"RNN_{nonlinearity.upper()}", input_size, hidden_size, bias, device, dtype)
@@ -494,8 +620,9 @@ class LSTMCell(RNNCellBase):
     ((4, 5), (4, 5))
     """
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
-                 dtype: Any = None) -> None:
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None, dtype: Any = None
+    ) -> None:
         super().__init__("LSTM", input_size, hidden_size, bias, device, dtype)
 
 
@@ -507,8 +634,9 @@ class GRUCell(RNNCellBase):
     (5,)
     """
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
-                 dtype: Any = None) -> None:
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None, dtype: Any = None
+    ) -> None:
         super().__init__("GRU", input_size, hidden_size, bias, device, dtype)
 
 

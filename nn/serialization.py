@@ -44,8 +44,10 @@ def _host_array(name: str, value: Any) -> np.ndarray:
         raise TypeError(f"save: state dict keys must be strings, got {name!r}")
     array = value.numpy() if isinstance(value, ag.Tensor) else np.asarray(value)
     if array.dtype.kind not in "biufc":
-        raise TypeError(f"save: the value of {name!r} is a {type(value).__name__}, not a tensor, array or number; "
-                        "a checkpoint holds arrays only")
+        raise TypeError(
+            f"save: the value of {name!r} is a {type(value).__name__}, not a tensor, array or number; "
+            "a checkpoint holds arrays only"
+        )
     return array
 
 
@@ -53,7 +55,9 @@ def load(path: str | os.PathLike) -> dict[str, ag.Tensor]:
     """A state dict of tensors on the current backend, from a file written by `save`."""
     loaded = np.load(path, allow_pickle=False)
     if not isinstance(loaded, np.lib.npyio.NpzFile):
-        raise ValueError(f"load: {os.fspath(path)!r} holds a single array (a .npy file), not a state dict; "
-                         "save state dicts with nn.save, which writes a .npz")
+        raise ValueError(
+            f"load: {os.fspath(path)!r} holds a single array (a .npy file), not a state dict; "
+            "save state dicts with nn.save, which writes a .npz"
+        )
     with loaded as archive:
         return {name: ag.tensor(archive[name]) for name in archive.files}

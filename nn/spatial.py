@@ -51,12 +51,14 @@ def _per_axis(value: Any, dims: int, caller: str, name: str) -> tuple:
 
 def _check_floating(caller: str, x: Tensor) -> None:
     if not ag.isdtype(x.dtype, "real floating"):
-        raise TypeError(f"{caller}: expected a floating-point input, got {x.dtype.name}; convert it with "
-                        "x.astype(autograd_core.float32)")
+        raise TypeError(
+            f"{caller}: expected a floating-point input, got {x.dtype.name}; convert it with "
+            "x.astype(autograd_core.float32)"
+        )
 
 
 # --- pad --------------------------------------------------------------------------------------
-def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Tensor:  # noqa: A002
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Tensor:
     """`input` padded on its last ``len(pad) // 2`` axes, as PyTorch's ``F.pad``: `pad` holds
     (before, after) pairs, the last axis first. A negative amount crops. `mode` is "constant"
     (filled with `value`, default 0), "reflect" (mirrored about the edge, which is not
@@ -73,11 +75,14 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     """
     pads = tuple(int(p) for p in pad)
     if len(pads) % 2:
-        raise ValueError(f"pad: padding of odd length {len(pads)}; give a (before, after) pair for each padded "
-                         "axis, the last axis first")
+        raise ValueError(
+            f"pad: padding of odd length {len(pads)}; give a (before, after) pair for each padded "
+            "axis, the last axis first"
+        )
     if len(pads) // 2 > input.ndim:
-        raise ValueError(f"pad: {len(pads)} numbers pad {len(pads) // 2} axes, but the input has {input.ndim} "
-                         f"(shape {input.shape})")
+        raise ValueError(
+            f"pad: {len(pads)} numbers pad {len(pads) // 2} axes, but the input has {input.ndim} (shape {input.shape})"
+        )
     if mode not in _PAD_MODES:
         raise ValueError(f"pad: unknown mode {mode!r}; supported: {', '.join(_PAD_MODES)}")
     if mode != "constant" and value not in (None, 0):
@@ -87,8 +92,10 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         axis, before, after = input.ndim - 1 - i, pads[2 * i], pads[2 * i + 1]
         size = input.shape[axis]
         if size + before + after < 0:
-            raise ValueError(f"pad: padding ({before}, {after}) would leave axis {axis} of size {size} with "
-                             f"size {size + before + after}")
+            raise ValueError(
+                f"pad: padding ({before}, {after}) would leave axis {axis} of size {size} with "
+                f"size {size + before + after}"
+            )
         if not before and not after:
             continue
         if mode == "constant":
@@ -118,8 +125,10 @@ def _pad_source(mode: str, size: int, before: int, after: int) -> np.ndarray:
     j = np.arange(-before, size + after)
     if mode == "reflect":
         if before >= size or after >= size:
-            raise ValueError(f"pad: reflect padding ({before}, {after}) must be smaller than the size {size} of "
-                             "the axis it pads; use mode='replicate' or 'circular' for wider padding")
+            raise ValueError(
+                f"pad: reflect padding ({before}, {after}) must be smaller than the size {size} of "
+                "the axis it pads; use mode='replicate' or 'circular' for wider padding"
+            )
         return np.where(j < 0, -j, np.where(j >= size, 2 * (size - 1) - j, j))
     if size == 0:
         raise ValueError(f"pad: an axis of size 0 cannot be padded in mode {mode!r}")
@@ -129,16 +138,23 @@ def _pad_source(mode: str, size: int, before: int, after: int) -> np.ndarray:
     start = max(-before, 0)
     kept = size - start - max(-after, 0)
     if max(before, after) > kept:
-        raise ValueError(f"pad: circular padding ({before}, {after}) of an axis of size {size} would wrap around "
-                         f"more than once; pad at most {kept}")
+        raise ValueError(
+            f"pad: circular padding ({before}, {after}) of an axis of size {size} would wrap around "
+            f"more than once; pad at most {kept}"
+        )
     return start + (j - start) % max(kept, 1)
 
 
 # --- interpolate ------------------------------------------------------------------------------
-def interpolate(input: Tensor, size: int | Sequence[int] | None = None,  # noqa: A002
-                scale_factor: float | Sequence[float] | None = None, mode: str = "nearest",
-                align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
-                antialias: bool = False) -> Tensor:
+def interpolate(
+    input: Tensor,
+    size: int | Sequence[int] | None = None,
+    scale_factor: float | Sequence[float] | None = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+    recompute_scale_factor: bool | None = None,
+    antialias: bool = False,
+) -> Tensor:
     """`input` (N, C, L), (N, C, H, W) or (N, C, D, H, W) resampled to `size`, or to
     ``floor(in * scale_factor)`` per spatial axis, as PyTorch's ``F.interpolate``.
 
@@ -160,18 +176,24 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,  # noqa:
     if mode not in _INTERPOLATE_MODES:
         raise ValueError(f"interpolate: mode {mode!r} is not supported; supported: {', '.join(_INTERPOLATE_MODES)}")
     if not 1 <= dims <= 3:
-        raise ValueError(f"interpolate: expected an input (N, C, L), (N, C, H, W) or (N, C, D, H, W), got shape "
-                         f"{input.shape}")
+        raise ValueError(
+            f"interpolate: expected an input (N, C, L), (N, C, H, W) or (N, C, D, H, W), got shape {input.shape}"
+        )
     if mode in _LINEAR_MODES and _LINEAR_MODES[mode] != dims:
         fitting = next(m for m, d in _LINEAR_MODES.items() if d == dims)
-        raise ValueError(f"interpolate: mode {mode!r} needs {_LINEAR_MODES[mode] + 2}-D input; for this "
-                         f"{input.ndim}-D one use mode={fitting!r}")
+        raise ValueError(
+            f"interpolate: mode {mode!r} needs {_LINEAR_MODES[mode] + 2}-D input; for this "
+            f"{input.ndim}-D one use mode={fitting!r}"
+        )
     if align_corners is not None and mode not in _LINEAR_MODES:
-        raise ValueError(f"interpolate: align_corners applies to the modes {', '.join(_LINEAR_MODES)} only, "
-                         f"not {mode!r}")
+        raise ValueError(
+            f"interpolate: align_corners applies to the modes {', '.join(_LINEAR_MODES)} only, not {mode!r}"
+        )
     if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported; supported: antialias=False "
-                                  f"with the modes {', '.join(_INTERPOLATE_MODES)}")
+        raise NotImplementedError(
+            "interpolate: antialias=True is not supported; supported: antialias=False "
+            f"with the modes {', '.join(_INTERPOLATE_MODES)}"
+        )
     sizes, scales = _output_size(input.shape[2:], size, scale_factor, recompute_scale_factor)
     if mode == "area":
         return _adaptive_avg_pool(input, sizes, dims, "interpolate")
@@ -189,8 +211,9 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,  # noqa:
     return x
 
 
-def _output_size(shape: tuple[int, ...], size: Any, scale_factor: Any,
-                 recompute_scale_factor: bool | None) -> tuple[tuple[int, ...], tuple[float | None, ...]]:
+def _output_size(
+    shape: tuple[int, ...], size: Any, scale_factor: Any, recompute_scale_factor: bool | None
+) -> tuple[tuple[int, ...], tuple[float | None, ...]]:
     """The output's spatial sizes, and the scale factors the index rules use (None: in/out)."""
     dims = len(shape)
     if (size is None) == (scale_factor is None):
@@ -207,8 +230,7 @@ def _output_size(shape: tuple[int, ...], size: Any, scale_factor: Any,
         sizes = tuple(int(n * s) for n, s in zip(shape, factors))  # truncated, as PyTorch does
         scales = (None,) * dims if recompute_scale_factor else factors
     if min(shape) <= 0 or min(sizes) <= 0:
-        raise ValueError(f"interpolate: input and output sizes must be positive, got input {shape} and "
-                         f"output {sizes}")
+        raise ValueError(f"interpolate: input and output sizes must be positive, got input {shape} and output {sizes}")
     return sizes, scales
 
 
@@ -235,8 +257,7 @@ def _floor_index(src: np.ndarray, n_in: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=256)
-def _nearest_source(n_in: int, n_out: int, scale: float | None, exact: bool, opmath: str,
-                    legacy: bool) -> np.ndarray:
+def _nearest_source(n_in: int, n_out: int, scale: float | None, exact: bool, opmath: str, legacy: bool) -> np.ndarray:
     """The input index each output pixel copies, by PyTorch's CPU rules: in the precision of
     the input's dtype (`opmath`); or, in its `legacy` kernel, in float32 with the shortcuts
     for out == in and out == 2 * in."""
@@ -279,13 +300,13 @@ def _along(x: Tensor, axis: int, matrix: np.ndarray) -> Tensor:
 
 
 # --- adaptive average pooling -----------------------------------------------------------------
-def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tensor:  # noqa: A002
+def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tensor:
     """Average pooling of (N, C, L) or (C, L) to `output_size` windows: window i covers
     ``[floor(i * L / out), ceil((i + 1) * L / out))``, as in PyTorch."""
     return _adaptive_avg_pool(input, output_size, 1, "adaptive_avg_pool1d")
 
 
-def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None]) -> Tensor:  # noqa: A002
+def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None]) -> Tensor:
     """Average pooling of (N, C, H, W) or (C, H, W) to `output_size` (an int for both axes, or
     a pair whose None entries keep the input's size): window i of an axis of size n pooled to
     `out` covers ``[floor(i * n / out), ceil((i + 1) * n / out))``, as in PyTorch, so windows
@@ -304,11 +325,14 @@ def _adaptive_avg_pool(x: Tensor, output_size: Any, dims: int, caller: str) -> T
         raise ValueError(f"{caller}: expected a {dims + 1}-D or {dims + 2}-D input, got shape {x.shape}")
     _check_floating(caller, x)
     spatial = x.shape[x.ndim - dims :]
-    sizes = tuple(n if s is None else int(s) for n, s in zip(spatial, _per_axis(output_size, dims, caller,
-                                                                                "output_size")))
+    sizes = tuple(
+        n if s is None else int(s) for n, s in zip(spatial, _per_axis(output_size, dims, caller, "output_size"))
+    )
     if min(spatial) <= 0 or min(sizes) < 0:
-        raise ValueError(f"{caller}: cannot pool spatial sizes {spatial} to {sizes}; the input's must be positive "
-                         "and the output's non-negative")
+        raise ValueError(
+            f"{caller}: cannot pool spatial sizes {spatial} to {sizes}; the input's must be positive "
+            "and the output's non-negative"
+        )
     for axis, n_in, n_out in zip(range(x.ndim - dims, x.ndim), spatial, sizes):
         x = _along(x, axis, _window_means(n_in, n_out))
     return x
@@ -325,7 +349,7 @@ def _window_means(n_in: int, n_out: int) -> np.ndarray:
 
 
 # --- channel dropout --------------------------------------------------------------------------
-def dropout1d(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:  # noqa: A002
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     """Zero whole channels of (N, C, L) or (C, L) with probability `p` and scale the others by
     1/(1-p), in training only; each channel's mask is drawn as `F.dropout` draws its."""
     if input.ndim not in (2, 3):
@@ -333,7 +357,7 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:  
     return _channel_dropout(input, p, training, input.shape[:-1])
 
 
-def dropout2d(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:  # noqa: A002
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     """Zero whole channels (N, C) of (N, C, H, W) with probability `p` and scale the others by
     1/(1-p), in training only; each channel's mask is drawn as `F.dropout` draws its.
 
@@ -348,11 +372,17 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:  
     if input.ndim < 2:
         raise ValueError(f"dropout2d: expected a 4-D (N, C, H, W) input, got shape {input.shape}")
     if input.ndim == 3:
-        warnings.warn("dropout2d: received a 3-D input and takes it, as PyTorch does, as (N, C, L) with channel-wise "
-                      "1-D dropout; use dropout1d to say so (a future PyTorch takes it as (C, H, W))", stacklevel=2)
+        warnings.warn(
+            "dropout2d: received a 3-D input and takes it, as PyTorch does, as (N, C, L) with channel-wise "
+            "1-D dropout; use dropout1d to say so (a future PyTorch takes it as (C, H, W))",
+            stacklevel=2,
+        )
     elif input.ndim != 4:
-        warnings.warn(f"dropout2d: received a {input.ndim}-D input; it drops the (N, C) slices, but dropout2d is for "
-                      "4-D (N, C, H, W) inputs (PyTorch deprecates the others); use dropout instead", stacklevel=2)
+        warnings.warn(
+            f"dropout2d: received a {input.ndim}-D input; it drops the (N, C) slices, but dropout2d is for "
+            "4-D (N, C, H, W) inputs (PyTorch deprecates the others); use dropout instead",
+            stacklevel=2,
+        )
     return _channel_dropout(input, p, training, input.shape[:2])
 
 
@@ -363,7 +393,8 @@ def _channel_dropout(x: Tensor, p: float, training: bool, channels: tuple[int, .
     if not training or p == 0:
         return x
     if x.backend.is_traced(x.data):
-        raise RuntimeError("dropout draws its mask on the host, which a compiled step would freeze; "
-                           "run steps with dropout eagerly")
+        raise RuntimeError(
+            "dropout draws its mask on the host, which a compiled step would freeze; run steps with dropout eagerly"
+        )
     shape = channels + (1,) * (x.ndim - len(channels))
     return x * F.dropout(ag.ones(shape, dtype=x.dtype, device=x.device), p)

@@ -26,8 +26,9 @@ def _with_grads(parameters: Parameters) -> list[Tensor]:
 
 
 @ag.no_grad()
-def get_total_norm(tensors: Parameters, norm_type: float = 2.0, error_if_nonfinite: bool = False,
-                   foreach: bool | None = None) -> Tensor:
+def get_total_norm(
+    tensors: Parameters, norm_type: float = 2.0, error_if_nonfinite: bool = False, foreach: bool | None = None
+) -> Tensor:
     """The `norm_type`-norm of all `tensors` together, as if concatenated into one vector
     (``inf`` for the largest magnitude); a 0-d tensor, 0.0 when there are none.
 
@@ -44,15 +45,18 @@ def get_total_norm(tensors: Parameters, norm_type: float = 2.0, error_if_nonfini
     norms = [ag.linalg.vector_norm(t, ord=norm_type) for t in tensors]
     total = ag.linalg.vector_norm(ag.stack(norms), ord=norm_type)
     if error_if_nonfinite and not bool(ag.isfinite(total)):
-        raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so "
-                           "it cannot be clipped. To disable this error and scale the gradients by the non-finite "
-                           "norm anyway, set `error_if_nonfinite=False`")
+        raise RuntimeError(
+            f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so "
+            "it cannot be clipped. To disable this error and scale the gradients by the non-finite "
+            "norm anyway, set `error_if_nonfinite=False`"
+        )
     return total
 
 
 @ag.no_grad()
-def clip_grads_with_norm_(parameters: Parameters, max_norm: float, total_norm: Tensor,
-                          foreach: bool | None = None) -> None:
+def clip_grads_with_norm_(
+    parameters: Parameters, max_norm: float, total_norm: Tensor, foreach: bool | None = None
+) -> None:
     """Scale every gradient by ``min(max_norm / (total_norm + 1e-6), 1)``: a multiplication
     by the clamped coefficient, never a branch on its value."""
     coef = ag.clip(float(max_norm) / (total_norm + 1e-6), max=1.0)
@@ -60,8 +64,13 @@ def clip_grads_with_norm_(parameters: Parameters, max_norm: float, total_norm: T
         p.grad = p.grad * ag.astype(coef, p.grad.dtype, copy=False)
 
 
-def clip_grad_norm_(parameters: Parameters, max_norm: float, norm_type: float = 2.0,
-                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+def clip_grad_norm_(
+    parameters: Parameters,
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
+) -> Tensor:
     """Clip the gradients of `parameters` so that their total `norm_type`-norm is at most
     `max_norm`; returns the total norm before clipping (a 0-d tensor). `error_if_nonfinite`
     raises where that norm is NaN or infinite instead of scaling by it.

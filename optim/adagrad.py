@@ -23,11 +23,28 @@ class Adagrad(Optimizer):
     0.9
     """
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0.0, weight_decay: float = 0.0,
-                 initial_accumulator_value: float = 0.0, eps: float = 1e-10) -> None:
-        super().__init__(params, {name: hyperparameter(name, value) for name, value in (
-            ("lr", lr), ("lr_decay", lr_decay), ("weight_decay", weight_decay),
-            ("initial_accumulator_value", initial_accumulator_value), ("eps", eps))})
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-2,
+        lr_decay: float = 0.0,
+        weight_decay: float = 0.0,
+        initial_accumulator_value: float = 0.0,
+        eps: float = 1e-10,
+    ) -> None:
+        super().__init__(
+            params,
+            {
+                name: hyperparameter(name, value)
+                for name, value in (
+                    ("lr", lr),
+                    ("lr_decay", lr_decay),
+                    ("weight_decay", weight_decay),
+                    ("initial_accumulator_value", initial_accumulator_value),
+                    ("eps", eps),
+                )
+            },
+        )
 
     def update(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         xp = p.backend.xp

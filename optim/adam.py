@@ -15,11 +15,24 @@ class Adam(Optimizer):
 
     decoupled = False
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.0) -> None:
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+    ) -> None:
         betas = tuple(hyperparameter(f"beta{i + 1}", b, high=1.0, high_included=False) for i, b in enumerate(betas))
-        super().__init__(params, dict(lr=hyperparameter("lr", lr), betas=betas, eps=hyperparameter("eps", eps),
-                                      weight_decay=hyperparameter("weight_decay", weight_decay)))
+        super().__init__(
+            params,
+            dict(
+                lr=hyperparameter("lr", lr),
+                betas=betas,
+                eps=hyperparameter("eps", eps),
+                weight_decay=hyperparameter("weight_decay", weight_decay),
+            ),
+        )
 
     def update(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         xp = p.backend.xp
@@ -28,8 +41,17 @@ class Adam(Optimizer):
         state["step"] += 1
         beta1, beta2 = group["betas"]
         p.data, state["exp_avg"], state["exp_avg_sq"] = p.backend.adam_update(
-            p.data, p.grad.data, state["exp_avg"], state["exp_avg_sq"], step=state["step"], lr=group["lr"],
-            beta1=beta1, beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"], decoupled=self.decoupled,
+            p.data,
+            p.grad.data,
+            state["exp_avg"],
+            state["exp_avg_sq"],
+            step=state["step"],
+            lr=group["lr"],
+            beta1=beta1,
+            beta2=beta2,
+            eps=group["eps"],
+            weight_decay=group["weight_decay"],
+            decoupled=self.decoupled,
         )
 
 
@@ -43,6 +65,12 @@ class AdamW(Adam):
 
     decoupled = True
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 1e-2) -> None:
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 1e-2,
+    ) -> None:
         super().__init__(params, lr, betas, eps, weight_decay)

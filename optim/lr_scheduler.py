@@ -17,8 +17,17 @@ from typing import Any
 
 from optim.optimizer import Optimizer
 
-__all__ = ["CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "OneCycleLR",
-           "ReduceLROnPlateau", "SequentialLR", "StepLR"]
+__all__ = [
+    "CosineAnnealingLR",
+    "ExponentialLR",
+    "LRScheduler",
+    "LambdaLR",
+    "LinearLR",
+    "OneCycleLR",
+    "ReduceLROnPlateau",
+    "SequentialLR",
+    "StepLR",
+]
 
 
 def _check_optimizer(optimizer: Any) -> Optimizer:
@@ -31,8 +40,10 @@ def _per_group(name: str, optimizer: Optimizer, value: Any) -> list[Any]:
     """`value` for each parameter group: a list of one per group, or one value for all."""
     if isinstance(value, (list, tuple)):
         if len(value) != len(optimizer.param_groups):
-            raise ValueError(f"{name} must have the same length as optimizer.param_groups. {name} has {len(value)} "
-                             f"values, param_groups has {len(optimizer.param_groups)}.")
+            raise ValueError(
+                f"{name} must have the same length as optimizer.param_groups. {name} has {len(value)} "
+                f"values, param_groups has {len(optimizer.param_groups)}."
+            )
         return list(value)
     return [value] * len(optimizer.param_groups)
 
@@ -57,8 +68,10 @@ class LRScheduler:
                 group.setdefault("initial_lr", group["lr"])
         missing = [i for i, group in enumerate(groups) if "initial_lr" not in group]
         if missing:
-            raise KeyError(f"param 'initial_lr' is not specified in param_groups{missing} when resuming a scheduler "
-                           "with last_epoch >= 0: load the optimizer's state dict first, or pass last_epoch=-1")
+            raise KeyError(
+                f"param 'initial_lr' is not specified in param_groups{missing} when resuming a scheduler "
+                "with last_epoch >= 0: load the optimizer's state dict first, or pass last_epoch=-1"
+            )
         self.base_lrs: list[float] = [group["initial_lr"] for group in groups]
         self.last_epoch = last_epoch
         self._initial_step()
@@ -122,8 +135,12 @@ class LambdaLR(LRScheduler):
 
     _not_state = ("optimizer", "lr_lambdas")
 
-    def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
-                 last_epoch: int = -1) -> None:
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+        last_epoch: int = -1,
+    ) -> None:
         self.lr_lambdas = _per_group("lr_lambda", optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
@@ -171,15 +188,21 @@ class ExponentialLR(LRScheduler):
         return [lr * self.gamma for lr in self._current_lrs()]
 
     def _get_closed_form_lr(self) -> list[float]:
-        return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
+        return [base * self.gamma**self.last_epoch for base in self.base_lrs]
 
 
 class LinearLR(LRScheduler):
     """Scale the rate by a factor going linearly from `start_factor` to `end_factor` over
     `total_iters` epochs, then constant."""
 
-    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
-                 total_iters: int = 5, last_epoch: int = -1) -> None:
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        start_factor: float = 1.0 / 3,
+        end_factor: float = 1.0,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ) -> None:
         if not 0 < start_factor <= 1:
             raise ValueError(f"LinearLR: start_factor must be in (0, 1], got {start_factor}")
         if not 0 <= end_factor <= 1:
@@ -206,8 +229,13 @@ class CosineAnnealingLR(LRScheduler):
     epochs (then back up, periodically), by PyTorch's recursive form:
     ``lr_t = eta_min + (lr_{t-1} - eta_min) * (1 + cos(pi t / T_max)) / (1 + cos(pi (t-1) / T_max))``."""
 
-    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,  # noqa: N803 - PyTorch's name
-                 last_epoch: int = -1) -> None:
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        T_max: int,
+        eta_min: float = 0.0,
+        last_epoch: int = -1,
+    ) -> None:
         self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)
 
@@ -215,15 +243,20 @@ class CosineAnnealingLR(LRScheduler):
         if self._is_initial:
             return self._current_lrs()
         if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:  # the bottom: 1 + cos(pi) = 0
-            return [lr + (base - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
-                    for lr, base in zip(self._current_lrs(), self.base_lrs)]
+            return [
+                lr + (base - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
+                for lr, base in zip(self._current_lrs(), self.base_lrs)
+            ]
         ratio = (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / (
-            1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max))
+            1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max)
+        )
         return [ratio * (lr - self.eta_min) + self.eta_min for lr in self._current_lrs()]
 
     def _get_closed_form_lr(self) -> list[float]:
-        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
-                for base in self.base_lrs]
+        return [
+            self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+            for base in self.base_lrs
+        ]
 
 
 def _anneal_cos(start: float, end: float, pct: float) -> float:
@@ -245,12 +278,23 @@ class OneCycleLR(LRScheduler):
 
     _ANNEAL = {"cos": _anneal_cos, "linear": _anneal_linear}
 
-    def __init__(self, optimizer: Optimizer, max_lr: float | list[float], total_steps: int | None = None,
-                 epochs: int | None = None, steps_per_epoch: int | None = None, pct_start: float = 0.3,
-                 anneal_strategy: str = "cos", cycle_momentum: bool = True,
-                 base_momentum: float | list[float] = 0.85, max_momentum: float | list[float] = 0.95,
-                 div_factor: float = 25.0, final_div_factor: float = 1e4, three_phase: bool = False,
-                 last_epoch: int = -1) -> None:
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        max_lr: float | list[float],
+        total_steps: int | None = None,
+        epochs: int | None = None,
+        steps_per_epoch: int | None = None,
+        pct_start: float = 0.3,
+        anneal_strategy: str = "cos",
+        cycle_momentum: bool = True,
+        base_momentum: float | list[float] = 0.85,
+        max_momentum: float | list[float] = 0.95,
+        div_factor: float = 25.0,
+        final_div_factor: float = 1e4,
+        three_phase: bool = False,
+        last_epoch: int = -1,
+    ) -> None:
         _check_optimizer(optimizer)
         self.total_steps = _total_steps(total_steps, epochs, steps_per_epoch)
         if not isinstance(pct_start, float) or not 0 <= pct_start <= 1:
@@ -263,9 +307,10 @@ class OneCycleLR(LRScheduler):
         last = self.total_steps - 1
         if three_phase:
             self._schedule_phases = [
-                rise, (float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr", "base_momentum",
-                       "max_momentum"),
-                (last, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+                rise,
+                (float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
+                (last, "initial_lr", "min_lr", "max_momentum", "max_momentum"),
+            ]
         else:
             self._schedule_phases = [rise, (last, "max_lr", "min_lr", "base_momentum", "max_momentum")]
         if last_epoch == -1:
@@ -278,9 +323,11 @@ class OneCycleLR(LRScheduler):
                 raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
             self.use_beta1 = "betas" in optimizer.defaults
             if last_epoch == -1:
-                for group, high, low in zip(optimizer.param_groups,
-                                            _per_group("max_momentum", optimizer, max_momentum),
-                                            _per_group("base_momentum", optimizer, base_momentum)):
+                for group, high, low in zip(
+                    optimizer.param_groups,
+                    _per_group("max_momentum", optimizer, max_momentum),
+                    _per_group("base_momentum", optimizer, base_momentum),
+                ):
                     self._set_momentum(group, high)
                     group.update(max_momentum=high, base_momentum=low)
         super().__init__(optimizer, last_epoch)
@@ -343,20 +390,26 @@ class SequentialLR(LRScheduler):
 
     _not_state = ("optimizer", "_schedulers")
 
-    def __init__(self, optimizer: Optimizer, schedulers: Sequence[LRScheduler], milestones: Sequence[int],
-                 last_epoch: int = -1) -> None:
+    def __init__(
+        self, optimizer: Optimizer, schedulers: Sequence[LRScheduler], milestones: Sequence[int], last_epoch: int = -1
+    ) -> None:
         if not schedulers:
             raise ValueError("SequentialLR expects at least one scheduler, but got no scheduler.")
         for i, scheduler in enumerate(schedulers):
             if isinstance(scheduler, ReduceLROnPlateau):
-                raise ValueError(f"SequentialLR does not support ReduceLROnPlateau (scheduler {i}): its step takes "
-                                 "a metric")
+                raise ValueError(
+                    f"SequentialLR does not support ReduceLROnPlateau (scheduler {i}): its step takes a metric"
+                )
             if scheduler.optimizer is not optimizer:
-                raise ValueError(f"SequentialLR expects all schedulers to belong to the same optimizer, but "
-                                 f"scheduler {i} ({type(scheduler).__name__}) has another one")
+                raise ValueError(
+                    f"SequentialLR expects all schedulers to belong to the same optimizer, but "
+                    f"scheduler {i} ({type(scheduler).__name__}) has another one"
+                )
         if len(milestones) != len(schedulers) - 1:
-            raise ValueError(f"SequentialLR expects one milestone fewer than schedulers, got {len(schedulers)} "
-                             f"schedulers and {len(milestones)} milestones")
+            raise ValueError(
+                f"SequentialLR expects one milestone fewer than schedulers, got {len(schedulers)} "
+                f"schedulers and {len(milestones)} milestones"
+            )
         self.optimizer, self._schedulers, self._milestones = optimizer, list(schedulers), list(milestones)
         self.last_epoch = last_epoch + 1
         for group in optimizer.param_groups:  # undo the schedulers' initial steps...
@@ -401,9 +454,18 @@ class ReduceLROnPlateau(LRScheduler):
     `threshold_mode`) in direction `mode`; a reduction smaller than `eps` is skipped.
     """
 
-    def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
-                 threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0,
-                 min_lr: float | list[float] = 0, eps: float = 1e-8) -> None:
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        mode: str = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: str = "rel",
+        cooldown: int = 0,
+        min_lr: float | list[float] = 0,
+        eps: float = 1e-8,
+    ) -> None:
         if factor >= 1.0:
             raise ValueError(f"ReduceLROnPlateau: factor must be < 1.0, got {factor}")
         if mode not in ("min", "max"):
@@ -450,8 +512,10 @@ class ReduceLROnPlateau(LRScheduler):
         groups = self.optimizer.param_groups
         if len(groups) != len(self.min_lrs):
             if self.default_min_lr is None:
-                raise RuntimeError(f"The optimizer has {len(groups)} parameter groups, min_lr was given for "
-                                   f"{len(self.min_lrs)} (a group was added): set `min_lrs` to one per group")
+                raise RuntimeError(
+                    f"The optimizer has {len(groups)} parameter groups, min_lr was given for "
+                    f"{len(self.min_lrs)} (a group was added): set `min_lrs` to one per group"
+                )
             self.min_lrs = [self.default_min_lr] * len(groups)
         for group, min_lr in zip(groups, self.min_lrs):
             old = float(group["lr"])

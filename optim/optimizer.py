@@ -12,8 +12,9 @@ from autograd_core.creation import to_array
 from autograd_core.tensor import Tensor, bump_version
 
 
-def hyperparameter(name: str, value: Any, low: float = 0.0, high: float = math.inf,
-                   high_included: bool = True) -> float:
+def hyperparameter(
+    name: str, value: Any, low: float = 0.0, high: float = math.inf, high_included: bool = True
+) -> float:
     """`value` (a number or a 0-d tensor) as a float, checked to lie in [low, high] (or [low,
     high) when not `high_included`); NaN, infinities beyond the range and other types are refused."""
     if isinstance(value, Tensor):
@@ -52,8 +53,10 @@ class Optimizer:
             if not isinstance(p, Tensor) or not p.is_leaf:
                 raise TypeError(f"optimizers take leaf tensors, got {type(p).__name__}")
             if id(p) in seen:
-                raise ValueError(f"parameter {i} of a group (shape {p.shape}) is already in this optimizer; "
-                                 "it would be updated twice: pass each parameter once")
+                raise ValueError(
+                    f"parameter {i} of a group (shape {p.shape}) is already in this optimizer; "
+                    "it would be updated twice: pass each parameter once"
+                )
             seen.add(id(p))
         self.param_groups.append(group)
 
@@ -102,10 +105,14 @@ class Optimizer:
     # --- state dicts: parameters are named by their position across groups, as in PyTorch ---
     def state_dict(self) -> dict[str, Any]:
         index = {id(p): i for i, p in enumerate(p for g in self.param_groups for p in g["params"])}
-        groups = [{**{k: v for k, v in g.items() if k != "params"}, "params": [index[id(p)] for p in g["params"]]}
-                  for g in self.param_groups]
-        state = {index[id(p)]: {k: Tensor._wrap(v, p.backend).clone() if p.backend.is_native(v) else v
-                                for k, v in s.items()} for p, s in self.state.items()}
+        groups = [
+            {**{k: v for k, v in g.items() if k != "params"}, "params": [index[id(p)] for p in g["params"]]}
+            for g in self.param_groups
+        ]
+        state = {
+            index[id(p)]: {k: Tensor._wrap(v, p.backend).clone() if p.backend.is_native(v) else v for k, v in s.items()}
+            for p, s in self.state.items()
+        }
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -118,8 +125,7 @@ class Optimizer:
         self.state = {}
         for i, saved in state_dict["state"].items():
             p = params[int(i)]
-            self.state[p] = {k: _state_array(v, p, int(i), k) if isinstance(v, Tensor) else v
-                             for k, v in saved.items()}
+            self.state[p] = {k: _state_array(v, p, int(i), k) if isinstance(v, Tensor) else v for k, v in saved.items()}
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
@@ -132,6 +138,8 @@ class Optimizer:
 def _state_array(value: Tensor, p: Tensor, index: int, key: str) -> Any:
     """Saved optimizer state for parameter `index`, checked against that parameter's shape."""
     if value.shape != p.shape:
-        raise ValueError(f"load_state_dict: state {key!r} of parameter {index} has shape {value.shape}, the "
-                         f"parameter has shape {p.shape}; the state dict is from another model")
+        raise ValueError(
+            f"load_state_dict: state {key!r} of parameter {index} has shape {value.shape}, the "
+            f"parameter has shape {p.shape}; the state dict is from another model"
+        )
     return to_array(value, p.backend, p.dtype)

@@ -31,10 +31,26 @@ class RMSprop(Optimizer):
     0.9
     """
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
-                 weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False) -> None:
-        settings = {name: hyperparameter(name, value) for name, value in (
-            ("lr", lr), ("alpha", alpha), ("eps", eps), ("weight_decay", weight_decay), ("momentum", momentum))}
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-2,
+        alpha: float = 0.99,
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        momentum: float = 0.0,
+        centered: bool = False,
+    ) -> None:
+        settings = {
+            name: hyperparameter(name, value)
+            for name, value in (
+                ("lr", lr),
+                ("alpha", alpha),
+                ("eps", eps),
+                ("weight_decay", weight_decay),
+                ("momentum", momentum),
+            )
+        }
         super().__init__(params, dict(**settings, centered=centered))
 
     def update(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:

@@ -20,14 +20,29 @@ class SGD(Optimizer):
     0.7
     """
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
-                 weight_decay: float = 0.0, nesterov: bool = False) -> None:
-        lr, momentum, dampening, weight_decay = (hyperparameter(name, value) for name, value in (
-            ("lr", lr), ("momentum", momentum), ("dampening", dampening), ("weight_decay", weight_decay)))
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-3,
+        momentum: float = 0.0,
+        dampening: float = 0.0,
+        weight_decay: float = 0.0,
+        nesterov: bool = False,
+    ) -> None:
+        lr, momentum, dampening, weight_decay = (
+            hyperparameter(name, value)
+            for name, value in (
+                ("lr", lr),
+                ("momentum", momentum),
+                ("dampening", dampening),
+                ("weight_decay", weight_decay),
+            )
+        )
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum needs momentum > 0 and dampening = 0")
-        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      weight_decay=weight_decay, nesterov=nesterov))
+        super().__init__(
+            params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov)
+        )
 
     def update(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         xp = p.backend.xp

@@ -1,7 +1,7 @@
 """The test matrix: every test that takes the `backend` fixture runs once per backend.
 
-    pytest                          # every known backend; unavailable ones skip with the reason
-    pytest --backend torch,jax      # a subset (AUTOGRAD_BACKEND=torch,jax works too)
+pytest                          # every known backend; unavailable ones skip with the reason
+pytest --backend torch,jax      # a subset (AUTOGRAD_BACKEND=torch,jax works too)
 """
 
 from __future__ import annotations
@@ -14,10 +14,14 @@ import backends
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--backend", default=None,
-                     help="comma-separated backends to test (default: $AUTOGRAD_BACKEND, else all known)")
-    parser.addoption("--dask-op-matrix", action="store_true",
-                     help="run every test module on the dask backend (by default only DASK_MODULES do)")
+    parser.addoption(
+        "--backend", default=None, help="comma-separated backends to test (default: $AUTOGRAD_BACKEND, else all known)"
+    )
+    parser.addoption(
+        "--dask-op-matrix",
+        action="store_true",
+        help="run every test module on the dask backend (by default only DASK_MODULES do)",
+    )
 
 
 # The dask backend builds a task graph per op and lacks parts of the standard (take_along_axis,
@@ -26,26 +30,41 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 DASK_MODULES = {"test_backends.py", "test_cross_backend.py", "test_dask.py"}
 DASK_SKIPS = {
     "test_capability_flags_are_true": "dask arrays take item assignment (the Array object gets a new graph) but "
-                                      "views taken before do not see it, so the backend declares mutable=False; "
-                                      "tests/test_dask.py checks that",
+    "views taken before do not see it, so the backend declares mutable=False; "
+    "tests/test_dask.py checks that",
     "test_cross_entropy_rows_matches_the_portable_default": "the portable default calls take_along_axis, which "
-                                                            "dask lacks; tests/test_dask.py checks dask's kernel "
-                                                            "against numpy's",
+    "dask lacks; tests/test_dask.py checks dask's kernel "
+    "against numpy's",
 }
 # `-m "not slow"` (the inner loop) leaves out the training runs, subprocess CLIs, clusters and
 # the site build, and the backends that compile (jax) or schedule (dask) every op.
-SLOW_MODULES = {"test_examples.py", "test_gpt.py", "test_lstm_char.py", "test_bench.py", "test_mnist_cnn.py",
-                "test_bigdata.py", "test_dask.py", "test_cli.py", "test_docs_site.py", "test_threads.py"}
+SLOW_MODULES = {
+    "test_examples.py",
+    "test_gpt.py",
+    "test_lstm_char.py",
+    "test_bench.py",
+    "test_mnist_cnn.py",
+    "test_bigdata.py",
+    "test_dask.py",
+    "test_cli.py",
+    "test_docs_site.py",
+    "test_threads.py",
+}
 SLOW_BACKENDS = {"jax", "dask"}
-DASK_OP_MATRIX = ("the op matrix on dask is run by `python -m pytest --backend dask --dask-op-matrix` "
-                  "(results/dask-op-matrix.md)")
+DASK_OP_MATRIX = (
+    "the op matrix on dask is run by `python -m pytest --backend dask --dask-op-matrix` (results/dask-op-matrix.md)"
+)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     # xdist's workers inherit the environment, where AUTOGRAD_BACKEND is changed below: they read
     # the selection the controller made from AUTOGRAD_TEST_BACKENDS.
-    chosen = (config.getoption("--backend") or os.environ.get("AUTOGRAD_TEST_BACKENDS")
-              or os.environ.get("AUTOGRAD_BACKEND") or "").strip()
+    chosen = (
+        config.getoption("--backend")
+        or os.environ.get("AUTOGRAD_TEST_BACKENDS")
+        or os.environ.get("AUTOGRAD_BACKEND")
+        or ""
+    ).strip()
     names = [backends.canonical(n) for n in chosen.split(",")] if chosen else backends.known()
     unknown = [n for n in names if n not in backends.known()]
     if unknown:
@@ -63,8 +82,9 @@ def pytest_configure(config: pytest.Config) -> None:
             continue
         os.environ["AUTOGRAD_BACKEND"] = name
         break
-    config.no_backend_reason = None if len(reasons) < len(names) else "; ".join(
-        f"backend {n} unavailable: {r}" for n, r in reasons.items())
+    config.no_backend_reason = (
+        None if len(reasons) < len(names) else "; ".join(f"backend {n} unavailable: {r}" for n, r in reasons.items())
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

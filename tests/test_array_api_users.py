@@ -94,13 +94,17 @@ def test_scipy_logsumexp_gradient_is_softmax(float64_backend, axis):
 
 @needs_scipy_dispatch
 def test_scipy_logsumexp_against_torch(float64_backend):
-    compare_with_torch(lambda t: scipy.special.logsumexp(t, axis=1), lambda t: torch.logsumexp(t, dim=1),
-                       [torch_normal(3, 4, scale=3.0)])
+    compare_with_torch(
+        lambda t: scipy.special.logsumexp(t, axis=1),
+        lambda t: torch.logsumexp(t, dim=1),
+        [torch_normal(3, 4, scale=3.0)],
+    )
 
 
 # --- array-api-extra: pure array-API functions, given our namespace ----------------------------
 def with_nans(*shape: int) -> Arg:
     """Normal draws with every third element NaN (for the NaN-ignoring reductions)."""
+
     def make(rng):
         values = rng.standard_normal(shape)
         values.flat[::3] = np.nan
@@ -114,12 +118,24 @@ XPX = [  # (id, ours, torch's, input)
     ("sinc", lambda x: xpx.sinc(x, xp=ag), torch.sinc, torch_normal(2, 3)),
     ("kron", lambda x: xpx.kron(x, x[:1, ::-1], xp=ag), lambda x: torch.kron(x, x[:1].flip(-1)), torch_normal(2, 3)),
     ("atleast_nd", lambda x: xpx.atleast_nd(x, ndim=3, xp=ag), lambda x: x.reshape(1, 1, -1) * 1, torch_normal(4)),
-    ("pad", lambda x: xpx.pad(x, ((1, 0), (0, 2)), constant_values=1.5, xp=ag),
-     lambda x: torch.nn.functional.pad(x, (0, 2, 1, 0), value=1.5), torch_normal(2, 3)),
-    ("create_diagonal", lambda x: xpx.create_diagonal(x, offset=1, xp=ag),
-     lambda x: torch.diag_embed(x, offset=1), torch_normal(2, 3)),
-    ("apply_where", lambda x: xpx.apply_where(x > 0, x, ag.log, lambda t: t * t, xp=ag),
-     lambda x: torch.where(x > 0, torch.log(x.abs()), x * x), torch_normal(3, 4)),
+    (
+        "pad",
+        lambda x: xpx.pad(x, ((1, 0), (0, 2)), constant_values=1.5, xp=ag),
+        lambda x: torch.nn.functional.pad(x, (0, 2, 1, 0), value=1.5),
+        torch_normal(2, 3),
+    ),
+    (
+        "create_diagonal",
+        lambda x: xpx.create_diagonal(x, offset=1, xp=ag),
+        lambda x: torch.diag_embed(x, offset=1),
+        torch_normal(2, 3),
+    ),
+    (
+        "apply_where",
+        lambda x: xpx.apply_where(x > 0, x, ag.log, lambda t: t * t, xp=ag),
+        lambda x: torch.where(x > 0, torch.log(x.abs()), x * x),
+        torch_normal(3, 4),
+    ),
     ("nanmean", lambda x: xpx.nanmean(x, axis=1, xp=ag), lambda x: torch.nanmean(x, dim=1), with_nans(3, 4)),
     ("nansum", lambda x: xpx.nansum(x, axis=0, xp=ag), lambda x: torch.nansum(x, dim=0), with_nans(3, 4)),
 ]
@@ -229,19 +245,21 @@ def test_device_by_the_librarys_name(backend):
 @pytest.mark.parametrize("name", ["tril", "triu"])
 def test_triangles(float64_backend, name, k):
     ours = getattr(ag, name)
-    compare_with_torch(lambda x: ours(x, k=k), lambda x: getattr(torch, name)(x, diagonal=k),
-                       [torch_normal(2, 3, 4)])
+    compare_with_torch(lambda x: ours(x, k=k), lambda x: getattr(torch, name)(x, diagonal=k), [torch_normal(2, 3, 4)])
     assert ag.gradcheck(lambda x: ours(x, k=k), [leaf(normal((3, 4)))])
     assert ag.gradgradcheck(lambda x: ours(x * x, k=k), [leaf(normal((3, 3)))])
 
 
 @pytest.mark.parametrize("indexing", ["xy", "ij"])
 def test_meshgrid(float64_backend, indexing):
-    compare_with_torch(lambda a, b, c: ag.stack(ag.meshgrid(a, b, c, indexing=indexing)),
-                       lambda a, b, c: torch.stack(torch.meshgrid(a, b, c, indexing=indexing)),
-                       [torch_normal(2), torch_normal(3), torch_normal(4)])
-    assert ag.gradcheck(lambda a, b: ag.stack(ag.meshgrid(a, b, indexing=indexing)),
-                        [leaf(normal((2,))), leaf(positive((3,)))])
+    compare_with_torch(
+        lambda a, b, c: ag.stack(ag.meshgrid(a, b, c, indexing=indexing)),
+        lambda a, b, c: torch.stack(torch.meshgrid(a, b, c, indexing=indexing)),
+        [torch_normal(2), torch_normal(3), torch_normal(4)],
+    )
+    assert ag.gradcheck(
+        lambda a, b: ag.stack(ag.meshgrid(a, b, indexing=indexing)), [leaf(normal((2,))), leaf(positive((3,)))]
+    )
     with pytest.raises(ValueError, match="indexing"):
         ag.meshgrid(ag.arange(2), indexing="ji")
 

@@ -30,8 +30,7 @@ def test_asarray_keeps_a_tensor_and_its_graph(backend):
     assert x.grad.tolist() == [3.0, 3.0]
 
 
-ARITHMETIC = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
-              operator.pow]
+ARITHMETIC = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod, operator.pow]
 COMPARISONS = [operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne]
 BITWISE = [operator.and_, operator.or_, operator.xor, operator.lshift, operator.rshift]
 
@@ -53,8 +52,13 @@ def test_bitwise_operators_match_numpy(backend, op):
     np.testing.assert_array_equal((~ag.asarray(m)).numpy(), ~m)
 
 
-IN_PLACE = [(operator.iadd, operator.add), (operator.isub, operator.sub), (operator.imul, operator.mul),
-            (operator.itruediv, operator.truediv), (operator.ipow, operator.pow)]
+IN_PLACE = [
+    (operator.iadd, operator.add),
+    (operator.isub, operator.sub),
+    (operator.imul, operator.mul),
+    (operator.itruediv, operator.truediv),
+    (operator.ipow, operator.pow),
+]
 
 
 @pytest.mark.parametrize(("in_place", "op"), IN_PLACE, ids=lambda op: op.__name__)
@@ -135,8 +139,9 @@ PROMOTIONS = [
 ]
 
 
-@pytest.mark.parametrize(("left", "right", "expected"), PROMOTIONS, ids=[f"{i}-{p[2]}" for i, p in
-                                                                         enumerate(PROMOTIONS)])
+@pytest.mark.parametrize(
+    ("left", "right", "expected"), PROMOTIONS, ids=[f"{i}-{p[2]}" for i, p in enumerate(PROMOTIONS)]
+)
 def test_promotion_agrees_across_backends(float64_backend, left, right, expected):
     def make(v):
         return ag.asarray(v[0], dtype=v[1]) if isinstance(v, tuple) else v
@@ -176,9 +181,15 @@ def test_pytorch_style_methods_match_torchs(backend):
 def test_integer_arrays_beside_ints_none_and_ellipsis_index_as_numpy_does(backend):
     a = np.arange(24.0).reshape(2, 3, 4)
     x, i = ag.asarray(a), ag.asarray([0, 2])
-    for key, expected in [((1, i), a[1, [0, 2]]), ((i[:1], 1), a[[0], 1]), ((None, slice(None), i), a[None, :, [0, 2]]),
-                          ((slice(None), None, i), a[:, None, [0, 2]]), ((Ellipsis, i), a[..., [0, 2]]),
-                          (True, a[True]), (False, a[False])]:
+    for key, expected in [
+        ((1, i), a[1, [0, 2]]),
+        ((i[:1], 1), a[[0], 1]),
+        ((None, slice(None), i), a[None, :, [0, 2]]),
+        ((slice(None), None, i), a[:, None, [0, 2]]),
+        ((Ellipsis, i), a[..., [0, 2]]),
+        (True, a[True]),
+        (False, a[False]),
+    ]:
         np.testing.assert_array_equal(x[key].numpy(), expected)
     np.testing.assert_array_equal(x[ag.asarray(False)].numpy(), a[np.asarray(False)])
 

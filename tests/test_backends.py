@@ -20,8 +20,9 @@ from helpers import assert_close
 def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
     import os
 
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, **env}, timeout=120
+    )
 
 
 def test_unknown_backend_lists_the_known_ones():
@@ -54,8 +55,10 @@ def test_set_backend_changes_the_default(monkeypatch):
 
 @pytest.mark.slow  # starts Python subprocesses
 def test_environment_variable_selects_and_only_that_library_is_imported():
-    code = ("import sys, autograd_core as ag, nn, optim; t = ag.tensor([1.0]);"
-            "print(t.backend.name, 'torch' in sys.modules, 'jax' in sys.modules)")
+    code = (
+        "import sys, autograd_core as ag, nn, optim; t = ag.tensor([1.0]);"
+        "print(t.backend.name, 'torch' in sys.modules, 'jax' in sys.modules)"
+    )
     assert run_python(code, AUTOGRAD_BACKEND="numpy").stdout.split() == ["numpy", "False", "False"]
 
 
@@ -79,17 +82,21 @@ def run_backends_table(backend: str, device: str = "", *args: str) -> subprocess
     import os
 
     env = {**os.environ, "AUTOGRAD_BACKEND": backend, "AUTOGRAD_DEVICE": device}
-    return subprocess.run([sys.executable, "-m", "backends", *args], capture_output=True, text=True, env=env,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "backends", *args], capture_output=True, text=True, env=env, timeout=120
+    )
 
 
-@pytest.mark.parametrize(("selection", "status", "message"), [
-    ("bogus", 1, "AUTOGRAD_BACKEND='bogus' is not a backend; known: numpy, array_api_strict"),
-    ("NumPy", 1, "AUTOGRAD_BACKEND='NumPy' is not a backend"),
-    ("torch,jax", 1, "AUTOGRAD_BACKEND='torch,jax' is not a backend"),
-    ("", 0, ""),  # empty counts as unset: numpy
-    ("array-api-strict", 0, ""),
-])
+@pytest.mark.parametrize(
+    ("selection", "status", "message"),
+    [
+        ("bogus", 1, "AUTOGRAD_BACKEND='bogus' is not a backend; known: numpy, array_api_strict"),
+        ("NumPy", 1, "AUTOGRAD_BACKEND='NumPy' is not a backend"),
+        ("torch,jax", 1, "AUTOGRAD_BACKEND='torch,jax' is not a backend"),
+        ("", 0, ""),  # empty counts as unset: numpy
+        ("array-api-strict", 0, ""),
+    ],
+)
 @pytest.mark.slow  # starts Python subprocesses
 def test_python_m_backends_prints_the_table_whatever_the_selection(selection, status, message):
     result = run_backends_table(selection)
@@ -133,9 +140,26 @@ def test_pytest_with_only_unavailable_backends_skips_everything_with_the_reason(
 
     if backends.available()["cupy"] is None:
         pytest.skip("cupy runs here")
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "--backend", "cupy",
-                             "tests/test_backends.py", "tests/test_dtypes.py"], capture_output=True, text=True,
-                            env={**os.environ}, timeout=300, cwd=os.path.dirname(os.path.dirname(__file__)))
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            "--backend",
+            "cupy",
+            "tests/test_backends.py",
+            "tests/test_dtypes.py",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ},
+        timeout=300,
+        cwd=os.path.dirname(os.path.dirname(__file__)),
+    )
     assert result.returncode == 0, result.stdout[-2000:]
     summary = result.stdout.strip().splitlines()[-1]
     assert "skipped" in summary and "passed" not in summary and "failed" not in summary
@@ -153,23 +177,46 @@ def test_parallel_workers_test_every_selected_backend():
     root = os.path.dirname(os.path.dirname(__file__))
 
     def summary(*args: str) -> str:
-        result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args,
-                                 "--backend", "numpy,array_api_strict", "tests/test_nn.py"],
-                                capture_output=True, text=True, env=env, cwd=root, timeout=300)
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                *args,
+                "--backend",
+                "numpy,array_api_strict",
+                "tests/test_nn.py",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=root,
+            timeout=300,
+        )
         assert result.returncode == 0, result.stdout[-2000:]
         return result.stdout.strip().splitlines()[-1].split(" in ")[0]
 
     env_only = {**env, "AUTOGRAD_BACKEND": "numpy,array_api_strict"}
     serial = summary()
     assert serial == summary("-n", "2")
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2",
-                             "tests/test_nn.py"], capture_output=True, text=True, env=env_only, cwd=root, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "tests/test_nn.py"],
+        capture_output=True,
+        text=True,
+        env=env_only,
+        cwd=root,
+        timeout=300,
+    )
     assert result.stdout.strip().splitlines()[-1].split(" in ")[0] == serial  # selected by the variable
 
 
 def test_bench_refuses_an_unknown_backend():
-    result = subprocess.run([sys.executable, "-m", "bench", "--backends", "bogus"], capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "bench", "--backends", "bogus"], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 2 and "unknown backend(s) ['bogus']" in result.stderr
     assert "Traceback" not in result.stderr
 
@@ -241,10 +288,12 @@ def test_adam_update_matches_the_portable_default(backend):
     arrays = [rng.standard_normal(6) for _ in range(3)] + [np.abs(rng.standard_normal(6))]
     settings = dict(step=3, lr=1e-2, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.1)
     for decoupled in (True, False):
-        fast = backend.adam_update(*(backend.asarray(a, backend.dtype("float64")) for a in arrays),
-                                   decoupled=decoupled, **settings)
-        portable = Backend.adam_update(backend, *(backend.asarray(a, backend.dtype("float64")) for a in arrays),
-                                       decoupled=decoupled, **settings)
+        fast = backend.adam_update(
+            *(backend.asarray(a, backend.dtype("float64")) for a in arrays), decoupled=decoupled, **settings
+        )
+        portable = Backend.adam_update(
+            backend, *(backend.asarray(a, backend.dtype("float64")) for a in arrays), decoupled=decoupled, **settings
+        )
         for f, p in zip(fast, portable):
             assert_close(backend.to_numpy(f), backend.to_numpy(p), rtol=1e-14, atol=1e-16)
 
@@ -297,8 +346,9 @@ def test_relu_kernels_match_the_portable_defaults(backend):
     data, grad = backend.asarray(x), backend.asarray(np.arange(15.0, dtype=np.float32).reshape(3, 5))
     out = backend.relu(data)
     np.testing.assert_array_equal(backend.to_numpy(out), backend.to_numpy(Backend.relu(backend, data)))
-    np.testing.assert_array_equal(backend.to_numpy(backend.relu_backward(grad, out)),
-                                  backend.to_numpy(Backend.relu_backward(backend, grad, out)))
+    np.testing.assert_array_equal(
+        backend.to_numpy(backend.relu_backward(grad, out)), backend.to_numpy(Backend.relu_backward(backend, grad, out))
+    )
     assert backend.to_numpy(backend.relu_backward(grad, out))[0, 0] == 0.0
 
 
@@ -324,24 +374,35 @@ def test_cross_entropy_backward_matches_the_portable_default(backend, dtype):
     classes = backend.xp.arange(7, dtype=backend.dtype("int64"), device=backend.device)
     fast = backend.cross_entropy_backward(row_grad, logits, target, classes)
     assert backend.dtype_name(fast.dtype) == dtype
-    fast, portable = (backend.to_numpy(g) for g in (
-        fast, Backend.cross_entropy_backward(backend, row_grad, logits, target, classes)))
+    fast, portable = (
+        backend.to_numpy(g) for g in (fast, Backend.cross_entropy_backward(backend, row_grad, logits, target, classes))
+    )
     tolerance = {"rtol": 1e-5, "atol": 1e-6} if dtype == "float32" else {"rtol": 1e-13, "atol": 1e-15}
     assert_close(fast, portable, **tolerance)
     assert not fast[2].any() and np.all(np.isfinite(fast))
     assert_close(fast.sum(axis=1), np.zeros(5), atol=1e-5)  # softmax and one-hot each sum to 1
     every_row = backend.asarray(np.array(0.25), backend.dtype(dtype))  # a mean's gradient: one for all rows
-    assert_close(backend.to_numpy(backend.cross_entropy_backward(every_row, logits, target, classes)),
-                 backend.to_numpy(Backend.cross_entropy_backward(
-                     backend, backend.xp.broadcast_to(every_row, (5,)), logits, target, classes)), **tolerance)
+    assert_close(
+        backend.to_numpy(backend.cross_entropy_backward(every_row, logits, target, classes)),
+        backend.to_numpy(
+            Backend.cross_entropy_backward(backend, backend.xp.broadcast_to(every_row, (5,)), logits, target, classes)
+        ),
+        **tolerance,
+    )
 
 
 def test_tanh_backward_matches_the_portable_default(backend):
     rng = np.random.default_rng(5)
-    grad, out = (backend.asarray(a, backend.dtype("float32")) for a in (rng.standard_normal((3, 4)),
-                                                                        np.tanh(rng.standard_normal((3, 4)) * 2)))
-    assert_close(backend.to_numpy(backend.tanh_backward(grad, out)),
-                 backend.to_numpy(Backend.tanh_backward(backend, grad, out)), rtol=1e-6, atol=1e-7)
+    grad, out = (
+        backend.asarray(a, backend.dtype("float32"))
+        for a in (rng.standard_normal((3, 4)), np.tanh(rng.standard_normal((3, 4)) * 2))
+    )
+    assert_close(
+        backend.to_numpy(backend.tanh_backward(grad, out)),
+        backend.to_numpy(Backend.tanh_backward(backend, grad, out)),
+        rtol=1e-6,
+        atol=1e-7,
+    )
 
 
 @pytest.mark.parametrize("values", [[3, -7, 12, 0], [5], [-2, -2]])
@@ -352,14 +413,18 @@ def test_value_range_and_take_rows_match_the_portable_defaults(backend, values):
     x = backend.asarray(np.arange(20.0).reshape(4, 5), backend.dtype("float32"))
     rows = backend.asarray(np.array([3, 0, 3]), backend.dtype("int64"))
     for axis in (0, 1):
-        np.testing.assert_array_equal(backend.to_numpy(backend.take_rows(x, rows, axis)),
-                                      np.take(np.arange(20.0).reshape(4, 5), [3, 0, 3], axis=axis))
+        np.testing.assert_array_equal(
+            backend.to_numpy(backend.take_rows(x, rows, axis)),
+            np.take(np.arange(20.0).reshape(4, 5), [3, 0, 3], axis=axis),
+        )
 
 
 def test_layer_norm_kernels_match_the_portable_defaults(float64_backend):
     backend, rng = float64_backend, np.random.default_rng(2)
-    x, weight, bias, grad = (backend.asarray(rng.standard_normal(shape) * 3 + 1, backend.dtype("float64"))
-                             for shape in ((2, 3, 4), (3, 4), (3, 4), (2, 3, 4)))
+    x, weight, bias, grad = (
+        backend.asarray(rng.standard_normal(shape) * 3 + 1, backend.dtype("float64"))
+        for shape in ((2, 3, 4), (3, 4), (3, 4), (2, 3, 4))
+    )
     for given in ((weight, bias), (None, None)):
         fast, stats = backend.layer_norm(x, (3, 4), *given, 1e-5)
         portable, portable_stats = Backend.layer_norm(backend, x, (3, 4), *given, 1e-5)

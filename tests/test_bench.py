@@ -35,9 +35,30 @@ def quiet() -> Progress:
 def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
     """The CLI on one batch, three steps: ours on numpy against the hand-written numpy and torch."""
     out = tmp_path_factory.mktemp("bench") / "tiny.json"
-    command = [sys.executable, "-m", "bench", "--backends", "numpy", "--baselines", "numpy-by-hand,torch",
-               "--workloads", "mlp,ops,phase", "--batches", "8", "--warmup", "1", "--steps", "3",
-               "--min-time", "0", "--max-steps", "3", "--json", str(out), "--no-progress"]
+    command = [
+        sys.executable,
+        "-m",
+        "bench",
+        "--backends",
+        "numpy",
+        "--baselines",
+        "numpy-by-hand,torch",
+        "--workloads",
+        "mlp,ops,phase",
+        "--batches",
+        "8",
+        "--warmup",
+        "1",
+        "--steps",
+        "3",
+        "--min-time",
+        "0",
+        "--max-steps",
+        "3",
+        "--json",
+        str(out),
+        "--no-progress",
+    ]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return out, done
@@ -151,8 +172,7 @@ def test_lockstep_gives_every_runner_the_same_steps_and_drops_a_failing_one():
 
 def test_hand_written_gradients_match_ours():
     """The numpy floor computes the same first step as the engine on the character model."""
-    settings = Settings(workloads=("char",), char_batch=8, plan=Plan(warmup=0, min_steps=1, min_time=0.0,
-                                                                      max_steps=1))
+    settings = Settings(workloads=("char",), char_batch=8, plan=Plan(warmup=0, min_steps=1, min_time=0.0, max_steps=1))
     result = run(settings, [Ours("numpy"), NumpyByHand()], quiet(), limit_threads=False)
     values = [r["check_value"] for r in result.records]
     assert len(values) == 2 and np.isclose(values[0], values[1], rtol=1e-5)
@@ -206,8 +226,9 @@ stop.set()
 """
 
 
-@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or (os.cpu_count() or 1) < 2,
-                    reason="needs sched_setaffinity and 2 cores")
+@pytest.mark.skipif(
+    not hasattr(os, "sched_setaffinity") or (os.cpu_count() or 1) < 2, reason="needs sched_setaffinity and 2 cores"
+)
 def test_a_cluster_s_processes_are_unpinned_in_every_thread():
     """A pinned bench starts its dask workers pinned; unpinning only the calling thread would
     leave the threads they had already started (checked in a child, to leave this one's pin)."""

@@ -21,8 +21,19 @@ from bench.timing import Plan
 from examples import bigdata
 
 ROWS, CHUNK, STEPS = 24_000, 5_000, 40
-ARGS = ["--rows", str(ROWS), "--chunk-rows", str(CHUNK), "--steps", str(STEPS), "--test-rows", "20000", "--lr",
-        "0.1", "--quiet"]
+ARGS = [
+    "--rows",
+    str(ROWS),
+    "--chunk-rows",
+    str(CHUNK),
+    "--steps",
+    str(STEPS),
+    "--test-rows",
+    "20000",
+    "--lr",
+    "0.1",
+    "--quiet",
+]
 NEAR_CEILING = 0.03  # 40 full-batch steps of a 65-parameter model get within 3 points of the ceiling
 
 
@@ -70,8 +81,10 @@ def test_rows_are_the_same_on_the_host_and_on_dask() -> None:
 
 def test_other_seeds_and_streams_give_other_rows() -> None:
     base = bigdata.SyntheticSet(rows=100, features=4)
-    for other in (bigdata.SyntheticSet(rows=100, features=4, seed=1), bigdata.SyntheticSet(rows=100, features=4,
-                                                                                             stream=1)):
+    for other in (
+        bigdata.SyntheticSet(rows=100, features=4, seed=1),
+        bigdata.SyntheticSet(rows=100, features=4, stream=1),
+    ):
         assert not np.array_equal(base.host()[0], other.host()[0])
 
 
@@ -118,11 +131,15 @@ def test_large_batches_take_the_rows_in_order() -> None:
 def test_fullbatch_workload_agrees_across_implementations() -> None:
     _dask()
     pytest.importorskip("distributed", reason="dask.distributed is not installed (pip install -e '.[dask]')")
-    settings = Settings(workloads=("fullbatch",), fullbatch_rows=(3_000,),
-                        plan=Plan(warmup=1, min_steps=3, min_time=0.0, max_steps=3, check_after=2))
+    settings = Settings(
+        workloads=("fullbatch",),
+        fullbatch_rows=(3_000,),
+        plan=Plan(warmup=1, min_steps=3, min_time=0.0, max_steps=3, check_after=2),
+    )
     try:
-        result = run(settings, [Ours("numpy"), OursCluster(1), OursCluster(2)], Progress(1, live=False),
-                     limit_threads=False)
+        result = run(
+            settings, [Ours("numpy"), OursCluster(1), OursCluster(2)], Progress(1, live=False), limit_threads=False
+        )
     finally:
         close_clusters()
     assert not result.skipped and not result.warnings

@@ -38,8 +38,9 @@ def cli(*command: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProc
     no thread variables, the repository importable)."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("AUTOGRAD_", "XLA_", "OMP_"))}
     base["PYTHONPATH"] = str(ROOT)
-    return subprocess.run([sys.executable, *command], cwd=cwd, env={**base, **env}, capture_output=True,
-                          text=True, timeout=TIMEOUT)
+    return subprocess.run(
+        [sys.executable, *command], cwd=cwd, env={**base, **env}, capture_output=True, text=True, timeout=TIMEOUT
+    )
 
 
 def example(name: str, folder: str = "examples") -> str:
@@ -81,9 +82,14 @@ USER_ERRORS = [
 ]
 
 
-@pytest.mark.parametrize(("command", "env", "message"), USER_ERRORS,
-                         ids=[" ".join(Path(c[0]).name if i == 0 else c for i, c in enumerate(cmd)) + (
-                             f" {env}" if env else "") for cmd, env, _ in USER_ERRORS])
+@pytest.mark.parametrize(
+    ("command", "env", "message"),
+    USER_ERRORS,
+    ids=[
+        " ".join(Path(c[0]).name if i == 0 else c for i, c in enumerate(cmd)) + (f" {env}" if env else "")
+        for cmd, env, _ in USER_ERRORS
+    ],
+)
 def test_a_user_error_is_one_line_and_exit_status_2(command, env, message, tmp_path):
     done = cli(*command, cwd=tmp_path, **env)
     assert done.returncode == 2, done.stderr
@@ -94,8 +100,9 @@ def test_a_user_error_is_one_line_and_exit_status_2(command, env, message, tmp_p
     assert not list(tmp_path.rglob("*.json"))  # stopped before writing anything
 
 
-@pytest.mark.parametrize("command", [(example("xor"),), ("-m", "bench", "--backends", "numpy")],
-                         ids=["example", "bench"])
+@pytest.mark.parametrize(
+    "command", [(example("xor"),), ("-m", "bench", "--backends", "numpy")], ids=["example", "bench"]
+)
 def test_an_output_folder_that_cannot_be_made_is_a_user_error(command, tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("")
@@ -192,7 +199,8 @@ def test_output_locations():
     assert records.output_path(Namespace(out=None, reference=True), "xor") == ROOT / "results" / with_backend
     assert records.output_path(Namespace(out=Path("a/b.json"), reference=False), "xor") == Path("a/b.json")
     assert records.output_path(Namespace(out=None, reference=False), "t-float32", with_backend=False) == (
-        Path("runs") / "t-float32.json")
+        Path("runs") / "t-float32.json"
+    )
     assert records.command_line("xor", ["--reference"]).endswith("python examples/xor.py --reference")
     assert records.command_line("twin_control", [], "tools").endswith("python tools/twin_control.py")
 
@@ -203,12 +211,32 @@ def test_a_dask_run_records_its_settings(monkeypatch):
     monkeypatch.setenv("AUTOGRAD_DASK_CHUNK_ROWS", "")
     monkeypatch.setattr(records.backends, "current", lambda: SimpleNamespace(name="dask"))
     assert records.command_line("bigdata", []) == (
-        "AUTOGRAD_BACKEND=dask AUTOGRAD_DEVICE=local:2 AUTOGRAD_DASK_WORKER_MEMORY=2GiB python examples/bigdata.py")
+        "AUTOGRAD_BACKEND=dask AUTOGRAD_DEVICE=local:2 AUTOGRAD_DASK_WORKER_MEMORY=2GiB python examples/bigdata.py"
+    )
 
 
 def test_bench_writes_under_the_current_folder(tmp_path):
-    done = cli("-m", "bench", "--backends", "numpy", "--baselines", "none", "--workloads", "ops", "--warmup", "0",
-               "--steps", "1", "--min-time", "0", "--max-steps", "1", "--no-plot", "--no-progress", cwd=tmp_path)
+    done = cli(
+        "-m",
+        "bench",
+        "--backends",
+        "numpy",
+        "--baselines",
+        "none",
+        "--workloads",
+        "ops",
+        "--warmup",
+        "0",
+        "--steps",
+        "1",
+        "--min-time",
+        "0",
+        "--max-steps",
+        "1",
+        "--no-plot",
+        "--no-progress",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     written = sorted(p.name for p in (tmp_path / "runs").iterdir())
     assert len(written) == 3 and written[-1] == "bench-latest.json"

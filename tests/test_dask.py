@@ -109,8 +109,12 @@ time.sleep(600)
 
 def test_a_local_cluster_closes_when_its_client_is_killed():
     """A client killed by SIGKILL runs no exit code; its scheduler and worker must not outlive it."""
-    client = subprocess.Popen([sys.executable, "-c", CLIENT_WITH_A_CLUSTER], stdout=subprocess.PIPE,
-                              text=True, env={**os.environ, "AUTOGRAD_DASK_WORKER_MEMORY": "1GiB"})
+    client = subprocess.Popen(
+        [sys.executable, "-c", CLIENT_WITH_A_CLUSTER],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "AUTOGRAD_DASK_WORKER_MEMORY": "1GiB"},
+    )
     try:
         assert client.stdout.readline() == "ready\n"
         cluster = cluster_processes(psutil.Process(client.pid))
@@ -228,13 +232,16 @@ KERNELS = {  # name: call(backend, host -> array), from host arrays to one array
     "erf": lambda b, a: b.erf(a(np.linspace(-7, 7, 57))),
     "gelu_backward": lambda b, a: b.gelu_backward(a(VALUES), a(VALUES * 3), "none"),
     "cross_entropy_rows": lambda b, a: b.cross_entropy_rows(a(LOGITS), a(TARGET)),
-    "cross_entropy_backward": lambda b, a: b.cross_entropy_backward(a(INDEX / 4.0), a(LOGITS), a(TARGET),
-                                                                    a(np.arange(6))),
+    "cross_entropy_backward": lambda b, a: b.cross_entropy_backward(
+        a(INDEX / 4.0), a(LOGITS), a(TARGET), a(np.arange(6))
+    ),
     "value_range": lambda b, a: a(np.array(b.value_range(a(INDEX - 2)))),
-    "adamw_update": lambda b, a: b.adam_update(*map(a, ADAM), step=3, lr=1e-2, beta1=0.9, beta2=0.999, eps=1e-8,
-                                               weight_decay=0.1, decoupled=True),
-    "adam_update": lambda b, a: b.adam_update(*map(a, ADAM), step=3, lr=1e-2, beta1=0.9, beta2=0.999, eps=1e-8,
-                                              weight_decay=0.1, decoupled=False),
+    "adamw_update": lambda b, a: b.adam_update(
+        *map(a, ADAM), step=3, lr=1e-2, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.1, decoupled=True
+    ),
+    "adam_update": lambda b, a: b.adam_update(
+        *map(a, ADAM), step=3, lr=1e-2, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.1, decoupled=False
+    ),
 }
 
 
@@ -287,15 +294,17 @@ KERNELS |= {  # dask's own kernels: numpy's per chunk of the batch, and the name
     "irfftn_odd": lambda b, a: b.xp.fft.irfftn(a(SIGNAL + 1j), s=(5, 9), axes=(1, 2)),
     "repeat_counts": lambda b, a: b.xp.repeat(a(VALUES), a(INDEX), axis=0),
     "repeat_flattened": lambda b, a: b.xp.repeat(a(VALUES[:4]), a(INDEX[:12])),
-    "searchsorted_sorter": lambda b, a: b.xp.searchsorted(a(VALUES[:, 0]), a(VALUES[:9, 1]), side="right",
-                                                          sorter=a(np.argsort(VALUES[:, 0]))),
+    "searchsorted_sorter": lambda b, a: b.xp.searchsorted(
+        a(VALUES[:, 0]), a(VALUES[:9, 1]), side="right", sorter=a(np.argsort(VALUES[:, 0]))
+    ),
     "eye_wide_offset": lambda b, a: b.xp.eye(2, 5, k=1),
     "linspace_complex": lambda b, a: b.xp.linspace(1 - 2j, 3j, 7, dtype=b.xp.complex128, endpoint=False),
     "nonzero": lambda b, a: b.xp.nonzero(a(VALUES > 0.5)),
     "unique_all": lambda b, a: b.xp.unique_all(a(np.round(VALUES))),
     "reshape_empty_slice": lambda b, a: b.xp.reshape(b.xp.concat([a(VALUES[:0, 0])] * 3)[0:0], (0, 3)),
-    "scatter_integer_and_negative_step": lambda b, a: b.scatter((4, 3, 2), (1, slice(None), slice(None, None, -1)),
-                                                                a(VALUES[:3, :2])),
+    "scatter_integer_and_negative_step": lambda b, a: b.scatter(
+        (4, 3, 2), (1, slice(None), slice(None, None, -1)), a(VALUES[:3, :2])
+    ),
     "scatter_empty": lambda b, a: b.scatter((2, 3), (slice(None), slice(3, 3)), a(VALUES[:2, :0])),
 }
 
@@ -313,8 +322,12 @@ def test_kernel_matches_numpy(threads, kernel):
 
 def test_batch_kernels_keep_the_batch_chunked_and_are_lazy(threads):
     images, matrices = threads.asarray(IMAGES), threads.asarray(MATRICES)
-    outputs = [threads.conv2d(images, threads.asarray(WEIGHT), **CONV), *threads.max_pool2d(images, **POOL),
-               *threads.xp.linalg.svd(matrices), threads.xp.linalg.det(matrices)]
+    outputs = [
+        threads.conv2d(images, threads.asarray(WEIGHT), **CONV),
+        *threads.max_pool2d(images, **POOL),
+        *threads.xp.linalg.svd(matrices),
+        threads.xp.linalg.det(matrices),
+    ]
     assert images.chunks[0] == matrices.chunks[0] == (16, 16, 8)
     assert all(isinstance(o, da.Array) and o.chunks[0] == images.chunks[0] for o in outputs)
     weight_grad = threads.conv2d_grad_weight(threads.asarray(OUT_GRAD), images, WEIGHT.shape, **CONV)
@@ -325,8 +338,12 @@ def test_index_add_takes_negative_indices(threads):
     index = INDEX - 5  # the same rows, counted from the end
     expected = np.zeros((5, 3))
     np.add.at(expected, index, VALUES)
-    assert_close(threads.to_numpy(threads.index_add((5, 3), 0, threads.asarray(index), threads.asarray(VALUES))),
-                 expected, rtol=1e-14, atol=1e-14)
+    assert_close(
+        threads.to_numpy(threads.index_add((5, 3), 0, threads.asarray(index), threads.asarray(VALUES))),
+        expected,
+        rtol=1e-14,
+        atol=1e-14,
+    )
 
 
 def test_integer_array_indexing_and_its_gradient_match_numpy(threads):
@@ -344,6 +361,7 @@ def test_integer_array_indexing_and_its_gradient_match_numpy(threads):
 def test_map_batch_chunks_matches_one_chunk(threads):
     """Per-row outputs joined along their batch axis, batch sums added over the chunks, a
     whole array given to every chunk, None passed as None; numpy runs it as one chunk."""
+
     def rows_and_sums(b, x, weight, absent, h):
         assert absent is None
         y = x @ weight  # rows of x along axis 1
@@ -354,8 +372,9 @@ def test_map_batch_chunks_matches_one_chunk(threads):
     for b in (threads, backends.get("numpy")):
         arrays = (b.asarray(np.ascontiguousarray(np.swapaxes(x, 0, 1))), b.asarray(weight), None, b.asarray(h))
         arrays = (b.xp.permute_dims(arrays[0], (1, 0, 2)), *arrays[1:])  # the batch chunked along axis 1
-        results.append([b.to_numpy(o) for o in b.map_batch_chunks(rows_and_sums, arrays, (1, None, None, 0),
-                                                                   (1, None, 0))])
+        results.append(
+            [b.to_numpy(o) for o in b.map_batch_chunks(rows_and_sums, arrays, (1, None, None, 0), (1, None, 0))]
+        )
     for mine, expected in zip(*results):
         assert_close(mine, expected, rtol=1e-13, atol=1e-13)
 
@@ -363,6 +382,7 @@ def test_map_batch_chunks_matches_one_chunk(threads):
 def test_a_recurrence_is_one_task_per_batch_chunk_whatever_its_length(threads):
     """An LSTM's forward and backward make as many dask tasks over 200 steps as over 10 (it was
     a few hundred tasks per step), and give numpy's gradients."""
+
     def run(backend, steps):
         with backends.use(backend):
             ag.manual_seed(0)
@@ -400,8 +420,15 @@ def data() -> tuple[np.ndarray, np.ndarray]:
 def cnn() -> nn.Module:
     """A convolution, max pooling and their gradients (of the input too: a layer precedes them)."""
     ag.manual_seed(2)
-    return nn.Sequential(nn.Linear(5, 2 * 6 * 6), nn.Unflatten(1, (2, 6, 6)), nn.Conv2d(2, 3, 3, padding=1),
-                         nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(27, 3)).to(dtype="float64")
+    return nn.Sequential(
+        nn.Linear(5, 2 * 6 * 6),
+        nn.Unflatten(1, (2, 6, 6)),
+        nn.Conv2d(2, 3, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(27, 3),
+    ).to(dtype="float64")
 
 
 class LastState(nn.Module):
@@ -426,8 +453,12 @@ LOSSES = {
     "mlp": (mlp, lambda out, y: F.cross_entropy(out, ag.tensor(y))),
     "cnn": (cnn, lambda out, y: F.cross_entropy(out, ag.tensor(y))),
     "lstm": (lstm, lambda out, y: F.cross_entropy(out, ag.tensor(y))),
-    "logistic": (logistic, lambda out, y: F.binary_cross_entropy_with_logits(
-        ag.reshape(out, (-1,)), ag.tensor((y == 1).astype(np.float64)))),
+    "logistic": (
+        logistic,
+        lambda out, y: F.binary_cross_entropy_with_logits(
+            ag.reshape(out, (-1,)), ag.tensor((y == 1).astype(np.float64))
+        ),
+    ),
 }
 
 
@@ -443,8 +474,9 @@ def train(name: str, steps: int = 20) -> tuple[np.ndarray, np.ndarray]:
         loss = loss_fn(model(ag.tensor(x)), y)
         opt.zero_grad()
         loss.backward()
-        seen.append(ag.concat([ag.reshape(t, (-1,)) for t in (loss.detach(), *(p.grad for p in model.parameters()))])
-                    .numpy())
+        seen.append(
+            ag.concat([ag.reshape(t, (-1,)) for t in (loss.detach(), *(p.grad for p in model.parameters()))]).numpy()
+        )
         opt.step()
     return np.stack(seen), ag.concat([ag.reshape(p, (-1,)) for p in model.parameters()]).numpy()
 
@@ -470,8 +502,9 @@ def step_on_slow_data(backend: backends.Backend) -> tuple[float, list[np.ndarray
     """One AdamW step of the MLP on 24 slow chunks generated on the workers; its loss and weights."""
     model = mlp()
     opt = optim.AdamW(model.parameters(), lr=1e-2)
-    x = ag.asarray(da.random.default_rng(0).standard_normal((24 * CHUNK_ROWS, 5), chunks=(CHUNK_ROWS, 5))
-                   .map_blocks(_slowly))
+    x = ag.asarray(
+        da.random.default_rng(0).standard_normal((24 * CHUNK_ROWS, 5), chunks=(CHUNK_ROWS, 5)).map_blocks(_slowly)
+    )
     y = ag.asarray(da.arange(24 * CHUNK_ROWS, chunks=CHUNK_ROWS) % 3)
     loss = F.cross_entropy(model(x), y)
     value = loss.item()

@@ -55,8 +55,9 @@ def run_page(page: Path) -> dict:
     return namespace
 
 
-PAGES_WITH_EXAMPLES = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")
-                             if _blocks(p, "python") or _blocks(p, "pycon"))
+PAGES_WITH_EXAMPLES = sorted(
+    p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md") if _blocks(p, "python") or _blocks(p, "pycon")
+)
 
 
 @pytest.mark.parametrize("page", PAGES_WITH_EXAMPLES)
@@ -78,8 +79,9 @@ def test_first_training_loop_fits_the_line(capsys):
 def test_plugin_page_lists_every_backend_method():
     """Every public method of the Backend contract appears on the plugin page (a new kernel
     must be documented there)."""
-    methods = [n for n, v in vars(backends.Backend).items()
-               if not n.startswith("_") and callable(getattr(backends.Backend, n))]
+    methods = [
+        n for n, v in vars(backends.Backend).items() if not n.startswith("_") and callable(getattr(backends.Backend, n))
+    ]
     page = (DOCS / "plugins.md").read_text()
     assert len(methods) > 30
     assert [m for m in methods if f"[`{m}`][backends.base.Backend.{m}]" not in page] == []
@@ -90,8 +92,10 @@ def _entry_points_txt() -> tuple[dict, str]:
     """The example's [project] table and the entry_points.txt pip would write for it."""
     tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11")
     project = tomllib.loads((PLUGIN / "pyproject.toml").read_text())["project"]
-    text = "".join(f"[{group}]\n" + "".join(f"{name} = {target}\n" for name, target in entries.items())
-                   for group, entries in project["entry-points"].items())
+    text = "".join(
+        f"[{group}]\n" + "".join(f"{name} = {target}\n" for name, target in entries.items())
+        for group, entries in project["entry-points"].items()
+    )
     return project, text
 
 
@@ -199,8 +203,10 @@ def test_plugin_selected_by_environment(tmp_path):
     path = os.pathsep.join([str(_register(tmp_path)), str(PLUGIN), str(ROOT)])
     env = {**os.environ, "PYTHONPATH": path, "AUTOGRAD_BACKEND": PLUGIN_NAME}
     env.pop("AUTOGRAD_DEVICE", None)
-    code = ("import backends, autograd_core as ag; x = ag.tensor([1.0, 2.0], requires_grad=True); "
-            "(x * x).sum().backward(); print(backends.current().name, type(x.backend).__name__, x.grad.tolist())")
+    code = (
+        "import backends, autograd_core as ag; x = ag.tensor([1.0, 2.0], requires_grad=True); "
+        "(x * x).sum().backward(); print(backends.current().name, type(x.backend).__name__, x.grad.tolist())"
+    )
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [PLUGIN_NAME, "ExampleBackend", "[2.0,", "4.0]"]
@@ -213,9 +219,14 @@ def test_site_builds_strict(tmp_path):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} is not installed (pip install -e '.[docs]')")
     site = tmp_path / "site"
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-                          cwd=ROOT, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=ROOT,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-5000:]
     plugins = (site / "plugins" / "index.html").read_text()
     assert "ExampleBackend" in plugins and "autograd_core.backends" in plugins  # the included example

@@ -20,8 +20,21 @@ from autograd_core.info import __array_namespace_info__
 xps = pytest.importorskip("array_api_strict")
 torch = pytest.importorskip("torch")
 
-STANDARD = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-            "float32", "float64", "complex64", "complex128"]
+STANDARD = [
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+]
 ALL = [*STANDARD, "float16"]
 KINDS = ["bool", "signed integer", "unsigned integer", "integral", "real floating", "complex floating", "numeric"]
 SIGNED = ["int8", "int16", "int32", "int64"]
@@ -95,8 +108,16 @@ def test_float16_is_an_extension_of_real_floating():
     assert not D.isdtype(D.float16, ("integral", "complex floating", "bool"))
 
 
-@pytest.mark.parametrize("kind, error", [("float32", ValueError), ("floating", ValueError), (3, TypeError),
-                                         (("integral", ("bool",)), TypeError), (None, TypeError)])
+@pytest.mark.parametrize(
+    "kind, error",
+    [
+        ("float32", ValueError),
+        ("floating", ValueError),
+        (3, TypeError),
+        (("integral", ("bool",)), TypeError),
+        (None, TypeError),
+    ],
+)
 def test_isdtype_refuses_a_bad_kind(kind, error):
     with pytest.raises(error, match="kind"):
         D.isdtype(D.float32, kind)
@@ -135,9 +156,17 @@ def test_wide_unsigned_across_kinds(name, other, expected):
     assert ours(other, name) == ours(name, other) == (expected or name)
 
 
-@pytest.mark.parametrize("names", [("uint8", "int8", "float16"), ("bool", "int32", "complex64"),
-                                   ("float64", "complex64", "int8"), ("int16", "uint8", "bool"),
-                                   ("float16", "float32", "complex64"), ("uint32", "float32", "bool")])
+@pytest.mark.parametrize(
+    "names",
+    [
+        ("uint8", "int8", "float16"),
+        ("bool", "int32", "complex64"),
+        ("float64", "complex64", "int8"),
+        ("int16", "uint8", "bool"),
+        ("float16", "float32", "complex64"),
+        ("uint32", "float32", "bool"),
+    ],
+)
 def test_result_type_of_many_is_torch_promotion_in_any_order(names):
     expected = str(functools.reduce(torch.promote_types, (getattr(torch, n) for n in names))).removeprefix("torch.")
     assert {ours(*p) for p in itertools.permutations(names)} == {expected}
@@ -154,16 +183,25 @@ def test_python_scalars_follow_the_standard_where_it_defines_them(name, scalar):
     assert ours(name, scalar) == strict_result(name, scalar)
 
 
-@pytest.mark.parametrize("scalar, expected", [(True, "float16"), (3, "float16"), (2.5, "float16"),
-                                              (1j, "complex64")])
+@pytest.mark.parametrize("scalar, expected", [(True, "float16"), (3, "float16"), (2.5, "float16"), (1j, "complex64")])
 def test_float16_with_a_scalar(scalar, expected):
     # torch gives complex32 for float16 with a complex scalar; there is no such dtype here
     assert ours("float16", scalar) == expected
 
 
-@pytest.mark.parametrize("args, expected", [((True,), "bool"), ((3,), "int64"), ((2.5,), "float32"),
-                                            ((1j,), "complex64"), ((True, 3), "int64"), ((3, 2.5), "float32"),
-                                            ((2.5, 1j), "complex64"), ((True, 1j), "complex64")])
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        ((True,), "bool"),
+        ((3,), "int64"),
+        ((2.5,), "float32"),
+        ((1j,), "complex64"),
+        ((True, 3), "int64"),
+        ((3, 2.5), "float32"),
+        ((2.5, 1j), "complex64"),
+        ((True, 1j), "complex64"),
+    ],
+)
 def test_scalars_alone_give_the_default_dtypes(args, expected):
     assert ours(*args) == expected
     if len(args) == 2:
@@ -203,7 +241,12 @@ def test_can_cast_takes_arrays_and_extends_to_float16():
 def test_finfo_matches_numpy(name):
     info, expected = D.finfo(name), np.finfo(name)
     assert (info.bits, info.eps, info.max, info.min, info.smallest_normal) == (
-        expected.bits, float(expected.eps), float(expected.max), float(expected.min), float(expected.smallest_normal))
+        expected.bits,
+        float(expected.eps),
+        float(expected.max),
+        float(expected.min),
+        float(expected.smallest_normal),
+    )
     assert info.dtype == str(expected.dtype)  # complex: its real component dtype, as the standard says
     assert all(isinstance(v, float) for v in (info.eps, info.max, info.min, info.smallest_normal))
 
@@ -221,9 +264,16 @@ def test_info_takes_dtypes_names_and_arrays_and_is_frozen():
         D.finfo(D.float32).eps = 1.0
 
 
-@pytest.mark.parametrize("function, name, hint", [(D.finfo, "int32", "use iinfo"), (D.iinfo, "float32", "use finfo"),
-                                                  (D.iinfo, "complex64", "use finfo"), (D.finfo, "bool", "bool"),
-                                                  (D.iinfo, "bool", "bool")])
+@pytest.mark.parametrize(
+    "function, name, hint",
+    [
+        (D.finfo, "int32", "use iinfo"),
+        (D.iinfo, "float32", "use finfo"),
+        (D.iinfo, "complex64", "use finfo"),
+        (D.finfo, "bool", "bool"),
+        (D.iinfo, "bool", "bool"),
+    ],
+)
 def test_info_of_the_wrong_kind_says_which_to_use(function, name, hint):
     with pytest.raises(ValueError, match=hint):
         function(name)
@@ -235,8 +285,12 @@ def test_info_of_the_wrong_kind_says_which_to_use(function, name, hint):
 def test_capabilities_and_default_dtypes():
     info = __array_namespace_info__()
     assert info.capabilities() == {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64}
-    assert info.default_dtypes() == {"real floating": D.float32, "complex floating": D.complex64,
-                                     "integral": D.int64, "indexing": D.int64}
+    assert info.default_dtypes() == {
+        "real floating": D.float32,
+        "complex floating": D.complex64,
+        "integral": D.int64,
+        "indexing": D.int64,
+    }
 
 
 def test_default_dtypes_are_what_creation_makes(backend):
@@ -261,8 +315,9 @@ def test_dtypes_of_a_kind(backend, kind):
     found = __array_namespace_info__().dtypes(kind=kind)
     supported = backend._dtype_tables()[0]
     assert "float16" not in found
-    assert found == {n: D.DTYPES[n] for n in STANDARD
-                     if n in supported and (kind is None or xps.isdtype(getattr(xps, n), kind))}
+    assert found == {
+        n: D.DTYPES[n] for n in STANDARD if n in supported and (kind is None or xps.isdtype(getattr(xps, n), kind))
+    }
 
 
 def fake_backend(without: set[str], supports_float64: bool = True) -> backends.Backend:

@@ -139,13 +139,16 @@ def test_binary_gradcheck_with_a_python_scalar(float64_backend, fn, theirs, draw
         assert ag.gradcheck(lambda x: fn(a, x), [leaf(b)])
 
 
-@pytest.mark.parametrize(("fn", "draws"), [
-    pytest.param(ag.tan, [inside_half_period], id="tan"),
-    pytest.param(ag.acosh, [above_one], id="acosh"),
-    pytest.param(ag.atan2, [normal, normal], id="atan2"),
-    pytest.param(ag.logaddexp, [normal, normal], id="logaddexp"),
-    pytest.param(ag.hypot, [normal, normal], id="hypot"),
-])
+@pytest.mark.parametrize(
+    ("fn", "draws"),
+    [
+        pytest.param(ag.tan, [inside_half_period], id="tan"),
+        pytest.param(ag.acosh, [above_one], id="acosh"),
+        pytest.param(ag.atan2, [normal, normal], id="atan2"),
+        pytest.param(ag.logaddexp, [normal, normal], id="logaddexp"),
+        pytest.param(ag.hypot, [normal, normal], id="hypot"),
+    ],
+)
 def test_second_derivatives(float64_backend, fn, draws):
     """The VJPs recorded with create_graph=True are themselves right (each rule is written once
     and runs on Tensors there)."""
@@ -164,6 +167,7 @@ def dims(shape: tuple[int, ...]) -> str:
 
 def with_constant(f: Callable, value: float, first: bool) -> Callable:
     """`f` with one operand fixed: a Python scalar for ours, a 0-d float64 tensor for torch."""
+
     def call(x):
         c = value if isinstance(x, ag.Tensor) else torch.tensor(value, dtype=torch.float64)
         return f(c, x) if first else f(x, c)
@@ -174,23 +178,43 @@ def with_constant(f: Callable, value: float, first: bool) -> Callable:
 PARITY_SHAPES = [((3, 4), (3, 4)), ((3, 4), (4,)), ((2, 1, 4), (3, 1)), ((), (2, 3))]
 PARITY = (
     [pytest.param(ours, theirs, [arg(draw, (3, 4))], id=name) for name, ours, theirs, draw in UNARY]
-    + [pytest.param(ours, theirs, [arg(draw_a, sa), arg(draw_b, sb)], id=f"{name}-{dims(sa)}-{dims(sb)}")
-       for name, ours, theirs, draw_a, draw_b in BINARY for sa, sb in PARITY_SHAPES]
-    + [pytest.param(with_constant(ours, 0.7, first), with_constant(theirs, 0.7, first), [arg(draw, (3, 4))],
-                    id=f"{name}-{'scalar_first' if first else 'scalar_second'}")
-       for name, ours, theirs, draw, _ in BINARY for first in (False, True)]
+    + [
+        pytest.param(ours, theirs, [arg(draw_a, sa), arg(draw_b, sb)], id=f"{name}-{dims(sa)}-{dims(sb)}")
+        for name, ours, theirs, draw_a, draw_b in BINARY
+        for sa, sb in PARITY_SHAPES
+    ]
+    + [
+        pytest.param(
+            with_constant(ours, 0.7, first),
+            with_constant(theirs, 0.7, first),
+            [arg(draw, (3, 4))],
+            id=f"{name}-{'scalar_first' if first else 'scalar_second'}",
+        )
+        for name, ours, theirs, draw, _ in BINARY
+        for first in (False, True)
+    ]
     + [
         # huge operands: the values and both gradients stay finite (sigmoid of +-2000 is 1 and 0)
         pytest.param(ag.logaddexp, torch.logaddexp, [arg(normal, (3, 4)), arg(normal, (3, 4))], id="logaddexp-small"),
-        pytest.param(ag.logaddexp, torch.logaddexp,
-                     [Arg(lambda r: 1e3 * r.standard_normal((3, 4))), Arg(lambda r: 1e3 * r.standard_normal((3, 4)))],
-                     id="logaddexp-large"),
-        pytest.param(ag.hypot, torch.hypot,
-                     [Arg(lambda r: 1e200 * r.standard_normal((3, 4))), Arg(lambda r: 1e200 * r.standard_normal(4))],
-                     id="hypot-large"),
+        pytest.param(
+            ag.logaddexp,
+            torch.logaddexp,
+            [Arg(lambda r: 1e3 * r.standard_normal((3, 4))), Arg(lambda r: 1e3 * r.standard_normal((3, 4)))],
+            id="logaddexp-large",
+        ),
+        pytest.param(
+            ag.hypot,
+            torch.hypot,
+            [Arg(lambda r: 1e200 * r.standard_normal((3, 4))), Arg(lambda r: 1e200 * r.standard_normal(4))],
+            id="hypot-large",
+        ),
         pytest.param(ag.expm1, torch.expm1, [Arg(lambda r: 1e-9 * r.standard_normal((3, 4)))], id="expm1-near-zero"),
-        pytest.param(lambda x: ag.tan(ag.atan(x)) + ag.sinh(ag.asinh(x)), lambda x: torch.tan(torch.atan(x))
-                     + torch.sinh(torch.asinh(x)), [arg(wide, (3, 4))], id="chain-inverses"),
+        pytest.param(
+            lambda x: ag.tan(ag.atan(x)) + ag.sinh(ag.asinh(x)),
+            lambda x: torch.tan(torch.atan(x)) + torch.sinh(torch.asinh(x)),
+            [arg(wide, (3, 4))],
+            id="chain-inverses",
+        ),
     ]
 )
 
@@ -255,8 +279,12 @@ def test_complex_parts_match_numpy(float64_backend):
 # --- forward values against numpy on edge values ----------------------------------------------------
 INF, NAN = math.inf, math.nan
 EDGES = [
-    ("logaddexp", ag.logaddexp, np.logaddexp,
-     [[1e3, -1e3, 1e308, -INF, INF, 0.0, 700.0], [1e3, -999.0, 1e308, -INF, 1.0, -INF, -700.0]]),
+    (
+        "logaddexp",
+        ag.logaddexp,
+        np.logaddexp,
+        [[1e3, -1e3, 1e308, -INF, INF, 0.0, 700.0], [1e3, -999.0, 1e308, -INF, 1.0, -INF, -700.0]],
+    ),
     ("expm1", ag.expm1, np.expm1, [[1e-10, -1e-12, 1e-300, 0.0, -0.0, 1e-5, 710.0, -INF]]),
     ("hypot", ag.hypot, np.hypot, [[3e300, 1e-300, INF, 0.0, -5.0], [4e300, 1e-300, NAN, -0.0, 12.0]]),
     ("atan2", ag.atan2, np.arctan2, [[0.0, -0.0, -0.0, 0.0, 1.0, -1.0, INF], [-0.0, -0.0, 0.0, 0.0, -INF, -1.0, INF]]),

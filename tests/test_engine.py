@@ -107,13 +107,43 @@ def test_inputs_without_requires_grad_get_no_gradient(backend):
     assert c.grad is None and x.grad.tolist() == [3.0, 4.0]
 
 
-@pytest.mark.parametrize("fn", [
-    lambda x: x * 2.5, lambda x: 2.5 * x, lambda x: x / 3.0, lambda x: 1.0 - x, lambda x: x**2, lambda x: 2.0**x,
-    lambda x: ag.exp(x), lambda x: ag.mean(x), lambda x: ag.var(x), lambda x: x @ ag.matrix_transpose(x),
-    lambda x: ag.maximum(x, 0.5), lambda x: ag.where(x > 0, x, 0.0), lambda x: ag.clip(x, -1.0, 1.0),
-    lambda x: ag.softmax(x, 1), lambda x: ag.logsumexp(x, 1),
-], ids=["mul", "rmul", "div", "rsub", "pow", "rpow", "exp", "mean", "var", "matmul", "maximum", "where", "clip",
-        "softmax", "logsumexp"])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: x * 2.5,
+        lambda x: 2.5 * x,
+        lambda x: x / 3.0,
+        lambda x: 1.0 - x,
+        lambda x: x**2,
+        lambda x: 2.0**x,
+        lambda x: ag.exp(x),
+        lambda x: ag.mean(x),
+        lambda x: ag.var(x),
+        lambda x: x @ ag.matrix_transpose(x),
+        lambda x: ag.maximum(x, 0.5),
+        lambda x: ag.where(x > 0, x, 0.0),
+        lambda x: ag.clip(x, -1.0, 1.0),
+        lambda x: ag.softmax(x, 1),
+        lambda x: ag.logsumexp(x, 1),
+    ],
+    ids=[
+        "mul",
+        "rmul",
+        "div",
+        "rsub",
+        "pow",
+        "rpow",
+        "exp",
+        "mean",
+        "var",
+        "matmul",
+        "maximum",
+        "where",
+        "clip",
+        "softmax",
+        "logsumexp",
+    ],
+)
 def test_float32_stays_float32(backend, fn):
     x = ag.tensor([[0.5, -1.0], [2.0, 0.25]], requires_grad=True)
     out = fn(x)

@@ -37,8 +37,11 @@ SECOND_DERIVATIVES = [
     ("square", lambda x: x * x, lambda x: 2 + 0 * x),
     ("reciprocal", lambda x: 1 / x, lambda x: 2 / x**3),
     # d2/dx2 log(e^x + e^2x) = e^3x / (e^x + e^2x)^2
-    ("logsumexp", lambda x: ag.logsumexp(ag.stack([x, 2 * x]), 0),
-     lambda x: np.exp(3 * x) / (np.exp(x) + np.exp(2 * x)) ** 2),
+    (
+        "logsumexp",
+        lambda x: ag.logsumexp(ag.stack([x, 2 * x]), 0),
+        lambda x: np.exp(3 * x) / (np.exp(x) + np.exp(2 * x)) ** 2,
+    ),
 ]
 
 
@@ -66,12 +69,16 @@ def test_backward_create_graph_gives_differentiable_grads(backend):
     assert_close(d2, [12 * 1.5**2])
 
 
-@pytest.mark.parametrize("fn", [
-    lambda x, w: ag.tanh(x @ w).sum(axis=0) * ag.sigmoid(x).mean(),
-    lambda x, w: F.cross_entropy(x @ w, ag.tensor([0, 1, 1])),
-    lambda x, w: F.layer_norm(x @ w, 2) * ag.logsumexp(x, 1, keepdims=True),
-    lambda x, w: ag.maximum(x @ w, 0.1) ** 2 + x[[0, 0, 2]] @ ag.abs(w),
-], ids=["tanh_sigmoid", "cross_entropy", "layer_norm", "indexing_maximum"])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x, w: ag.tanh(x @ w).sum(axis=0) * ag.sigmoid(x).mean(),
+        lambda x, w: F.cross_entropy(x @ w, ag.tensor([0, 1, 1])),
+        lambda x, w: F.layer_norm(x @ w, 2) * ag.logsumexp(x, 1, keepdims=True),
+        lambda x, w: ag.maximum(x @ w, 0.1) ** 2 + x[[0, 0, 2]] @ ag.abs(w),
+    ],
+    ids=["tanh_sigmoid", "cross_entropy", "layer_norm", "indexing_maximum"],
+)
 def test_gradgradcheck(backend, fn):
     rng = np.random.default_rng(0)
     x, w = leaf(rng.standard_normal((3, 4))), leaf(rng.standard_normal((4, 2)))
@@ -107,8 +114,9 @@ def test_hessian_vector_product_matches_pytorch(backend):
     twin.load_state_dict({k: torch.from_numpy(v.numpy().copy()) for k, v in model.state_dict().items()})
     loss = torch.nn.functional.cross_entropy(twin(torch.from_numpy(x)), torch.from_numpy(y))
     t_grads = torch.autograd.grad(loss, list(twin.parameters()), create_graph=True)
-    t_hvp = torch.autograd.grad(sum((g * torch.from_numpy(v)).sum() for g, v in zip(t_grads, vs)),
-                                list(twin.parameters()))
+    t_hvp = torch.autograd.grad(
+        sum((g * torch.from_numpy(v)).sum() for g, v in zip(t_grads, vs)), list(twin.parameters())
+    )
     for ours, theirs in zip(hvp, t_hvp):
         assert_close(ours, theirs)
 
@@ -160,9 +168,16 @@ def test_backward_releases_saved_tensors(backend):
 # --- in-place safety ---------------------------------------------------------------------------
 def test_in_place_ops_bump_the_version(backend):
     t = ag.tensor([1.0, 2.0, 3.0])
-    for change in (lambda t: t.__iadd__(1), lambda t: t.__isub__(1), lambda t: t.__imul__(2),
-                   lambda t: t.__itruediv__(2), lambda t: t.__setitem__(0, 5.0), lambda t: t.fill_(1.0),
-                   lambda t: t.zero_(), lambda t: t.copy_(ag.tensor([1.0, 2.0, 3.0]))):
+    for change in (
+        lambda t: t.__iadd__(1),
+        lambda t: t.__isub__(1),
+        lambda t: t.__imul__(2),
+        lambda t: t.__itruediv__(2),
+        lambda t: t.__setitem__(0, 5.0),
+        lambda t: t.fill_(1.0),
+        lambda t: t.zero_(),
+        lambda t: t.copy_(ag.tensor([1.0, 2.0, 3.0])),
+    ):
         before = t._version
         change(t)
         assert t._version == before + 1

@@ -23,8 +23,14 @@ def run_line(cwd: Path, *flags: str, pythonpath: Path | None = None) -> subproce
     env["AUTOGRAD_BACKEND"] = "numpy"
     if pythonpath is not None:
         env["PYTHONPATH"] = str(pythonpath)
-    return subprocess.run([sys.executable, str(LINE), "--quick", "--threads", "1", *flags], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(LINE), "--quick", "--threads", "1", *flags],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.mark.slow
@@ -50,9 +56,11 @@ def test_an_example_runs_without_matplotlib_and_tqdm_and_says_so_once(tmp_path: 
     assert not list(work.rglob("*.png"))
     lines = done.stderr.splitlines()
     assert [line for line in lines if "matplotlib" in line] == [
-        "matplotlib is not installed: no plot (pip install matplotlib)"]
+        "matplotlib is not installed: no plot (pip install matplotlib)"
+    ]
     assert [line for line in lines if "tqdm" in line] == [
-        "tqdm is not installed: progress as plain lines, no bar (pip install tqdm)"]
+        "tqdm is not installed: progress as plain lines, no bar (pip install tqdm)"
+    ]
     assert any(line.startswith("line 150/150 (100%)") for line in lines)
 
 

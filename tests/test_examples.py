@@ -83,8 +83,22 @@ def test_spirals_split_is_fixed_and_disjoint():
 def test_mnist_float64_twin_matches_pytorch(float64_backend, tmp_path):
     """50 AdamW steps (6,400 images, batch 128) of ours and of torch.optim.AdamW, float64."""
     pytest.importorskip("torch")
-    out = mnist.main(["--quiet", "--dtype", "float64", "--epochs", "1", "--limit", "6400", "--eval-limit", "512",
-                      "--torch-twin", "--out", str(tmp_path / "mnist.json")])
+    out = mnist.main(
+        [
+            "--quiet",
+            "--dtype",
+            "float64",
+            "--epochs",
+            "1",
+            "--limit",
+            "6400",
+            "--eval-limit",
+            "512",
+            "--torch-twin",
+            "--out",
+            str(tmp_path / "mnist.json"),
+        ]
+    )
     assert out["steps"] == 50
     assert out["twin_max_weight_diff"][0] <= 1e-12
     assert out["twin_max_loss_diff"][0] <= 1e-12
@@ -121,8 +135,9 @@ def test_twin_control_measures_rounding_drift():
 
 
 def test_mnist_records_one_accuracy_per_epoch(tmp_path):
-    out = mnist.main(["--quiet", "--epochs", "2", "--limit", "512", "--eval-limit", "300",
-                      "--out", str(tmp_path / "m.json")])
+    out = mnist.main(
+        ["--quiet", "--epochs", "2", "--limit", "512", "--eval-limit", "300", "--out", str(tmp_path / "m.json")]
+    )
     assert len(out["val_accuracy"]) == len(out["train_loss"]) == 2 and out["steps"] == 8
     assert out["train_loss"][1] < out["train_loss"][0]
     assert "twin_max_weight_diff" not in out
@@ -131,8 +146,25 @@ def test_mnist_records_one_accuracy_per_epoch(tmp_path):
 # --- the character model --------------------------------------------------------------------------
 def test_char_model_beats_the_unigram_baseline(backend, tmp_path):
     # evaluation sizes are multiples of the batch: no new shapes for jax to compile
-    out = char.main(["--quiet", "--steps", "60", "--batch-size", "128", "--eval-every", "30", "--eval-subset",
-                     "1024", "--eval-limit", "4096", "--sample-length", "20", "--out", str(tmp_path / "char.json")])
+    out = char.main(
+        [
+            "--quiet",
+            "--steps",
+            "60",
+            "--batch-size",
+            "128",
+            "--eval-every",
+            "30",
+            "--eval-subset",
+            "1024",
+            "--eval-limit",
+            "4096",
+            "--sample-length",
+            "20",
+            "--out",
+            str(tmp_path / "char.json"),
+        ]
+    )
     b = out["baselines"]
     assert b["uniform"] == pytest.approx(math.log(65))
     assert b["bigram"] < b["unigram"] < b["uniform"]
@@ -192,11 +224,19 @@ def test_runs_as_a_script_and_writes_only_under_the_current_folder(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in thread_variables}  # the script must set them itself
     env["AUTOGRAD_BACKEND"] = "numpy"
     before = results_folder()
-    subprocess.run([sys.executable, str(ROOT / "examples" / "xor.py"), "--quiet", "--threads", "1", "--steps", "5"],
-                   check=True, env=env, cwd=tmp_path, timeout=120)
+    subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "xor.py"), "--quiet", "--threads", "1", "--steps", "5"],
+        check=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert results_folder() == before
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == [
-        "runs", "runs/xor-numpy.json", "runs/xor-numpy.png"]
+        "runs",
+        "runs/xor-numpy.json",
+        "runs/xor-numpy.png",
+    ]
     record = read_record(tmp_path / "runs" / "xor-numpy.json")
     assert record["steps"] == 5 and record["command"].endswith("python examples/xor.py --quiet --threads 1 --steps 5")
     assert record["machine"]["threads"]["OMP_NUM_THREADS"] == "1"

@@ -63,8 +63,7 @@ FORWARD = [  # (function, input kind, keyword arguments): defaults, then cut/pad
 
 
 @pytest.mark.parametrize("norm", NORMS)
-@pytest.mark.parametrize("name, kind, kwargs", [pytest.param(*c, id=f"{c[0]}{list(c[2].values())}")
-                                                for c in FORWARD])
+@pytest.mark.parametrize("name, kind, kwargs", [pytest.param(*c, id=f"{c[0]}{list(c[2].values())}") for c in FORWARD])
 def test_matches_numpy(float64_backend, name, kind, kwargs, norm):
     x = drawn(kind)
     out = getattr(F, name)(ag.tensor(x), **kwargs, norm=norm)
@@ -73,12 +72,21 @@ def test_matches_numpy(float64_backend, name, kind, kwargs, norm):
     assert_close(out, expected)
 
 
-@pytest.mark.parametrize("name, kind, result", [
-    ("fft", "complex", "complex64"), ("ifft", "complex", "complex64"), ("fftn", "complex", "complex64"),
-    ("ifftn", "complex", "complex64"), ("rfft", "real", "complex64"), ("irfft", "complex", "float32"),
-    ("rfftn", "real", "complex64"), ("irfftn", "complex", "float32"), ("hfft", "complex", "float32"),
-    ("ihfft", "real", "complex64"),
-])
+@pytest.mark.parametrize(
+    "name, kind, result",
+    [
+        ("fft", "complex", "complex64"),
+        ("ifft", "complex", "complex64"),
+        ("fftn", "complex", "complex64"),
+        ("ifftn", "complex", "complex64"),
+        ("rfft", "real", "complex64"),
+        ("irfft", "complex", "float32"),
+        ("rfftn", "real", "complex64"),
+        ("irfftn", "complex", "float32"),
+        ("hfft", "complex", "float32"),
+        ("ihfft", "real", "complex64"),
+    ],
+)
 def test_keeps_32_bit_precision(backend, name, kind, result):
     x = drawn(kind)
     out = getattr(F, name)(ag.tensor(x, dtype="complex64" if kind == "complex" else "float32"))
@@ -152,11 +160,14 @@ def test_outside_the_graph_without_grad(float64_backend):
     assert not F.irfft(F.rfft(x)).requires_grad
 
 
-@pytest.mark.parametrize("call", [
-    lambda: F.fft(ag.tensor(drawn("complex")), norm="none"),
-    lambda: F.rfft(ag.tensor(drawn("real")), norm=None),
-    lambda: F.hfft(ag.tensor(drawn("complex")), norm="inverse"),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: F.fft(ag.tensor(drawn("complex")), norm="none"),
+        lambda: F.rfft(ag.tensor(drawn("real")), norm=None),
+        lambda: F.hfft(ag.tensor(drawn("complex")), norm="inverse"),
+    ],
+)
 def test_invalid_norm(backend, call):
     with pytest.raises(ValueError, match="norm must be"):
         call()
@@ -174,24 +185,59 @@ def case(name: str, ours: Callable, theirs: Callable, *shape: int) -> Any:
 
 CASES = [
     case("rfft", lambda x: parts(F.rfft(x)), lambda x: parts(TF.rfft(x)), 3, 4),
-    case("rfft_odd_axis0_ortho", lambda x: parts(F.rfft(x, axis=0, norm="ortho")),
-         lambda x: parts(TF.rfft(x, dim=0, norm="ortho")), 5, 3),
+    case(
+        "rfft_odd_axis0_ortho",
+        lambda x: parts(F.rfft(x, axis=0, norm="ortho")),
+        lambda x: parts(TF.rfft(x, dim=0, norm="ortho")),
+        5,
+        3,
+    ),
     case("rfft_padded", lambda x: parts(F.rfft(x, n=7)), lambda x: parts(TF.rfft(x, n=7)), 2, 4),
-    case("rfft_cut_forward", lambda x: parts(F.rfft(x, n=3, norm="forward")),
-         lambda x: parts(TF.rfft(x, n=3, norm="forward")), 2, 6),
+    case(
+        "rfft_cut_forward",
+        lambda x: parts(F.rfft(x, n=3, norm="forward")),
+        lambda x: parts(TF.rfft(x, n=3, norm="forward")),
+        2,
+        6,
+    ),
     case("irfft", lambda x: F.irfft(F.rfft(x), n=5), lambda x: TF.irfft(TF.rfft(x), n=5), 2, 5),
-    case("irfft_cut_forward", lambda x: F.irfft(F.rfft(x, n=7), n=4, norm="forward"),
-         lambda x: TF.irfft(TF.rfft(x, n=7), n=4, norm="forward"), 2, 5),
-    case("irfft_padded_axis0_ortho", lambda x: F.irfft(F.rfft(x, axis=0), n=9, axis=0, norm="ortho"),
-         lambda x: TF.irfft(TF.rfft(x, dim=0), n=9, dim=0, norm="ortho"), 4, 2),
+    case(
+        "irfft_cut_forward",
+        lambda x: F.irfft(F.rfft(x, n=7), n=4, norm="forward"),
+        lambda x: TF.irfft(TF.rfft(x, n=7), n=4, norm="forward"),
+        2,
+        5,
+    ),
+    case(
+        "irfft_padded_axis0_ortho",
+        lambda x: F.irfft(F.rfft(x, axis=0), n=9, axis=0, norm="ortho"),
+        lambda x: TF.irfft(TF.rfft(x, dim=0), n=9, dim=0, norm="ortho"),
+        4,
+        2,
+    ),
     case("hfft", lambda x: F.hfft(F.rfft(x), n=5, norm="ortho"), lambda x: TF.hfft(TF.rfft(x), n=5, norm="ortho"), 6),
     case("ihfft", lambda x: parts(F.ihfft(x, n=5)), lambda x: parts(TF.ihfft(x, n=5)), 3, 4),
-    case("hfft_of_ihfft", lambda x: F.hfft(F.ihfft(x, norm="forward"), n=7),
-         lambda x: TF.hfft(TF.ihfft(x, norm="forward"), n=7), 2, 7),
-    case("rfftn_one_axis", lambda x: parts(F.rfftn(x, s=(3,), axes=(0,))),
-         lambda x: parts(TF.rfftn(x, s=(3,), dim=(0,))), 4, 2),
-    case("irfftn_one_axis", lambda x: F.irfftn(F.rfftn(x, axes=(1,)), s=(5,), axes=(1,), norm="forward"),
-         lambda x: TF.irfftn(TF.rfftn(x, dim=(1,)), s=(5,), dim=(1,), norm="forward"), 2, 4),
+    case(
+        "hfft_of_ihfft",
+        lambda x: F.hfft(F.ihfft(x, norm="forward"), n=7),
+        lambda x: TF.hfft(TF.ihfft(x, norm="forward"), n=7),
+        2,
+        7,
+    ),
+    case(
+        "rfftn_one_axis",
+        lambda x: parts(F.rfftn(x, s=(3,), axes=(0,))),
+        lambda x: parts(TF.rfftn(x, s=(3,), dim=(0,))),
+        4,
+        2,
+    ),
+    case(
+        "irfftn_one_axis",
+        lambda x: F.irfftn(F.rfftn(x, axes=(1,)), s=(5,), axes=(1,), norm="forward"),
+        lambda x: TF.irfftn(TF.rfftn(x, dim=(1,)), s=(5,), dim=(1,), norm="forward"),
+        2,
+        4,
+    ),
     case("fftshift", F.fftshift, TF.fftshift, 3, 4),
     case("fftshift_axis", lambda x: F.fftshift(x, axes=0), lambda x: TF.fftshift(x, dim=0), 5, 2),
     case("ifftshift", F.ifftshift, TF.ifftshift, 3, 5),

@@ -53,7 +53,8 @@ def test_a_typed_table_of_figures_is_noticed():
 
 def test_the_results_readme_is_the_summary_of_its_runs():
     assert (figures.ROOT / "results" / "README.md").read_text() == figures.results_summary(), (
-        "results/README.md is stale: python tools/figures.py --write")
+        "results/README.md is stale: python tools/figures.py --write"
+    )
 
 
 def test_markers_shown_inside_a_code_block_are_not_a_block():
@@ -68,7 +69,9 @@ def test_a_record_without_a_timestamp_takes_its_commits_day():
     assert commit == record["machine"]["git_commit"]
     assert re.fullmatch(r"\d{4}-\d\d-\d\d", day) or not machine.git_commit()
     assert renderers.measured_on({"machine": {"git": "abc1234", "started": "2026-12-01T14:51:22+00:00"}}) == (
-        "abc1234", "2026-12-01")
+        "abc1234",
+        "2026-12-01",
+    )
 
 
 def test_provenance_names_every_commit_of_a_mixed_set():
@@ -85,10 +88,16 @@ def _tree(tmp_path, source: str = "x = 1\n"):
     (tmp_path / "docs").mkdir()
     (tmp_path / "results").mkdir()
     (tmp_path / "README.md").write_text("The run: `results/line-numpy.json`.\n")
-    record = {"command": "AUTOGRAD_BACKEND=numpy python examples/line.py --reference",
-              "machine": {"cpu": "a CPU", "cpu_count": 2, "python": "3.11", "versions": {"numpy": "2"},
-                          "source": {"files": ["examples/line.py"],
-                                     "sha256": machine.source_hash(["examples/line.py"], tmp_path)}}}
+    record = {
+        "command": "AUTOGRAD_BACKEND=numpy python examples/line.py --reference",
+        "machine": {
+            "cpu": "a CPU",
+            "cpu_count": 2,
+            "python": "3.11",
+            "versions": {"numpy": "2"},
+            "source": {"files": ["examples/line.py"], "sha256": machine.source_hash(["examples/line.py"], tmp_path)},
+        },
+    }
     (tmp_path / "results" / "line-numpy.json").write_text(json.dumps(record))
     return tmp_path
 
@@ -120,8 +129,10 @@ def test_remake_runs_each_recorded_command_once(tmp_path, capsys):
     runs = ["results/line-numpy.json", "results/bench-latest.json", "results/bench-1.json"]
     assert figures.remake(runs, dry_run=True, root=root) == []
     printed = capsys.readouterr().out.splitlines()
-    assert printed == ["[1/2] AUTOGRAD_BACKEND=numpy python examples/line.py --reference",
-                       "[2/2] python -m bench --full"]
+    assert printed == [
+        "[1/2] AUTOGRAD_BACKEND=numpy python examples/line.py --reference",
+        "[2/2] python -m bench --full",
+    ]
 
 
 def test_remake_reports_a_failed_command(tmp_path):
@@ -172,17 +183,27 @@ def test_the_results_summary_from_json(tmp_path):
     records = {
         "mnist-numpy.json": {"test_accuracy": 0.9801, "twin_max_weight_diff": [0.1, 0.02], "wall_time_s": 100},
         "mnist-float64-numpy.json": {"twin_max_weight_diff": [1e-14, 2e-14, 3.5e-14], "wall_time_s": 50},
-        "char-numpy.json": {"val_nats": 1.7912, "baselines": {"uniform": 4.17, "unigram": 3.3, "bigram": 2.48},
-                            "wall_time_s": 200},
+        "char-numpy.json": {
+            "val_nats": 1.7912,
+            "baselines": {"uniform": 4.17, "unigram": 3.3, "bigram": 2.48},
+            "wall_time_s": 200,
+        },
         "xor-torch.json": {"predictions": [-1, 1, 1, -1], "wall_time_s": 1},
         "twin_control-float64.json": {"control_max_weight_diff": [1e-15, 4.25e-14], "epochs": 2},
         "mnist_cnn-jax.json": {"test_accuracy": 0.9931, "compiled": True, "wall_time_s": 300},
         "twin_control-cnn-float64.json": {"control_max_weight_diff": [6.25e-11], "epochs": 1},
-        "mnist_cnn-float64-jax.json": {"twin_max_weight_diff": [6.5e-11], "twin_max_buffer_diff": [2.5e-12],
-                                       "wall_time_s": 400},
-        "gpt-torch.json": {"val_nats": 1.8765, "compiled": False, "ms_per_iter": {"min": 75.0, "median": 80.0},
-                           "torch_eager_ms_per_iter": {"min": 60.5, "median": 64.0},
-                           "wall_time_s": 250},
+        "mnist_cnn-float64-jax.json": {
+            "twin_max_weight_diff": [6.5e-11],
+            "twin_max_buffer_diff": [2.5e-12],
+            "wall_time_s": 400,
+        },
+        "gpt-torch.json": {
+            "val_nats": 1.8765,
+            "compiled": False,
+            "ms_per_iter": {"min": 75.0, "median": 80.0},
+            "torch_eager_ms_per_iter": {"min": 60.5, "median": 64.0},
+            "wall_time_s": 250,
+        },
         "gpt-float64-torch.json": {"twin_max_loss_diff": 3e-13, "twin_max_weight_diff": 4e-15, "wall_time_s": 30},
         "lstm_char-torch.json": {"val_nats": 1.65, "wall_time_s": 900},
     }

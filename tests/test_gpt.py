@@ -70,10 +70,37 @@ def test_schedule_is_nanogpts():
 
 
 def test_gpt_example_learns_and_writes_its_record(backend, tmp_path):
-    out = example.main(["--quiet", "--iters", "80", "--warmup", "4", "--lr", "1e-2", "--lr-decay-iters", "80",
-                        "--n-layer", "1", "--n-embd", "32", "--block-size", "16",
-                        "--eval-every", "40", "--eval-blocks", "24", "--eval-limit", "48", "--sample-length", "20",
-                        "--torch-timing-steps", "2", "--out", str(tmp_path / "gpt.json")])
+    out = example.main(
+        [
+            "--quiet",
+            "--iters",
+            "80",
+            "--warmup",
+            "4",
+            "--lr",
+            "1e-2",
+            "--lr-decay-iters",
+            "80",
+            "--n-layer",
+            "1",
+            "--n-embd",
+            "32",
+            "--block-size",
+            "16",
+            "--eval-every",
+            "40",
+            "--eval-blocks",
+            "24",
+            "--eval-limit",
+            "48",
+            "--sample-length",
+            "20",
+            "--torch-timing-steps",
+            "2",
+            "--out",
+            str(tmp_path / "gpt.json"),
+        ]
+    )
     assert out["val_curve"][-1][1] < out["val_curve"][0][1] < math.log(65) + 0.2
     assert out["val_nats"] < 3.3  # under the unigram baseline
     assert len(out["sample"]) == 21 and len(out["step_losses"]) == 80
@@ -85,9 +112,32 @@ def test_gpt_example_learns_and_writes_its_record(backend, tmp_path):
 def test_gpt_float64_twin_follows_pytorch(float64_backend, tmp_path):
     """Ours and the PyTorch copy from the same weights, batches and schedule: the losses of
     every step agree to 1e-9 (the committed 50-step run of the default model: results/)."""
-    out = example.main(["--quiet", "--dtype", "float64", "--iters", "8", "--n-layer", "2", "--n-embd", "32",
-                        "--eval-every", "8", "--eval-blocks", "12", "--eval-limit", "12", "--sample-length", "5",
-                        "--torch-twin", "--torch-timing-steps", "0", "--out", str(tmp_path / "twin.json")])
+    out = example.main(
+        [
+            "--quiet",
+            "--dtype",
+            "float64",
+            "--iters",
+            "8",
+            "--n-layer",
+            "2",
+            "--n-embd",
+            "32",
+            "--eval-every",
+            "8",
+            "--eval-blocks",
+            "12",
+            "--eval-limit",
+            "12",
+            "--sample-length",
+            "5",
+            "--torch-twin",
+            "--torch-timing-steps",
+            "0",
+            "--out",
+            str(tmp_path / "twin.json"),
+        ]
+    )
     assert 0 <= out["twin_max_loss_diff"] < 1e-9 and 0 <= out["twin_max_weight_diff"] < 1e-9
     assert abs(out["twin_val_nats"] - out["val_nats"]) < 1e-9
     assert out["step_losses"][-1] < out["step_losses"][0]
@@ -104,8 +154,7 @@ def test_gpt_bench_workload_agrees_across_implementations():
     if JaxJit().unavailable() is None:
         impls += [OursCompiled("jax"), JaxJit()]
     settings = Settings(workloads=("gpt",), gpt_batch=2, plan=Plan(warmup=1, min_steps=2, min_time=0.0, max_steps=2))
-    result = run(settings, [*impls, NumpyByHand()], Progress(1, stream=io.StringIO(), live=False),
-                 limit_threads=False)
+    result = run(settings, [*impls, NumpyByHand()], Progress(1, stream=io.StringIO(), live=False), limit_threads=False)
     assert not result.skipped and not result.warnings
     assert {r["impl"]: r["check_ok"] for r in result.records} == {impl.name: True for impl in impls}
     assert "== gpt: one training step of nanoGPT's CPU character GPT" in report.workload_report(result.records, "gpt")

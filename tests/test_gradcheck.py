@@ -77,16 +77,18 @@ def where_alternating(a, b):
     return ag.where(ag.tensor(condition), a, b)
 
 
-BINARY = table([
-    ("add", ag.add, normal, normal),
-    ("subtract", ag.subtract, normal, normal),
-    ("multiply", ag.multiply, normal, normal),
-    ("divide", ag.divide, normal, away_from_zero),
-    ("pow", ag.pow, positive, normal),
-    ("maximum", ag.maximum, normal, normal),
-    ("minimum", ag.minimum, normal, normal),
-    ("where", where_alternating, normal, normal),
-])
+BINARY = table(
+    [
+        ("add", ag.add, normal, normal),
+        ("subtract", ag.subtract, normal, normal),
+        ("multiply", ag.multiply, normal, normal),
+        ("divide", ag.divide, normal, away_from_zero),
+        ("pow", ag.pow, positive, normal),
+        ("maximum", ag.maximum, normal, normal),
+        ("minimum", ag.minimum, normal, normal),
+        ("where", where_alternating, normal, normal),
+    ]
+)
 
 SHAPES = [(), (3,), (2, 3), (1, 3), (2, 1)]
 SHAPE_PAIRS = [
@@ -102,50 +104,52 @@ def test_binary(float64_backend, fn, make_a, make_b, shape_a, shape_b):
     check(fn, make_a(shape_a, seed=1), make_b(shape_b, seed=2))
 
 
-SCALAR_OPERANDS = table([
-    ("x + 2.5", lambda x: x + 2.5, normal),
-    ("2.5 + x", lambda x: 2.5 + x, normal),
-    ("x - 2.5", lambda x: x - 2.5, normal),
-    ("2.5 - x", lambda x: 2.5 - x, normal),
-    ("x * 2.5", lambda x: x * 2.5, normal),
-    ("2.5 * x", lambda x: 2.5 * x, normal),
-    ("x / 2.5", lambda x: x / 2.5, normal),
-    ("2.5 / x", lambda x: 2.5 / x, away_from_zero),
-    ("x ** 2.5", lambda x: x**2.5, positive),
-    ("2.5 ** x", lambda x: 2.5**x, normal),
-    ("x ** 2", lambda x: x**2, normal),
-    ("x ** -1", lambda x: x**-1, away_from_zero),
-    ("2 ** x", lambda x: 2**x, normal),
-    ("-x", operator.neg, normal),
-    ("maximum(x, 0.5)", lambda x: ag.maximum(x, 0.5), away_from_zero),
-    ("minimum(0.5, x)", lambda x: ag.minimum(0.5, x), away_from_zero),
-    ("where(x > 0, x, 0.0)", lambda x: ag.where(x > 0, x, 0.0), away_from_zero),
-    ("where(x > 0, 1.5, x)", lambda x: ag.where(x > 0, 1.5, x), away_from_zero),
-])
-
-
+SCALAR_OPERANDS = table(
+    [
+        ("x + 2.5", lambda x: x + 2.5, normal),
+        ("2.5 + x", lambda x: 2.5 + x, normal),
+        ("x - 2.5", lambda x: x - 2.5, normal),
+        ("2.5 - x", lambda x: 2.5 - x, normal),
+        ("x * 2.5", lambda x: x * 2.5, normal),
+        ("2.5 * x", lambda x: 2.5 * x, normal),
+        ("x / 2.5", lambda x: x / 2.5, normal),
+        ("2.5 / x", lambda x: 2.5 / x, away_from_zero),
+        ("x ** 2.5", lambda x: x**2.5, positive),
+        ("2.5 ** x", lambda x: 2.5**x, normal),
+        ("x ** 2", lambda x: x**2, normal),
+        ("x ** -1", lambda x: x**-1, away_from_zero),
+        ("2 ** x", lambda x: 2**x, normal),
+        ("-x", operator.neg, normal),
+        ("maximum(x, 0.5)", lambda x: ag.maximum(x, 0.5), away_from_zero),
+        ("minimum(0.5, x)", lambda x: ag.minimum(0.5, x), away_from_zero),
+        ("where(x > 0, x, 0.0)", lambda x: ag.where(x > 0, x, 0.0), away_from_zero),
+        ("where(x > 0, 1.5, x)", lambda x: ag.where(x > 0, 1.5, x), away_from_zero),
+    ]
+)
 
 
 # --- unary elementwise ops ------------------------------------------------------------------------
-UNARY = table([
-    ("exp", ag.exp, normal),
-    ("log", ag.log, positive),
-    ("log1p", ag.log1p, lambda shape: positive(shape) - 0.6),
-    ("sqrt", ag.sqrt, positive),
-    ("tanh", ag.tanh, normal),
-    ("sigmoid", ag.sigmoid, normal),
-    ("relu", ag.relu, away_from_zero),
-    ("abs", ag.abs, away_from_zero),
-    ("erf", ag.erf, normal),
-    ("sin", ag.sin, normal),
-    ("cos", ag.cos, normal),
-    ("negative", ag.negative, normal),
-    ("clip", lambda x: ag.clip(x, -1.0, 1.0), around_one),
-    ("clip_min", lambda x: ag.clip(x, min=0.0), away_from_zero),
-    ("clip_max", lambda x: ag.clip(x, max=0.0), away_from_zero),
-    ("clone", ag.clone, normal),
-    ("astype_float64", lambda x: ag.astype(x, "float64"), normal),
-])
+UNARY = table(
+    [
+        ("exp", ag.exp, normal),
+        ("log", ag.log, positive),
+        ("log1p", ag.log1p, lambda shape: positive(shape) - 0.6),
+        ("sqrt", ag.sqrt, positive),
+        ("tanh", ag.tanh, normal),
+        ("sigmoid", ag.sigmoid, normal),
+        ("relu", ag.relu, away_from_zero),
+        ("abs", ag.abs, away_from_zero),
+        ("erf", ag.erf, normal),
+        ("sin", ag.sin, normal),
+        ("cos", ag.cos, normal),
+        ("negative", ag.negative, normal),
+        ("clip", lambda x: ag.clip(x, -1.0, 1.0), around_one),
+        ("clip_min", lambda x: ag.clip(x, min=0.0), away_from_zero),
+        ("clip_max", lambda x: ag.clip(x, max=0.0), away_from_zero),
+        ("clone", ag.clone, normal),
+        ("astype_float64", lambda x: ag.astype(x, "float64"), normal),
+    ]
+)
 
 
 @pytest.mark.parametrize("fn, make", SCALAR_OPERANDS + UNARY)
@@ -155,15 +159,17 @@ def test_elementwise(float64_backend, fn, make):
 
 
 # --- reductions -----------------------------------------------------------------------------------
-REDUCTIONS = table([
-    ("sum", ag.sum, normal),
-    ("mean", ag.mean, normal),
-    ("max", ag.max, distinct),
-    ("min", ag.min, distinct),
-    ("logsumexp", ag.logsumexp, normal),
-    ("var", ag.var, normal),
-    ("var_correction1", partial(ag.var, correction=1), normal),
-])
+REDUCTIONS = table(
+    [
+        ("sum", ag.sum, normal),
+        ("mean", ag.mean, normal),
+        ("max", ag.max, distinct),
+        ("min", ag.min, distinct),
+        ("logsumexp", ag.logsumexp, normal),
+        ("var", ag.var, normal),
+        ("var_correction1", partial(ag.var, correction=1), normal),
+    ]
+)
 
 REDUCTION_AXES = [
     *(((2, 3, 4), axis) for axis in (None, 0, 1, 2, (-1, 0))),  # (-1, 0): negative, unsorted, not adjacent
@@ -210,39 +216,41 @@ def test_matmul(float64_backend, shape_a, shape_b):
 
 
 # --- shape ops ------------------------------------------------------------------------------------
-SHAPE_OPS = table([
-    ("reshape", lambda x: ag.reshape(x, (6, 4)), [(2, 3, 4)]),
-    ("reshape_-1", lambda x: ag.reshape(x, (4, -1, 2)), [(2, 3, 4)]),
-    ("reshape_flat", lambda x: ag.reshape(x, (-1,)), [(2, 3, 4)]),
-    ("reshape_to_0d", lambda x: ag.reshape(x, ()), [(1, 1)]),
-    ("view_method", lambda x: x.view(3, 8), [(2, 3, 4)]),
-    ("permute_dims", lambda x: ag.permute_dims(x, (2, 0, 1)), [(2, 3, 4)]),
-    ("permute_dims_negative", lambda x: ag.permute_dims(x, (-1, 0, -2)), [(2, 3, 4)]),
-    ("T", lambda x: x.T, [(2, 3, 4)]),
-    ("swapaxes", lambda x: ag.swapaxes(x, 0, 2), [(2, 3, 4)]),
-    ("swapaxes_negative", lambda x: ag.swapaxes(x, -1, -2), [(2, 3, 4)]),
-    ("matrix_transpose", ag.matrix_transpose, [(3, 4)]),
-    ("matrix_transpose_batched", ag.matrix_transpose, [(2, 3, 4)]),
-    ("expand_dims_0", lambda x: ag.expand_dims(x, 0), [(2, 3)]),
-    ("expand_dims_1", lambda x: ag.expand_dims(x, 1), [(2, 3)]),
-    ("expand_dims_-1", lambda x: ag.expand_dims(x, -1), [(2, 3)]),
-    ("squeeze_all", ag.squeeze, [(2, 1, 3, 1)]),
-    ("squeeze_axis", lambda x: ag.squeeze(x, 1), [(2, 1, 3, 1)]),
-    ("squeeze_axes", lambda x: ag.squeeze(x, (1, -1)), [(2, 1, 3, 1)]),
-    ("flatten", ag.flatten, [(2, 3, 4)]),
-    ("flatten_from_1", lambda x: ag.flatten(x, 1), [(2, 3, 4)]),
-    ("flatten_0_to_1", lambda x: ag.flatten(x, 0, 1), [(2, 3, 4)]),
-    ("broadcast_to", lambda x: ag.broadcast_to(x, (2, 3, 4)), [(3, 1)]),
-    ("broadcast_to_from_0d", lambda x: ag.broadcast_to(x, (2, 3)), [()]),
-    ("concat_axis0", lambda a, b, c: ag.concat([a, b, c], axis=0), [(1, 3), (2, 3), (3, 3)]),
-    ("concat_axis1", lambda a, b, c: ag.concat([a, b, c], axis=1), [(2, 1, 2), (2, 3, 2), (2, 2, 2)]),
-    ("concat_axis-1", lambda a, b, c: ag.concat([a, b, c], axis=-1), [(2, 1), (2, 3), (2, 2)]),
-    ("concat_same_input_twice", lambda a, b: ag.concat([a, b, a], axis=0), [(2, 3), (1, 3)]),
-    ("stack_axis0", lambda a, b, c: ag.stack([a, b, c], axis=0), [(2, 3)] * 3),
-    ("stack_axis1", lambda a, b, c: ag.stack([a, b, c], axis=1), [(2, 3)] * 3),
-    ("stack_axis-1", lambda a, b, c: ag.stack([a, b, c], axis=-1), [(2, 3)] * 3),
-    ("take_axis1_repeated", lambda x: ag.take(x, [0, 2, 0], axis=1), [(2, 3, 4)]),
-])
+SHAPE_OPS = table(
+    [
+        ("reshape", lambda x: ag.reshape(x, (6, 4)), [(2, 3, 4)]),
+        ("reshape_-1", lambda x: ag.reshape(x, (4, -1, 2)), [(2, 3, 4)]),
+        ("reshape_flat", lambda x: ag.reshape(x, (-1,)), [(2, 3, 4)]),
+        ("reshape_to_0d", lambda x: ag.reshape(x, ()), [(1, 1)]),
+        ("view_method", lambda x: x.view(3, 8), [(2, 3, 4)]),
+        ("permute_dims", lambda x: ag.permute_dims(x, (2, 0, 1)), [(2, 3, 4)]),
+        ("permute_dims_negative", lambda x: ag.permute_dims(x, (-1, 0, -2)), [(2, 3, 4)]),
+        ("T", lambda x: x.T, [(2, 3, 4)]),
+        ("swapaxes", lambda x: ag.swapaxes(x, 0, 2), [(2, 3, 4)]),
+        ("swapaxes_negative", lambda x: ag.swapaxes(x, -1, -2), [(2, 3, 4)]),
+        ("matrix_transpose", ag.matrix_transpose, [(3, 4)]),
+        ("matrix_transpose_batched", ag.matrix_transpose, [(2, 3, 4)]),
+        ("expand_dims_0", lambda x: ag.expand_dims(x, 0), [(2, 3)]),
+        ("expand_dims_1", lambda x: ag.expand_dims(x, 1), [(2, 3)]),
+        ("expand_dims_-1", lambda x: ag.expand_dims(x, -1), [(2, 3)]),
+        ("squeeze_all", ag.squeeze, [(2, 1, 3, 1)]),
+        ("squeeze_axis", lambda x: ag.squeeze(x, 1), [(2, 1, 3, 1)]),
+        ("squeeze_axes", lambda x: ag.squeeze(x, (1, -1)), [(2, 1, 3, 1)]),
+        ("flatten", ag.flatten, [(2, 3, 4)]),
+        ("flatten_from_1", lambda x: ag.flatten(x, 1), [(2, 3, 4)]),
+        ("flatten_0_to_1", lambda x: ag.flatten(x, 0, 1), [(2, 3, 4)]),
+        ("broadcast_to", lambda x: ag.broadcast_to(x, (2, 3, 4)), [(3, 1)]),
+        ("broadcast_to_from_0d", lambda x: ag.broadcast_to(x, (2, 3)), [()]),
+        ("concat_axis0", lambda a, b, c: ag.concat([a, b, c], axis=0), [(1, 3), (2, 3), (3, 3)]),
+        ("concat_axis1", lambda a, b, c: ag.concat([a, b, c], axis=1), [(2, 1, 2), (2, 3, 2), (2, 2, 2)]),
+        ("concat_axis-1", lambda a, b, c: ag.concat([a, b, c], axis=-1), [(2, 1), (2, 3), (2, 2)]),
+        ("concat_same_input_twice", lambda a, b: ag.concat([a, b, a], axis=0), [(2, 3), (1, 3)]),
+        ("stack_axis0", lambda a, b, c: ag.stack([a, b, c], axis=0), [(2, 3)] * 3),
+        ("stack_axis1", lambda a, b, c: ag.stack([a, b, c], axis=1), [(2, 3)] * 3),
+        ("stack_axis-1", lambda a, b, c: ag.stack([a, b, c], axis=-1), [(2, 3)] * 3),
+        ("take_axis1_repeated", lambda x: ag.take(x, [0, 2, 0], axis=1), [(2, 3, 4)]),
+    ]
+)
 
 
 @pytest.mark.parametrize("fn, shapes", SHAPE_OPS)
@@ -251,34 +259,36 @@ def test_shape_op(float64_backend, fn, shapes):
 
 
 # --- indexing -------------------------------------------------------------------------------------
-INDEXING = table([
-    ("x[1:3]", lambda x: x[1:3], (4, 3)),
-    ("x[::2]", lambda x: x[::2], (4, 3)),
-    ("x[1::2, ::2]", lambda x: x[1::2, ::2], (4, 3)),
-    ("x[-3:-1, -2:]", lambda x: x[-3:-1, -2:], (4, 3)),
-    ("x[::-1]", lambda x: x[::-1], (4, 3)),
-    ("x[3:0:-2, ::-1]", lambda x: x[3:0:-2, ::-1], (4, 3)),
-    ("x[None, ..., -2::-1]", lambda x: x[None, ..., -2::-1], (2, 3, 4)),
-    ("x[1, :, ::-1]", lambda x: x[1, :, ::-1], (4, 3, 2)),
-    ("x[:0:-1] then x[[0, 0]]", lambda x: x[:0:-1][[0, 0]], (4, 3)),
-    ("x[:, -1]", lambda x: x[:, -1], (4, 3)),
-    ("x[2]", lambda x: x[2], (4, 3)),
-    ("x[-1, 0]", lambda x: x[-1, 0], (4, 3)),
-    ("x[None]", lambda x: x[None], (4, 3)),
-    ("x[:, None, 1:]", lambda x: x[:, None, 1:], (4, 3)),
-    ("x[..., 1]", lambda x: x[..., 1], (4, 3, 2)),
-    ("x[1, ..., ::2]", lambda x: x[1, ..., ::2], (4, 3, 2)),
-    ("x[..., None]", lambda x: x[..., None], (4, 3)),
-    ("x[[0, 2, 0, 0]]", lambda x: x[[0, 2, 0, 0]], (4, 3)),
-    ("x[[-1, 0, -1]]", lambda x: x[[-1, 0, -1]], (4, 3)),
-    ("x[2-D index]", lambda x: x[np.array([[0, 1], [3, 0]])], (4, 3)),
-    ("x[:, [2, 0, 2]]", lambda x: x[:, [2, 0, 2]], (4, 3)),
-    ("x[1:, [0, 0]]", lambda x: x[1:, [0, 0]], (4, 3)),
-    ("x[rows, cols]", lambda x: x[[0, 1, 1, 0], [2, 0, 2, 2]], (4, 3)),
-    ("x[rows, cols] broadcast", lambda x: x[np.array([[0], [3]]), np.array([1, 2, 1])], (4, 3)),
-    ("x[..., [1, 1, 0]]", lambda x: x[..., [1, 1, 0]], (4, 3, 2)),
-    ("x[tensor index]", lambda x: x[ag.tensor([3, 0, 3])], (4, 3)),
-])
+INDEXING = table(
+    [
+        ("x[1:3]", lambda x: x[1:3], (4, 3)),
+        ("x[::2]", lambda x: x[::2], (4, 3)),
+        ("x[1::2, ::2]", lambda x: x[1::2, ::2], (4, 3)),
+        ("x[-3:-1, -2:]", lambda x: x[-3:-1, -2:], (4, 3)),
+        ("x[::-1]", lambda x: x[::-1], (4, 3)),
+        ("x[3:0:-2, ::-1]", lambda x: x[3:0:-2, ::-1], (4, 3)),
+        ("x[None, ..., -2::-1]", lambda x: x[None, ..., -2::-1], (2, 3, 4)),
+        ("x[1, :, ::-1]", lambda x: x[1, :, ::-1], (4, 3, 2)),
+        ("x[:0:-1] then x[[0, 0]]", lambda x: x[:0:-1][[0, 0]], (4, 3)),
+        ("x[:, -1]", lambda x: x[:, -1], (4, 3)),
+        ("x[2]", lambda x: x[2], (4, 3)),
+        ("x[-1, 0]", lambda x: x[-1, 0], (4, 3)),
+        ("x[None]", lambda x: x[None], (4, 3)),
+        ("x[:, None, 1:]", lambda x: x[:, None, 1:], (4, 3)),
+        ("x[..., 1]", lambda x: x[..., 1], (4, 3, 2)),
+        ("x[1, ..., ::2]", lambda x: x[1, ..., ::2], (4, 3, 2)),
+        ("x[..., None]", lambda x: x[..., None], (4, 3)),
+        ("x[[0, 2, 0, 0]]", lambda x: x[[0, 2, 0, 0]], (4, 3)),
+        ("x[[-1, 0, -1]]", lambda x: x[[-1, 0, -1]], (4, 3)),
+        ("x[2-D index]", lambda x: x[np.array([[0, 1], [3, 0]])], (4, 3)),
+        ("x[:, [2, 0, 2]]", lambda x: x[:, [2, 0, 2]], (4, 3)),
+        ("x[1:, [0, 0]]", lambda x: x[1:, [0, 0]], (4, 3)),
+        ("x[rows, cols]", lambda x: x[[0, 1, 1, 0], [2, 0, 2, 2]], (4, 3)),
+        ("x[rows, cols] broadcast", lambda x: x[np.array([[0], [3]]), np.array([1, 2, 1])], (4, 3)),
+        ("x[..., [1, 1, 0]]", lambda x: x[..., [1, 1, 0]], (4, 3, 2)),
+        ("x[tensor index]", lambda x: x[ag.tensor([3, 0, 3])], (4, 3)),
+    ]
+)
 
 
 @pytest.mark.parametrize("fn, shape", INDEXING)
@@ -286,11 +296,13 @@ def test_indexing(float64_backend, fn, shape):
     check(fn, normal(shape))
 
 
-SCATTER_ADD = table([
-    ("x[[0, 0, 1]]", [0, 0, 1], [[2, 2], [1, 1], [0, 0]]),
-    ("x[[0, 0, 2], [1, 1, 0]]", ([0, 0, 2], [1, 1, 0]), [[0, 2], [0, 0], [1, 0]]),
-    ("x[:, [1, 1]]", (slice(None), [1, 1]), [[0, 2], [0, 2], [0, 2]]),
-])
+SCATTER_ADD = table(
+    [
+        ("x[[0, 0, 1]]", [0, 0, 1], [[2, 2], [1, 1], [0, 0]]),
+        ("x[[0, 0, 2], [1, 1, 0]]", ([0, 0, 2], [1, 1, 0]), [[0, 2], [0, 0], [1, 0]]),
+        ("x[:, [1, 1]]", (slice(None), [1, 1]), [[0, 2], [0, 2], [0, 2]]),
+    ]
+)
 
 
 @pytest.mark.parametrize("key, expected", SCATTER_ADD)
@@ -302,12 +314,14 @@ def test_gather_backward_adds_repeated_indices(backend, key, expected):
 
 
 # --- dtypes and comparisons -----------------------------------------------------------------------
-ASTYPE_CHAINS = table([
-    ("float64->float32", "float64", ["float32"]),
-    ("float64->float32->float64", "float64", ["float32", "float64"]),
-    ("float32->float64", "float32", ["float64"]),
-    ("float32->float64->float32", "float32", ["float64", "float32"]),
-])
+ASTYPE_CHAINS = table(
+    [
+        ("float64->float32", "float64", ["float32"]),
+        ("float64->float32->float64", "float64", ["float32", "float64"]),
+        ("float32->float64", "float32", ["float64"]),
+        ("float32->float64->float32", "float32", ["float64", "float32"]),
+    ]
+)
 
 
 @pytest.mark.parametrize("dtype, chain", ASTYPE_CHAINS)
@@ -323,14 +337,16 @@ def test_astype_gradient_has_the_input_dtype(float64_backend, dtype, chain):
     assert_close(x.grad, np.full((2, 3), 3.0), dtype="float32")
 
 
-COMPARISONS = table([
-    ("<", operator.lt, ag.less),
-    ("<=", operator.le, ag.less_equal),
-    (">", operator.gt, ag.greater),
-    (">=", operator.ge, ag.greater_equal),
-    ("==", operator.eq, ag.equal),
-    ("!=", operator.ne, ag.not_equal),
-])
+COMPARISONS = table(
+    [
+        ("<", operator.lt, ag.less),
+        ("<=", operator.le, ag.less_equal),
+        (">", operator.gt, ag.greater),
+        (">=", operator.ge, ag.greater_equal),
+        ("==", operator.eq, ag.equal),
+        ("!=", operator.ne, ag.not_equal),
+    ]
+)
 
 
 @pytest.mark.parametrize("form", ["tensor-tensor", "tensor-scalar", "scalar-tensor"])

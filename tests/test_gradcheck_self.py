@@ -21,8 +21,13 @@ def primitive(forward, *vjps):
 
     def fn(*inputs):
         data = forward(*(x.data for x in inputs))
-        return record("custom", data, inputs[0].backend, inputs,
-                      [lambda ns, g, out, *xs, vjp=vjp: vjp(ns, g, *xs) for vjp in vjps])
+        return record(
+            "custom",
+            data,
+            inputs[0].backend,
+            inputs,
+            [lambda ns, g, out, *xs, vjp=vjp: vjp(ns, g, *xs) for vjp in vjps],
+        )
 
     return fn
 
@@ -44,19 +49,23 @@ def reversed_(ns, g):
     return ns.stack([g[2], g[1], g[0]])
 
 
-WRONG = table([
-    ("square: g * x, the factor 2 lost", square(lambda ns, g, x: g * x)),
-    ("square: off by 0.1 percent", square(lambda ns, g, x: 2.002 * g * x)),
-    ("square: no gradient at all", square(lambda ns, g, x: 0 * g)),
-    ("square: NaN gradient", square(lambda ns, g, x: g * x * math.nan)),
-    ("double: gradient permuted", double(lambda ns, g, x: 2 * rotated(ns, g))),
-    ("double: gradient reversed", double(lambda ns, g, x: 2 * reversed_(ns, g))),
-])
+WRONG = table(
+    [
+        ("square: g * x, the factor 2 lost", square(lambda ns, g, x: g * x)),
+        ("square: off by 0.1 percent", square(lambda ns, g, x: 2.002 * g * x)),
+        ("square: no gradient at all", square(lambda ns, g, x: 0 * g)),
+        ("square: NaN gradient", square(lambda ns, g, x: g * x * math.nan)),
+        ("double: gradient permuted", double(lambda ns, g, x: 2 * rotated(ns, g))),
+        ("double: gradient reversed", double(lambda ns, g, x: 2 * reversed_(ns, g))),
+    ]
+)
 
-RIGHT = table([
-    ("square", square(lambda ns, g, x: 2 * g * x)),
-    ("double", double(lambda ns, g, x: 2 * g)),
-])
+RIGHT = table(
+    [
+        ("square", square(lambda ns, g, x: 2 * g * x)),
+        ("double", double(lambda ns, g, x: 2 * g)),
+    ]
+)
 
 
 @pytest.mark.parametrize("fn", WRONG)

@@ -92,12 +92,21 @@ def test_gelu_far_below_zero_is_negative_zero(backend):
 
 
 COMPLEX_CASES = [
-    ("imag of a complex product", lambda x, c: c.imag(c.astype(x, c.complex128) * (1 + 2j)),
-     lambda x, c: (x.to(c.complex128) * (1 + 2j)).imag),
-    ("abs of exp", lambda x, c: c.abs(c.exp(c.astype(x, c.complex128) * 1j + x)),
-     lambda x, c: (x.to(c.complex128) * 1j + x).exp().abs()),
-    ("real of a quotient and a power", lambda x, c: c.real((c.astype(x, c.complex128) + 1j) ** 2 / (x + 2j)),
-     lambda x, c: ((x.to(c.complex128) + 1j) ** 2 / (x + 2j)).real),
+    (
+        "imag of a complex product",
+        lambda x, c: c.imag(c.astype(x, c.complex128) * (1 + 2j)),
+        lambda x, c: (x.to(c.complex128) * (1 + 2j)).imag,
+    ),
+    (
+        "abs of exp",
+        lambda x, c: c.abs(c.exp(c.astype(x, c.complex128) * 1j + x)),
+        lambda x, c: (x.to(c.complex128) * 1j + x).exp().abs(),
+    ),
+    (
+        "real of a quotient and a power",
+        lambda x, c: c.real((c.astype(x, c.complex128) + 1j) ** 2 / (x + 2j)),
+        lambda x, c: ((x.to(c.complex128) + 1j) ** 2 / (x + 2j)).real,
+    ),
 ]
 
 

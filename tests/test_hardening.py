@@ -105,9 +105,14 @@ def test_mixing_backends_is_one_clear_error_everywhere(backend):
     with backends.use(other):
         foreign_index, foreign_mask, foreign = ag.asarray([0, 1]), ag.asarray([True, False]), ag.ones(2)
     x = ag.ones(2)
-    for mixed in (lambda: x[foreign_index], lambda: x[foreign_mask], lambda: ag.take(x, foreign_index),
-                  lambda: ag.where(foreign_mask, x, 0.0), lambda: x.copy_(foreign),
-                  lambda: F.cross_entropy(ag.zeros((2, 3)), foreign_index)):
+    for mixed in (
+        lambda: x[foreign_index],
+        lambda: x[foreign_mask],
+        lambda: ag.take(x, foreign_index),
+        lambda: ag.where(foreign_mask, x, 0.0),
+        lambda: x.copy_(foreign),
+        lambda: F.cross_entropy(ag.zeros((2, 3)), foreign_index),
+    ):
         with pytest.raises(RuntimeError, match="move"):
             mixed()
 
@@ -116,8 +121,11 @@ def test_mixing_backends_is_one_clear_error_everywhere(backend):
 # hardening issue's views item is about)
 IN_PLACE_AFTER_USE = [
     ("add then multiply in place", lambda b: b + 0, lambda b: b.__imul__(2.0)),
-    ("square root then add in place", lambda b: ag.sqrt(b) if isinstance(b, ag.Tensor) else b.sqrt(),
-     lambda b: b.__iadd__(5.0)),
+    (
+        "square root then add in place",
+        lambda b: ag.sqrt(b) if isinstance(b, ag.Tensor) else b.sqrt(),
+        lambda b: b.__iadd__(5.0),
+    ),
     ("sum then assign", lambda b: b.sum(), lambda b: b.__setitem__(0, 7.0)),
 ]
 

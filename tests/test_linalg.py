@@ -31,6 +31,7 @@ L, T = ag.linalg, torch.linalg
 # --- inputs (host arrays drawn from the oracle's seeded generator) ------------------------------
 def invertible(*shape: int, flip: bool = False) -> Arg:
     """Random matrices plus 3 I: well conditioned; `flip` negates the first row (det < 0)."""
+
     def make(r: np.random.Generator) -> np.ndarray:
         a = r.standard_normal(shape) + 3 * np.eye(shape[-1])
         if flip:
@@ -42,6 +43,7 @@ def invertible(*shape: int, flip: bool = False) -> Arg:
 
 def spd(*shape: int) -> Arg:
     """Symmetric positive definite: a a^T / n + I."""
+
     def make(r: np.random.Generator) -> np.ndarray:
         a = r.standard_normal(shape)
         return a @ np.swapaxes(a, -1, -2) / shape[-1] + np.eye(shape[-1])
@@ -100,8 +102,12 @@ EINSUMS = [  # (subscripts, operand shapes): both explicit and implicit outputs,
 
 
 def einsum_case(subscripts: str, shapes: list[tuple[int, ...]]) -> Any:
-    return case(f"einsum[{subscripts}]", lambda *x: ag.einsum(subscripts, *x),
-                lambda *x: torch.einsum(subscripts, *x), *(normal(*s) for s in shapes))
+    return case(
+        f"einsum[{subscripts}]",
+        lambda *x: ag.einsum(subscripts, *x),
+        lambda *x: torch.einsum(subscripts, *x),
+        *(normal(*s) for s in shapes),
+    )
 
 
 CASES = [
@@ -121,59 +127,153 @@ CASES = [
     case("matrix_power_1", lambda a: L.matrix_power(a, 1), lambda a: T.matrix_power(a, 1), normal(3, 3)),
     case("matrix_power_-2", lambda a: L.matrix_power(a, -2), lambda a: T.matrix_power(a, -2), invertible(3, 3)),
     case("cholesky", lambda a: L.cholesky(sym(a)), lambda a: T.cholesky(sym(a)), spd(3, 3)),
-    case("cholesky_upper_batch", lambda a: L.cholesky(sym(a), upper=True), lambda a: T.cholesky(sym(a), upper=True),
-         spd(2, 3, 3)),
+    case(
+        "cholesky_upper_batch",
+        lambda a: L.cholesky(sym(a), upper=True),
+        lambda a: T.cholesky(sym(a), upper=True),
+        spd(2, 3, 3),
+    ),
     case("eigvalsh", lambda a: L.eigvalsh(sym(a)), lambda a: T.eigvalsh(sym(a)), normal(2, 3, 3)),
     case("eigh_values", lambda a: L.eigh(sym(a)).eigenvalues, lambda a: T.eigh(sym(a)).eigenvalues, normal(3, 3)),
-    case("eigh_vectors", lambda a: L.eigh(sym(a)).eigenvectors ** 2, lambda a: T.eigh(sym(a)).eigenvectors ** 2,
-         normal(3, 3)),
+    case(
+        "eigh_vectors",
+        lambda a: L.eigh(sym(a)).eigenvectors ** 2,
+        lambda a: T.eigh(sym(a)).eigenvectors ** 2,
+        normal(3, 3),
+    ),
     both(eigh_both, lambda a: L.eigh(sym(a)), lambda a: T.eigh(sym(a)), normal(2, 3, 3), name="eigh_both"),
-    both(lambda r: r.Q ** 2, L.qr, T.qr, normal(4, 3), name="qr_Q_tall"),
-    both(lambda r: r.R ** 2, L.qr, T.qr, normal(2, 4, 3), name="qr_R_tall_batch"),
+    both(lambda r: r.Q**2, L.qr, T.qr, normal(4, 3), name="qr_Q_tall"),
+    both(lambda r: r.R**2, L.qr, T.qr, normal(2, 4, 3), name="qr_R_tall_batch"),
     both(qr_both, L.qr, T.qr, normal(3, 3), name="qr_both_square"),
     both(qr_both, L.qr, T.qr, normal(3, 5), name="qr_both_wide"),
-    both(qr_both, lambda a: L.qr(a, mode="complete"), lambda a: T.qr(a, mode="complete"), normal(2, 3),
-         name="qr_complete_wide"),
+    both(
+        qr_both,
+        lambda a: L.qr(a, mode="complete"),
+        lambda a: T.qr(a, mode="complete"),
+        normal(2, 3),
+        name="qr_complete_wide",
+    ),
     case("svdvals", L.svdvals, T.svdvals, normal(2, 4, 3)),
     both(lambda r: r.S, L.svd, T.svd, normal(3, 4), name="svd_S"),
-    both(lambda r: r.U ** 2, lambda a: L.svd(a, full_matrices=False), lambda a: T.svd(a, full_matrices=False),
-         normal(4, 3), name="svd_U_tall"),
-    both(lambda r: r.Vh ** 2, lambda a: L.svd(a, full_matrices=False), lambda a: T.svd(a, full_matrices=False),
-         normal(3, 4), name="svd_Vh_wide"),
-    both(svd_all(3), lambda a: L.svd(a, full_matrices=False), lambda a: T.svd(a, full_matrices=False),
-         normal(3, 3), name="svd_square"),
-    both(svd_all(3), lambda a: L.svd(a, full_matrices=False), lambda a: T.svd(a, full_matrices=False),
-         normal(2, 4, 3), name="svd_tall_batch"),
+    both(
+        lambda r: r.U**2,
+        lambda a: L.svd(a, full_matrices=False),
+        lambda a: T.svd(a, full_matrices=False),
+        normal(4, 3),
+        name="svd_U_tall",
+    ),
+    both(
+        lambda r: r.Vh**2,
+        lambda a: L.svd(a, full_matrices=False),
+        lambda a: T.svd(a, full_matrices=False),
+        normal(3, 4),
+        name="svd_Vh_wide",
+    ),
+    both(
+        svd_all(3),
+        lambda a: L.svd(a, full_matrices=False),
+        lambda a: T.svd(a, full_matrices=False),
+        normal(3, 3),
+        name="svd_square",
+    ),
+    both(
+        svd_all(3),
+        lambda a: L.svd(a, full_matrices=False),
+        lambda a: T.svd(a, full_matrices=False),
+        normal(2, 4, 3),
+        name="svd_tall_batch",
+    ),
     both(svd_all(2), L.svd, T.svd, normal(4, 2), name="svd_full_tall"),
     both(svd_all(2), L.svd, T.svd, normal(2, 3), name="svd_full_wide"),
-    *(case(f"matrix_norm_{o}", lambda a, o=o: L.matrix_norm(a, ord=o), lambda a, o=o: T.matrix_norm(a, ord=o),
-           normal(2, 3, 4)) for o in ("fro", "nuc", 2, -2, 1, -1, math.inf, -math.inf)),
-    case("matrix_norm_keepdims", lambda a: L.matrix_norm(a, ord="nuc", keepdims=True),
-         lambda a: T.matrix_norm(a, ord="nuc", keepdim=True), normal(2, 3, 4)),
-    *(case(f"vector_norm_{o}", lambda a, o=o: L.vector_norm(a, ord=o), lambda a, o=o: T.vector_norm(a, ord=o),
-           normal(3, 4)) for o in (2, 1, math.inf, -math.inf, 3, 0.5, -1)),
+    *(
+        case(
+            f"matrix_norm_{o}",
+            lambda a, o=o: L.matrix_norm(a, ord=o),
+            lambda a, o=o: T.matrix_norm(a, ord=o),
+            normal(2, 3, 4),
+        )
+        for o in ("fro", "nuc", 2, -2, 1, -1, math.inf, -math.inf)
+    ),
+    case(
+        "matrix_norm_keepdims",
+        lambda a: L.matrix_norm(a, ord="nuc", keepdims=True),
+        lambda a: T.matrix_norm(a, ord="nuc", keepdim=True),
+        normal(2, 3, 4),
+    ),
+    *(
+        case(
+            f"vector_norm_{o}",
+            lambda a, o=o: L.vector_norm(a, ord=o),
+            lambda a, o=o: T.vector_norm(a, ord=o),
+            normal(3, 4),
+        )
+        for o in (2, 1, math.inf, -math.inf, 3, 0.5, -1)
+    ),
     case("vector_norm_axis", lambda a: L.vector_norm(a, axis=-1), lambda a: T.vector_norm(a, dim=-1), normal(3, 4)),
-    case("vector_norm_axes_keepdims", lambda a: L.vector_norm(a, axis=(0, 2), keepdims=True, ord=3),
-         lambda a: T.vector_norm(a, dim=(0, 2), keepdim=True, ord=3), normal(2, 3, 4)),
-    *(case(f"diagonal_{o}", lambda a, o=o: L.diagonal(a, offset=o), lambda a, o=o: T.diagonal(a, offset=o),
-           normal(2, 3, 4)) for o in (0, 1, -2, 5, -5)),
-    *(case(f"trace_{o}", lambda a, o=o: L.trace(a, offset=o), lambda a, o=o: T.diagonal(a, offset=o).sum(-1),
-           normal(2, 4, 3)) for o in (0, 2, -1)),
+    case(
+        "vector_norm_axes_keepdims",
+        lambda a: L.vector_norm(a, axis=(0, 2), keepdims=True, ord=3),
+        lambda a: T.vector_norm(a, dim=(0, 2), keepdim=True, ord=3),
+        normal(2, 3, 4),
+    ),
+    *(
+        case(
+            f"diagonal_{o}",
+            lambda a, o=o: L.diagonal(a, offset=o),
+            lambda a, o=o: T.diagonal(a, offset=o),
+            normal(2, 3, 4),
+        )
+        for o in (0, 1, -2, 5, -5)
+    ),
+    *(
+        case(
+            f"trace_{o}",
+            lambda a, o=o: L.trace(a, offset=o),
+            lambda a, o=o: T.diagonal(a, offset=o).sum(-1),
+            normal(2, 4, 3),
+        )
+        for o in (0, 2, -1)
+    ),
     # torch's cross wants operands of one rank: broadcast them first
     case("cross", L.cross, lambda a, b: T.cross(*torch.broadcast_tensors(a, b)), normal(2, 3), normal(3)),
-    case("cross_axis", lambda a, b: L.cross(a, b, axis=-2),
-         lambda a, b: T.cross(*torch.broadcast_tensors(a, b), dim=-2), normal(3, 2), normal(4, 3, 2)),
+    case(
+        "cross_axis",
+        lambda a, b: L.cross(a, b, axis=-2),
+        lambda a, b: T.cross(*torch.broadcast_tensors(a, b), dim=-2),
+        normal(3, 2),
+        normal(4, 3, 2),
+    ),
     case("outer", L.outer, torch.outer, normal(3), normal(4)),
     case("tensordot_2", L.tensordot, torch.tensordot, normal(2, 3, 4), normal(3, 4, 2)),
-    case("tensordot_1", lambda a, b: L.tensordot(a, b, axes=1), lambda a, b: torch.tensordot(a, b, dims=1),
-         normal(2, 3), normal(3, 4)),
-    case("tensordot_0", lambda a, b: L.tensordot(a, b, axes=0), lambda a, b: torch.tensordot(a, b, dims=0),
-         normal(2), normal(3)),
-    case("tensordot_pairs", lambda a, b: L.tensordot(a, b, axes=([2, 0], [0, 1])),
-         lambda a, b: torch.tensordot(a, b, dims=([2, 0], [0, 1])), normal(2, 3, 4), normal(4, 2, 5)),
+    case(
+        "tensordot_1",
+        lambda a, b: L.tensordot(a, b, axes=1),
+        lambda a, b: torch.tensordot(a, b, dims=1),
+        normal(2, 3),
+        normal(3, 4),
+    ),
+    case(
+        "tensordot_0",
+        lambda a, b: L.tensordot(a, b, axes=0),
+        lambda a, b: torch.tensordot(a, b, dims=0),
+        normal(2),
+        normal(3),
+    ),
+    case(
+        "tensordot_pairs",
+        lambda a, b: L.tensordot(a, b, axes=([2, 0], [0, 1])),
+        lambda a, b: torch.tensordot(a, b, dims=([2, 0], [0, 1])),
+        normal(2, 3, 4),
+        normal(4, 2, 5),
+    ),
     case("vecdot", L.vecdot, T.vecdot, normal(2, 3), normal(3)),
-    case("vecdot_axis", lambda a, b: L.vecdot(a, b, axis=-2), lambda a, b: T.vecdot(a, b, dim=-2), normal(3, 2),
-         normal(4, 3, 2)),
+    case(
+        "vecdot_axis",
+        lambda a, b: L.vecdot(a, b, axis=-2),
+        lambda a, b: T.vecdot(a, b, dim=-2),
+        normal(3, 2),
+        normal(4, 3, 2),
+    ),
     *(einsum_case(s, shapes) for s, shapes in EINSUMS),
     einsum_case("...i->i", [(2, 3)]),  # ellipsis axes left out of the output are summed (PyTorch)
 ]
@@ -196,14 +296,30 @@ def fixed(values: list) -> Arg:
 # Where the derivative is one-sided or undefined, our choice must still be PyTorch's: ties for
 # the largest magnitude share the inf norm's gradient, a zero norm has a zero gradient.
 AT_KINKS = [
-    *(case(f"vector_norm_{o}_ties", lambda a, o=o: L.vector_norm(a, axis=-1, ord=o),
-           lambda a, o=o: T.vector_norm(a, dim=-1, ord=o), fixed([[3.0, -3.0, 1.0], [2.0, 0.5, -0.5]]))
-      for o in (math.inf, -math.inf)),
-    *(case(f"vector_norm_{o}_zero", lambda a, o=o: L.vector_norm(a, axis=-1, ord=o),
-           lambda a, o=o: T.vector_norm(a, dim=-1, ord=o), fixed([[0.0, 0.0, 0.0], [2.0, 0.0, -1.0]]))
-      for o in (2, 1, 3, 0.5)),
-    case("matrix_norm_1_ties", lambda a: L.matrix_norm(a, ord=1), lambda a: T.matrix_norm(a, ord=1),
-         fixed([[1.0, -2.0], [1.0, 0.0]])),
+    *(
+        case(
+            f"vector_norm_{o}_ties",
+            lambda a, o=o: L.vector_norm(a, axis=-1, ord=o),
+            lambda a, o=o: T.vector_norm(a, dim=-1, ord=o),
+            fixed([[3.0, -3.0, 1.0], [2.0, 0.5, -0.5]]),
+        )
+        for o in (math.inf, -math.inf)
+    ),
+    *(
+        case(
+            f"vector_norm_{o}_zero",
+            lambda a, o=o: L.vector_norm(a, axis=-1, ord=o),
+            lambda a, o=o: T.vector_norm(a, dim=-1, ord=o),
+            fixed([[0.0, 0.0, 0.0], [2.0, 0.0, -1.0]]),
+        )
+        for o in (2, 1, 3, 0.5)
+    ),
+    case(
+        "matrix_norm_1_ties",
+        lambda a: L.matrix_norm(a, ord=1),
+        lambda a: T.matrix_norm(a, ord=1),
+        fixed([[1.0, -2.0], [1.0, 0.0]]),
+    ),
 ]
 
 
@@ -253,13 +369,16 @@ def test_portable_einsum_matches_numpy(float64_backend, subscripts, shapes):
     assert_close(float64_backend.to_numpy(got), np.einsum(subscripts, *operands))
 
 
-@pytest.mark.parametrize("subscripts, shapes", [
-    ("ij,jk->ik", [(2, 3), (3, 4)]),  # no operand for the second term
-    ("ij->ii", [(2, 2)]),  # a repeated output label
-    ("ij->k", [(2, 2)]),  # an output label no operand has
-    ("ijk", [(2, 2)]),  # more labels than axes
-    ("i.j", [(2, 2)]),  # a lone dot
-])
+@pytest.mark.parametrize(
+    "subscripts, shapes",
+    [
+        ("ij,jk->ik", [(2, 3), (3, 4)]),  # no operand for the second term
+        ("ij->ii", [(2, 2)]),  # a repeated output label
+        ("ij->k", [(2, 2)]),  # an output label no operand has
+        ("ijk", [(2, 2)]),  # more labels than axes
+        ("i.j", [(2, 2)]),  # a lone dot
+    ],
+)
 def test_einsum_rejects_bad_subscripts(backend, subscripts, shapes):
     with pytest.raises(ValueError, match="einsum"):
         ag.einsum(subscripts, *(ag.ones(s) for s in shapes[:1]))
@@ -330,16 +449,19 @@ def test_named_results(float64_backend):
     assert L.slogdet(symmetric).logabsdet.shape == ()
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: L.inv(ag.ones((2, 3))), "square"),
-    (lambda: L.det(ag.ones(3)), "square"),
-    (lambda: L.matrix_norm(ag.ones((2, 2)), ord=3), "ord"),
-    (lambda: L.cross(ag.ones(2), ag.ones(2)), "3 elements"),
-    (lambda: L.outer(ag.ones((2, 2)), ag.ones(2)), "1-D"),
-    (lambda: L.tensordot(ag.ones((2, 3)), ag.ones((2, 3)), axes=1), "axes"),
-    (lambda: L.vecdot(ag.ones(2), ag.ones(3)), "axis"),
-    (lambda: L.qr(ag.ones((2, 2)), mode="r"), "mode"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: L.inv(ag.ones((2, 3))), "square"),
+        (lambda: L.det(ag.ones(3)), "square"),
+        (lambda: L.matrix_norm(ag.ones((2, 2)), ord=3), "ord"),
+        (lambda: L.cross(ag.ones(2), ag.ones(2)), "3 elements"),
+        (lambda: L.outer(ag.ones((2, 2)), ag.ones(2)), "1-D"),
+        (lambda: L.tensordot(ag.ones((2, 3)), ag.ones((2, 3)), axes=1), "axes"),
+        (lambda: L.vecdot(ag.ones(2), ag.ones(3)), "axis"),
+        (lambda: L.qr(ag.ones((2, 2)), mode="r"), "mode"),
+    ],
+)
 def test_invalid_arguments(backend, call, message):
     with pytest.raises(ValueError, match=message):
         call()

@@ -13,9 +13,33 @@ from examples import lstm_char
 
 
 def test_short_run_beats_the_unigram_baseline(backend, tmp_path):
-    out = lstm_char.main(["--quiet", "--steps", "60", "--batch-size", "16", "--block", "32", "--hidden", "64",
-                          "--embed", "16", "--lr", "1e-2", "--eval-every", "30", "--eval-chars", "2048",
-                          "--eval-limit", "4096", "--sample-length", "20", "--out", str(tmp_path / "lstm.json")])
+    out = lstm_char.main(
+        [
+            "--quiet",
+            "--steps",
+            "60",
+            "--batch-size",
+            "16",
+            "--block",
+            "32",
+            "--hidden",
+            "64",
+            "--embed",
+            "16",
+            "--lr",
+            "1e-2",
+            "--eval-every",
+            "30",
+            "--eval-chars",
+            "2048",
+            "--eval-limit",
+            "4096",
+            "--sample-length",
+            "20",
+            "--out",
+            str(tmp_path / "lstm.json"),
+        ]
+    )
     b = out["baselines"]
     assert b == characters.baselines(characters.load_corpus(), 16)
     assert out["val_nats"] < b["unigram"]

@@ -40,8 +40,9 @@ def test_cnn_trains_and_writes_its_record(backend, tmp_path):
     out = tmp_path / "cnn.json"
     with warnings.catch_warnings():
         warnings.simplefilter("error", CompileFallbackWarning)  # a step that falls back is a failure
-        result = mnist_cnn.main(["--quiet", "--epochs", "2", "--limit", "256", "--eval-limit", "500",
-                                 "--out", str(out)])
+        result = mnist_cnn.main(
+            ["--quiet", "--epochs", "2", "--limit", "256", "--eval-limit", "500", "--out", str(out)]
+        )
     assert result["steps"] == 8 and result["compiled"] == backend.can_compile
     assert result["train_loss"][1] < result["train_loss"][0]
     assert len(result["val_accuracy"]) == 2 and 0.2 < result["test_accuracy"] <= 1.0  # above chance after 8 steps
@@ -56,8 +57,22 @@ def test_cnn_float64_twin_matches_pytorch(float64_backend, tmp_path):
     """10 steps with dropout, label smoothing, clipping and OneCycleLR, ours against torch, float64."""
     pytest.importorskip("torch")
     out = tmp_path / "cnn64.json"
-    result = mnist_cnn.main(["--quiet", "--dtype", "float64", "--epochs", "1", "--limit", "640", "--eval-limit",
-                             "500", "--torch-twin", "--out", str(out)])
+    result = mnist_cnn.main(
+        [
+            "--quiet",
+            "--dtype",
+            "float64",
+            "--epochs",
+            "1",
+            "--limit",
+            "640",
+            "--eval-limit",
+            "500",
+            "--torch-twin",
+            "--out",
+            str(out),
+        ]
+    )
     assert result["steps"] == 10
     assert result["twin_max_weight_diff"][0] <= 1e-10
     assert result["twin_max_buffer_diff"][0] <= 1e-10

@@ -28,8 +28,15 @@ class TwoHeads(nn.Module):
 def test_parameters_are_registered_once_and_named(backend):
     model = TwoHeads()
     names = [n for n, _ in model.named_parameters()]
-    assert names == ["scale", "body.weight", "body.bias", "heads.0.weight", "heads.0.bias",
-                     "heads.1.weight", "heads.1.bias"]
+    assert names == [
+        "scale",
+        "body.weight",
+        "body.bias",
+        "heads.0.weight",
+        "heads.0.bias",
+        "heads.1.weight",
+        "heads.1.bias",
+    ]
     assert len(list(model.parameters())) == 7
     assert [type(m).__name__ for m in model.children()] == ["Linear", "ModuleList"]
     assert len(list(model.modules())) == 5

@@ -19,8 +19,10 @@ from torch_oracle import Arg, compare_with_torch, const, normal, positive
 TF = torch.nn.functional
 REDUCTIONS = ("mean", "sum", "none")
 # the warnings PyTorch gives (and so do we) for kl_div's 'mean' and an implicit softmax dim
-pytestmark = [pytest.mark.filterwarnings("ignore:reduction. 'mean' divides"),
-              pytest.mark.filterwarnings("ignore:Implicit dimension choice")]
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:reduction. 'mean' divides"),
+    pytest.mark.filterwarnings("ignore:Implicit dimension choice"),
+]
 
 
 def points(*values: float) -> Arg:
@@ -34,9 +36,11 @@ def uniform(*shape: int, low: float = 0.0, high: float = 1.0, grad: bool = True)
 
 def probabilities(*shape: int, axis: int = -1) -> Arg:
     """Rows of class probabilities (summing to 1 along `axis`), differentiated as PyTorch does."""
+
     def make(r: np.random.Generator) -> np.ndarray:
         p = r.uniform(0.1, 1.0, shape)
         return p / p.sum(axis=axis, keepdims=True)
+
     return Arg(make)
 
 
@@ -59,8 +63,12 @@ ACTIVATIONS = [
     ("silu", F.silu, TF.silu, (0.0, *LARGE)),
     ("mish", F.mish, TF.mish, (0.0, *LARGE)),
     ("softplus", F.softplus, TF.softplus, (0.0, 20.0, 19.5, 20.5, *LARGE)),
-    ("softplus_beta2_threshold5", lambda x: F.softplus(x, 2.0, 5.0), lambda x: TF.softplus(x, 2.0, 5.0),
-     (2.5, 2.4, 2.6, *LARGE)),
+    (
+        "softplus_beta2_threshold5",
+        lambda x: F.softplus(x, 2.0, 5.0),
+        lambda x: TF.softplus(x, 2.0, 5.0),
+        (2.5, 2.4, 2.6, *LARGE),
+    ),
     ("softsign", F.softsign, TF.softsign, (0.0, *LARGE)),
     ("hardtanh", F.hardtanh, TF.hardtanh, (-1.0, 1.0, -2.0, 2.0, 0.0)),
     ("hardtanh_-0.5_2", lambda x: F.hardtanh(x, -0.5, 2.0), lambda x: TF.hardtanh(x, -0.5, 2.0), (-0.5, 2.0)),
@@ -80,8 +88,10 @@ SMOOTH = np.array([[-2.5, -1.6, -0.7, -0.2], [0.3, 0.6, 1.4, 2.2], [4.0, -4.5, 5
 
 
 def activation_params(with_edges: bool = False) -> list:
-    return [pytest.param(ours, theirs, *([edges] if with_edges else []), id=name)
-            for name, ours, theirs, edges in ACTIVATIONS]
+    return [
+        pytest.param(ours, theirs, *([edges] if with_edges else []), id=name)
+        for name, ours, theirs, edges in ACTIVATIONS
+    ]
 
 
 @pytest.mark.parametrize(("ours", "theirs"), activation_params())
@@ -138,8 +148,11 @@ def test_activation_keeps_float32(backend, ours, theirs):
     assert_close(out, theirs(torch.tensor(SMOOTH, dtype=torch.float32)), "float32")
 
 
-@pytest.mark.parametrize("fn", [F.silu, F.softplus, lambda x: F.softplus(x, 2.0, 5.0), F.elu, F.mish, F.hardswish],
-                         ids=["silu", "softplus", "softplus_beta_threshold", "elu", "mish", "hardswish"])
+@pytest.mark.parametrize(
+    "fn",
+    [F.silu, F.softplus, lambda x: F.softplus(x, 2.0, 5.0), F.elu, F.mish, F.hardswish],
+    ids=["silu", "softplus", "softplus_beta_threshold", "elu", "mish", "hardswish"],
+)
 def test_activation_gradgradcheck(float64_backend, fn):
     assert ag.gradgradcheck(fn, [ag.tensor(SMOOTH, requires_grad=True)])
 
@@ -154,8 +167,7 @@ def test_softmax_family_computes_in_the_dtype_asked(float64_backend, fn):
 
 def test_inplace_is_accepted_and_out_of_place(backend):
     x = ag.asarray([-1.0, 2.0])
-    for fn in (F.leaky_relu, F.elu, F.selu, F.celu, F.silu, F.mish, F.hardtanh, F.relu6, F.hardsigmoid,
-               F.hardswish):
+    for fn in (F.leaky_relu, F.elu, F.selu, F.celu, F.silu, F.mish, F.hardtanh, F.relu6, F.hardsigmoid, F.hardswish):
         assert fn(x, inplace=True) is not x
     assert x.tolist() == [-1.0, 2.0]
 
@@ -167,8 +179,7 @@ def loss(name: str, function: str, args: list, keyword_args: tuple = (), **setti
     names = [n for n, _ in keyword_args]
 
     def call(module):
-        return lambda *xs: getattr(module, function)(*xs[: len(args)], **dict(zip(names, xs[len(args) :])),
-                                                     **settings)
+        return lambda *xs: getattr(module, function)(*xs[: len(args)], **dict(zip(names, xs[len(args) :])), **settings)
 
     return pytest.param(call(F), call(TF), [*args, *(a for _, a in keyword_args)], id=name)
 
@@ -182,60 +193,146 @@ ND_WEIGHT = ("weight", const([0.5, 2.0, 1.5]))
 LOSSES = [
     # cross_entropy with class probabilities
     *(loss(f"ce_probs-{r}", "cross_entropy", [normal(4, 3), probabilities(4, 3)], reduction=r) for r in REDUCTIONS),
-    *(loss(f"ce_probs_weight_smoothing-{r}", "cross_entropy", [normal(5, 4), probabilities(5, 4)], (WEIGHT,),
-           label_smoothing=0.2, reduction=r) for r in REDUCTIONS),
+    *(
+        loss(
+            f"ce_probs_weight_smoothing-{r}",
+            "cross_entropy",
+            [normal(5, 4), probabilities(5, 4)],
+            (WEIGHT,),
+            label_smoothing=0.2,
+            reduction=r,
+        )
+        for r in REDUCTIONS
+    ),
     loss("ce_probs_unnormalised", "cross_entropy", [normal(3, 4), uniform(3, 4)]),
     loss("ce_probs_1d", "cross_entropy", [normal(4), probabilities(4)], label_smoothing=0.1),
-    *(loss(f"ce_probs_nd_weight-{r}", "cross_entropy", [normal(2, 3, 2, 2), probabilities(2, 3, 2, 2, axis=1)],
-           (ND_WEIGHT,), reduction=r) for r in REDUCTIONS),
+    *(
+        loss(
+            f"ce_probs_nd_weight-{r}",
+            "cross_entropy",
+            [normal(2, 3, 2, 2), probabilities(2, 3, 2, 2, axis=1)],
+            (ND_WEIGHT,),
+            reduction=r,
+        )
+        for r in REDUCTIONS
+    ),
     # cross_entropy with class indices: N-d (the fused primitive, rows made of positions) and 1-d
     *(loss(f"ce_nd_ignored-{r}", "cross_entropy", [normal(2, 3, 2, 2), ND_TARGETS], reduction=r) for r in REDUCTIONS),
     *(loss(f"ce_1d-{r}", "cross_entropy", [normal(4), const(2)], reduction=r) for r in REDUCTIONS),
     # ... weights (a mean divides by the targets' weights) and label smoothing, with ignored targets
-    *(loss(f"ce_weight_ignored-{r}", "cross_entropy", [normal(5, 4), IGNORED], (WEIGHT,), reduction=r)
-      for r in REDUCTIONS),
-    *(loss(f"ce_smoothing_ignored-{r}", "cross_entropy", [normal(5, 4), IGNORED], label_smoothing=0.1, reduction=r)
-      for r in REDUCTIONS),
-    *(loss(f"ce_smoothing_weight_ignore_index_3-{r}", "cross_entropy", [normal(5, 4), TARGETS], (WEIGHT,),
-           label_smoothing=0.3, ignore_index=3, reduction=r) for r in REDUCTIONS),
+    *(
+        loss(f"ce_weight_ignored-{r}", "cross_entropy", [normal(5, 4), IGNORED], (WEIGHT,), reduction=r)
+        for r in REDUCTIONS
+    ),
+    *(
+        loss(f"ce_smoothing_ignored-{r}", "cross_entropy", [normal(5, 4), IGNORED], label_smoothing=0.1, reduction=r)
+        for r in REDUCTIONS
+    ),
+    *(
+        loss(
+            f"ce_smoothing_weight_ignore_index_3-{r}",
+            "cross_entropy",
+            [normal(5, 4), TARGETS],
+            (WEIGHT,),
+            label_smoothing=0.3,
+            ignore_index=3,
+            reduction=r,
+        )
+        for r in REDUCTIONS
+    ),
     loss("ce_smoothing_no_ignores", "cross_entropy", [normal(5, 4), TARGETS], label_smoothing=0.25),
     loss("ce_smoothing_1", "cross_entropy", [normal(5, 4), TARGETS], label_smoothing=1.0),
-    *(loss(f"ce_nd_weight_smoothing-{r}", "cross_entropy", [normal(2, 3, 2, 2), ND_TARGETS], (ND_WEIGHT,),
-           label_smoothing=0.2, reduction=r) for r in REDUCTIONS),
+    *(
+        loss(
+            f"ce_nd_weight_smoothing-{r}",
+            "cross_entropy",
+            [normal(2, 3, 2, 2), ND_TARGETS],
+            (ND_WEIGHT,),
+            label_smoothing=0.2,
+            reduction=r,
+        )
+        for r in REDUCTIONS
+    ),
     loss("ce_1d_weight_smoothing", "cross_entropy", [normal(4), const(1)], (WEIGHT,), label_smoothing=0.2),
-    loss("ce_huge_logits_weight_smoothing", "cross_entropy", [normal(5, 4, scale=1e4), TARGETS], (WEIGHT,),
-         label_smoothing=0.1),
+    loss(
+        "ce_huge_logits_weight_smoothing",
+        "cross_entropy",
+        [normal(5, 4, scale=1e4), TARGETS],
+        (WEIGHT,),
+        label_smoothing=0.1,
+    ),
     # nll_loss: weights, N-d, 1-d
-    *(loss(f"nll_weight_ignored-{r}", "nll_loss", [normal(5, 4), IGNORED], (WEIGHT,), reduction=r)
-      for r in REDUCTIONS),
-    *(loss(f"nll_nd_weight-{r}", "nll_loss", [normal(2, 3, 2, 2), ND_TARGETS], (ND_WEIGHT,), reduction=r)
-      for r in REDUCTIONS),
+    *(loss(f"nll_weight_ignored-{r}", "nll_loss", [normal(5, 4), IGNORED], (WEIGHT,), reduction=r) for r in REDUCTIONS),
+    *(
+        loss(f"nll_nd_weight-{r}", "nll_loss", [normal(2, 3, 2, 2), ND_TARGETS], (ND_WEIGHT,), reduction=r)
+        for r in REDUCTIONS
+    ),
     loss("nll_nd_3d", "nll_loss", [normal(3, 4, 5), const([[0, 1, 2, 3, 3], [1, 1, 0, 2, 0], [3, 3, 3, 0, 1]])]),
     loss("nll_1d", "nll_loss", [normal(4), const(3)]),
     # binary_cross_entropy: probabilities inside (0, 1), weights, and exactly 0 and 1 (the clamped logs)
-    *(loss(f"bce-{r}", "binary_cross_entropy", [uniform(3, 4, low=0.05, high=0.95), uniform(3, 4)], reduction=r)
-      for r in REDUCTIONS),
-    *(loss(f"bce_weight-{r}", "binary_cross_entropy", [uniform(3, 4, low=0.05, high=0.95), uniform(3, 4)],
-           (("weight", const([0.5, 1.0, 2.0, 0.0])),), reduction=r) for r in REDUCTIONS),
-    loss("bce_zero_and_one", "binary_cross_entropy", [points(0.0, 1.0, 0.0, 1.0, 0.5, 1e-50),
-                                                      const([0.0, 0.0, 1.0, 1.0, 0.3, 1.0])], reduction="none"),
+    *(
+        loss(f"bce-{r}", "binary_cross_entropy", [uniform(3, 4, low=0.05, high=0.95), uniform(3, 4)], reduction=r)
+        for r in REDUCTIONS
+    ),
+    *(
+        loss(
+            f"bce_weight-{r}",
+            "binary_cross_entropy",
+            [uniform(3, 4, low=0.05, high=0.95), uniform(3, 4)],
+            (("weight", const([0.5, 1.0, 2.0, 0.0])),),
+            reduction=r,
+        )
+        for r in REDUCTIONS
+    ),
+    loss(
+        "bce_zero_and_one",
+        "binary_cross_entropy",
+        [points(0.0, 1.0, 0.0, 1.0, 0.5, 1e-50), const([0.0, 0.0, 1.0, 1.0, 0.3, 1.0])],
+        reduction="none",
+    ),
     # the pointwise losses, each with a target equal to the input somewhere (the kink of |d|)
-    *(loss(f"{fn}-{r}", fn, [normal(3, 4), normal(3, 4)], reduction=r, **kw)
-      for r in REDUCTIONS
-      for fn, kw in (("l1_loss", {}), ("mse_loss", {}), ("smooth_l1_loss", {}), ("smooth_l1_loss", {"beta": 0.5}),
-                     ("smooth_l1_loss", {"beta": 0.0}), ("huber_loss", {}), ("huber_loss", {"delta": 0.5}))),
-    *(loss(f"{fn}_weight-{r}", fn, [normal(3, 4), normal(3, 4)], (("weight", positive(3, 4)),), reduction=r)
-      for r in REDUCTIONS for fn in ("l1_loss", "mse_loss", "huber_loss")),
-    *(loss(f"{fn}_kinks", fn, [points(0.0, 0.5, -0.5, 2.0, -2.0), const([0.0] * 5)], reduction="none", **kw)
-      for fn, kw in (("l1_loss", {}), ("smooth_l1_loss", {"beta": 0.5}), ("smooth_l1_loss", {"beta": 0.0}),
-                     ("huber_loss", {"delta": 0.5}))),
+    *(
+        loss(f"{fn}-{r}", fn, [normal(3, 4), normal(3, 4)], reduction=r, **kw)
+        for r in REDUCTIONS
+        for fn, kw in (
+            ("l1_loss", {}),
+            ("mse_loss", {}),
+            ("smooth_l1_loss", {}),
+            ("smooth_l1_loss", {"beta": 0.5}),
+            ("smooth_l1_loss", {"beta": 0.0}),
+            ("huber_loss", {}),
+            ("huber_loss", {"delta": 0.5}),
+        )
+    ),
+    *(
+        loss(f"{fn}_weight-{r}", fn, [normal(3, 4), normal(3, 4)], (("weight", positive(3, 4)),), reduction=r)
+        for r in REDUCTIONS
+        for fn in ("l1_loss", "mse_loss", "huber_loss")
+    ),
+    *(
+        loss(f"{fn}_kinks", fn, [points(0.0, 0.5, -0.5, 2.0, -2.0), const([0.0] * 5)], reduction="none", **kw)
+        for fn, kw in (
+            ("l1_loss", {}),
+            ("smooth_l1_loss", {"beta": 0.5}),
+            ("smooth_l1_loss", {"beta": 0.0}),
+            ("huber_loss", {"delta": 0.5}),
+        )
+    ),
     # kl_div: probabilities or log-probabilities as the target (differentiated too), zeros in it
-    *(loss(f"kl_div-{r}", "kl_div", [normal(3, 4), probabilities(3, 4)], reduction=r)
-      for r in (*REDUCTIONS, "batchmean")),
-    *(loss(f"kl_div_log_target-{r}", "kl_div", [normal(3, 4), normal(3, 4)], reduction=r, log_target=True)
-      for r in (*REDUCTIONS, "batchmean")),
-    loss("kl_div_zero_targets", "kl_div", [normal(2, 3), const([[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]])],
-         reduction="batchmean"),
+    *(
+        loss(f"kl_div-{r}", "kl_div", [normal(3, 4), probabilities(3, 4)], reduction=r)
+        for r in (*REDUCTIONS, "batchmean")
+    ),
+    *(
+        loss(f"kl_div_log_target-{r}", "kl_div", [normal(3, 4), normal(3, 4)], reduction=r, log_target=True)
+        for r in (*REDUCTIONS, "batchmean")
+    ),
+    loss(
+        "kl_div_zero_targets",
+        "kl_div",
+        [normal(2, 3), const([[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]])],
+        reduction="batchmean",
+    ),
     loss("kl_div_1d_batchmean", "kl_div", [normal(4), probabilities(4)], reduction="batchmean"),
 ]
 
@@ -270,22 +367,30 @@ OTHER_LOGITS = _rng.standard_normal((5, 4))
 DIFFS = np.array([[-2.0, -0.8, -0.3, 0.2], [0.4, 0.7, 1.6, -1.3], [0.1, -0.15, 2.5, 0.9]])
 
 GRADCHECKS = [  # (name, fn of the differentiated tensors, their values), clear of kinks
-    ("ce_probs_weight_smoothing", lambda x, p: F.cross_entropy(x, p, constant([0.5, 2.0, 1.0, 3.0]),
-                                                                label_smoothing=0.2), (LOGITS, SOFT)),
-    ("ce_weight_smoothing_ignored", lambda x: F.cross_entropy(x, constant([0, -100, 1, 3, 2]),
-                                                              constant([0.5, 2.0, 1.0, 3.0]), label_smoothing=0.1),
-     (LOGITS,)),
-    ("ce_nd_ignored", lambda x: F.cross_entropy(x, constant([[[0, 2], [1, -100]], [[2, 2], [-100, 0]]])),
-     (ND_LOGITS,)),
+    (
+        "ce_probs_weight_smoothing",
+        lambda x, p: F.cross_entropy(x, p, constant([0.5, 2.0, 1.0, 3.0]), label_smoothing=0.2),
+        (LOGITS, SOFT),
+    ),
+    (
+        "ce_weight_smoothing_ignored",
+        lambda x: F.cross_entropy(x, constant([0, -100, 1, 3, 2]), constant([0.5, 2.0, 1.0, 3.0]), label_smoothing=0.1),
+        (LOGITS,),
+    ),
+    ("ce_nd_ignored", lambda x: F.cross_entropy(x, constant([[[0, 2], [1, -100]], [[2, 2], [-100, 0]]])), (ND_LOGITS,)),
     ("ce_none_ignored", lambda x: F.cross_entropy(x, constant([0, -100, 1, 3, 2]), reduction="none"), (LOGITS,)),
     ("ce_sum", lambda x: F.cross_entropy(x, constant([0, 3, 1, 3, 2]), reduction="sum"), (LOGITS,)),
-    ("nll_nd_weight", lambda x: F.nll_loss(x, constant([[[0, 2], [1, -100]], [[2, 2], [-100, 0]]]),
-                                           constant([0.5, 2.0, 1.5]), reduction="sum"), (ND_LOGITS,)),
+    (
+        "nll_nd_weight",
+        lambda x: F.nll_loss(
+            x, constant([[[0, 2], [1, -100]], [[2, 2], [-100, 0]]]), constant([0.5, 2.0, 1.5]), reduction="sum"
+        ),
+        (ND_LOGITS,),
+    ),
     ("bce_weight", lambda x, t: F.binary_cross_entropy(x, t, constant([0.5, 1.0, 2.0, 0.3])), (PROBS, OTHER_PROBS)),
     ("l1_weight", lambda x: F.l1_loss(x, constant(np.zeros((3, 4))), weight=constant(PROBS)), (DIFFS,)),
     ("mse_weight", lambda x, t: F.mse_loss(x, t, weight=constant(PROBS)), (DIFFS, PROBS)),
-    ("smooth_l1_0.5", lambda x: F.smooth_l1_loss(x, constant(np.zeros((3, 4))), beta=0.5, reduction="sum"),
-     (DIFFS,)),
+    ("smooth_l1_0.5", lambda x: F.smooth_l1_loss(x, constant(np.zeros((3, 4))), beta=0.5, reduction="sum"), (DIFFS,)),
     ("huber_weight", lambda x: F.huber_loss(x, constant(np.zeros((3, 4))), weight=constant(PROBS)), (DIFFS,)),
     ("kl_div", lambda x, t: F.kl_div(x, t, reduction="batchmean"), (LOGITS, SOFT)),
     ("kl_div_log_target", lambda x, t: F.kl_div(x, t, reduction="sum", log_target=True), (LOGITS, OTHER_LOGITS)),
@@ -297,9 +402,14 @@ def test_loss_gradcheck(float64_backend, fn, values):
     assert ag.gradcheck(fn, [leaf(v) for v in values])
 
 
-@pytest.mark.parametrize(("fn", "values"), [pytest.param(*c[1:], id=c[0]) for c in GRADCHECKS
-                                            if c[0] in ("ce_probs_weight_smoothing", "ce_nd_ignored", "ce_none_ignored",
-                                                        "ce_sum", "bce_weight")])
+@pytest.mark.parametrize(
+    ("fn", "values"),
+    [
+        pytest.param(*c[1:], id=c[0])
+        for c in GRADCHECKS
+        if c[0] in ("ce_probs_weight_smoothing", "ce_nd_ignored", "ce_none_ignored", "ce_sum", "bce_weight")
+    ],
+)
 def test_loss_gradgradcheck(float64_backend, fn, values):
     """Second derivatives, through the tensor twins of the backends' kernels (the fused
     cross-entropy's among them) that a create_graph backward runs."""
@@ -326,15 +436,39 @@ def test_one_hot_matches_torch(backend, shape, num_classes):
 
 # --- modules --------------------------------------------------------------------------------
 ACTIVATION_MODULES = [  # (class name, constructor arguments) for forward passes on both sides
-    ("LeakyReLU", ()), ("LeakyReLU", (0.2,)), ("ELU", (1.5,)), ("SELU", ()), ("CELU", (0.5,)), ("SiLU", ()),
-    ("Mish", ()), ("Softplus", (2.0, 5.0)), ("Softsign", ()), ("Hardtanh", (-0.5, 2.0)), ("ReLU6", ()),
-    ("Hardsigmoid", ()), ("Hardswish", ()), ("LogSigmoid", ()), ("Softmin", (0,)), ("Softmax", (1,)),
-    ("LogSoftmax", (1,)), ("Softmax", ()), ("GLU", ()), ("GLU", (0,)),
+    ("LeakyReLU", ()),
+    ("LeakyReLU", (0.2,)),
+    ("ELU", (1.5,)),
+    ("SELU", ()),
+    ("CELU", (0.5,)),
+    ("SiLU", ()),
+    ("Mish", ()),
+    ("Softplus", (2.0, 5.0)),
+    ("Softsign", ()),
+    ("Hardtanh", (-0.5, 2.0)),
+    ("ReLU6", ()),
+    ("Hardsigmoid", ()),
+    ("Hardswish", ()),
+    ("LogSigmoid", ()),
+    ("Softmin", (0,)),
+    ("Softmax", (1,)),
+    ("LogSoftmax", (1,)),
+    ("Softmax", ()),
+    ("GLU", ()),
+    ("GLU", (0,)),
 ]
 REPRS = ACTIVATION_MODULES + [  # constructor arguments whose repr differs (inplace shows for some)
-    ("LeakyReLU", (0.2, True)), ("ELU", (2.0, True)), ("SELU", (True,)), ("CELU", (2.0, True)), ("SiLU", (True,)),
-    ("Mish", (True,)), ("Hardtanh", (-2, 2, True)), ("ReLU6", (True,)), ("Hardsigmoid", (True,)),
-    ("Hardswish", (True,)), ("Softmin", ()),
+    ("LeakyReLU", (0.2, True)),
+    ("ELU", (2.0, True)),
+    ("SELU", (True,)),
+    ("CELU", (2.0, True)),
+    ("SiLU", (True,)),
+    ("Mish", (True,)),
+    ("Hardtanh", (-2, 2, True)),
+    ("ReLU6", (True,)),
+    ("Hardsigmoid", (True,)),
+    ("Hardswish", (True,)),
+    ("Softmin", ()),
 ]
 
 
@@ -357,20 +491,33 @@ def weights(values, lib):
 
 LOSS_MODULES = [  # (name, the module built from either library, inputs)
     ("CrossEntropyLoss", lambda lib: lib.CrossEntropyLoss(), [normal(5, 4), TARGETS]),
-    ("CrossEntropyLoss_options", lambda lib: lib.CrossEntropyLoss(weights([0.5, 2.0, 1.0, 3.0], lib), ignore_index=3,
-                                                                   reduction="sum", label_smoothing=0.1),
-     [normal(5, 4), TARGETS]),
-    ("CrossEntropyLoss_probabilities", lambda lib: lib.CrossEntropyLoss(label_smoothing=0.2),
-     [normal(3, 4), probabilities(3, 4)]),
+    (
+        "CrossEntropyLoss_options",
+        lambda lib: lib.CrossEntropyLoss(
+            weights([0.5, 2.0, 1.0, 3.0], lib), ignore_index=3, reduction="sum", label_smoothing=0.1
+        ),
+        [normal(5, 4), TARGETS],
+    ),
+    (
+        "CrossEntropyLoss_probabilities",
+        lambda lib: lib.CrossEntropyLoss(label_smoothing=0.2),
+        [normal(3, 4), probabilities(3, 4)],
+    ),
     ("NLLLoss", lambda lib: lib.NLLLoss(weights([0.5, 2.0, 1.0, 3.0], lib), reduction="none"), [normal(5, 4), IGNORED]),
     ("MSELoss", lambda lib: lib.MSELoss(reduction="sum"), [normal(3, 4), normal(3, 4)]),
     ("L1Loss", lambda lib: lib.L1Loss(), [normal(3, 4), normal(3, 4)]),
     ("SmoothL1Loss", lambda lib: lib.SmoothL1Loss(beta=0.5), [normal(3, 4), normal(3, 4)]),
     ("HuberLoss", lambda lib: lib.HuberLoss(reduction="none", delta=0.5), [normal(3, 4), normal(3, 4)]),
-    ("BCELoss", lambda lib: lib.BCELoss(weights([0.5, 1.0, 2.0, 0.0], lib)), [uniform(3, 4, low=0.05, high=0.95),
-                                                                        uniform(3, 4)]),
-    ("BCEWithLogitsLoss", lambda lib: lib.BCEWithLogitsLoss(pos_weight=weights([3.0, 1.0, 0.5, 2.0], lib)),
-     [normal(3, 4), uniform(3, 4)]),
+    (
+        "BCELoss",
+        lambda lib: lib.BCELoss(weights([0.5, 1.0, 2.0, 0.0], lib)),
+        [uniform(3, 4, low=0.05, high=0.95), uniform(3, 4)],
+    ),
+    (
+        "BCEWithLogitsLoss",
+        lambda lib: lib.BCEWithLogitsLoss(pos_weight=weights([3.0, 1.0, 0.5, 2.0], lib)),
+        [normal(3, 4), uniform(3, 4)],
+    ),
     ("KLDivLoss", lambda lib: lib.KLDivLoss(reduction="batchmean", log_target=True), [normal(3, 4), normal(3, 4)]),
 ]
 
@@ -388,36 +535,92 @@ def logits(*shape):
 
 
 ERRORS = [  # (name, the call, the error, what its message says)
-    ("ce_target_out_of_range", lambda: F.cross_entropy(logits(2, 3), ag.asarray([0, 3])), IndexError,
-     r"target values must be in \[0, 3\)"),
-    ("ce_nd_target_shape", lambda: F.cross_entropy(logits(2, 3, 4), ag.asarray([[0, 1, 2]] * 2)), ValueError,
-     r"target has shape \(2, 3\), expected \(2, 4\)"),
-    ("ce_integer_probabilities", lambda: F.cross_entropy(logits(2, 3), ag.zeros((2, 3), dtype="int64")), TypeError,
-     "probabilities and must be floating-point"),
-    ("ce_float_indices", lambda: F.cross_entropy(logits(2, 3), ag.zeros(2)), TypeError,
-     "class indices must be integers.*class probabilities"),
-    ("ce_probabilities_ignore_index", lambda: F.cross_entropy(logits(2, 3), ag.zeros((2, 3)), ignore_index=1),
-     ValueError, "ignore_index is not supported"),
-    ("ce_weight_shape", lambda: F.cross_entropy(logits(2, 3), ag.asarray([0, 1]), ag.ones(4)), ValueError,
-     r"one weight per class: \(3,\)"),
-    ("ce_label_smoothing", lambda: F.cross_entropy(logits(2, 3), ag.asarray([0, 1]), label_smoothing=1.5),
-     ValueError, "label_smoothing"),
-    ("ce_reduction", lambda: F.cross_entropy(logits(2, 3), ag.asarray([0, 1]), reduction="avg"), ValueError,
-     "reduction must be one of"),
-    ("ce_size_average", lambda: F.cross_entropy(logits(2, 3), ag.asarray([0, 1]), size_average=False), ValueError,
-     "deprecated"),
+    (
+        "ce_target_out_of_range",
+        lambda: F.cross_entropy(logits(2, 3), ag.asarray([0, 3])),
+        IndexError,
+        r"target values must be in \[0, 3\)",
+    ),
+    (
+        "ce_nd_target_shape",
+        lambda: F.cross_entropy(logits(2, 3, 4), ag.asarray([[0, 1, 2]] * 2)),
+        ValueError,
+        r"target has shape \(2, 3\), expected \(2, 4\)",
+    ),
+    (
+        "ce_integer_probabilities",
+        lambda: F.cross_entropy(logits(2, 3), ag.zeros((2, 3), dtype="int64")),
+        TypeError,
+        "probabilities and must be floating-point",
+    ),
+    (
+        "ce_float_indices",
+        lambda: F.cross_entropy(logits(2, 3), ag.zeros(2)),
+        TypeError,
+        "class indices must be integers.*class probabilities",
+    ),
+    (
+        "ce_probabilities_ignore_index",
+        lambda: F.cross_entropy(logits(2, 3), ag.zeros((2, 3)), ignore_index=1),
+        ValueError,
+        "ignore_index is not supported",
+    ),
+    (
+        "ce_weight_shape",
+        lambda: F.cross_entropy(logits(2, 3), ag.asarray([0, 1]), ag.ones(4)),
+        ValueError,
+        r"one weight per class: \(3,\)",
+    ),
+    (
+        "ce_label_smoothing",
+        lambda: F.cross_entropy(logits(2, 3), ag.asarray([0, 1]), label_smoothing=1.5),
+        ValueError,
+        "label_smoothing",
+    ),
+    (
+        "ce_reduction",
+        lambda: F.cross_entropy(logits(2, 3), ag.asarray([0, 1]), reduction="avg"),
+        ValueError,
+        "reduction must be one of",
+    ),
+    (
+        "ce_size_average",
+        lambda: F.cross_entropy(logits(2, 3), ag.asarray([0, 1]), size_average=False),
+        ValueError,
+        "deprecated",
+    ),
     ("ce_0d_input", lambda: F.cross_entropy(ag.asarray(1.0), ag.asarray(0)), ValueError, "0-d"),
-    ("nll_nd_out_of_range", lambda: F.nll_loss(logits(2, 3, 2), ag.asarray([[0, 1], [3, 0]])), IndexError,
-     "target values"),
-    ("nll_weight_shape", lambda: F.nll_loss(logits(2, 3), ag.asarray([0, 1]), ag.ones((3, 1))), ValueError,
-     "one weight per class"),
-    ("bce_not_probabilities", lambda: F.binary_cross_entropy(ag.asarray([0.5, 1.5]), ag.asarray([0.0, 1.0])),
-     ValueError, "probabilities in \\[0, 1\\].*with_logits"),
-    ("bce_shape", lambda: F.binary_cross_entropy(ag.asarray([0.5, 0.5]), ag.asarray([1.0])), ValueError,
-     "target shape"),
+    (
+        "nll_nd_out_of_range",
+        lambda: F.nll_loss(logits(2, 3, 2), ag.asarray([[0, 1], [3, 0]])),
+        IndexError,
+        "target values",
+    ),
+    (
+        "nll_weight_shape",
+        lambda: F.nll_loss(logits(2, 3), ag.asarray([0, 1]), ag.ones((3, 1))),
+        ValueError,
+        "one weight per class",
+    ),
+    (
+        "bce_not_probabilities",
+        lambda: F.binary_cross_entropy(ag.asarray([0.5, 1.5]), ag.asarray([0.0, 1.0])),
+        ValueError,
+        "probabilities in \\[0, 1\\].*with_logits",
+    ),
+    (
+        "bce_shape",
+        lambda: F.binary_cross_entropy(ag.asarray([0.5, 0.5]), ag.asarray([1.0])),
+        ValueError,
+        "target shape",
+    ),
     ("l1_shape", lambda: F.l1_loss(logits(2, 3), ag.zeros(3)), ValueError, "differ"),
-    ("mse_weight_shape", lambda: F.mse_loss(logits(2, 3), logits(2, 3), weight=ag.ones(3)), ValueError,
-     "weight has shape"),
+    (
+        "mse_weight_shape",
+        lambda: F.mse_loss(logits(2, 3), logits(2, 3), weight=ag.ones(3)),
+        ValueError,
+        "weight has shape",
+    ),
     ("smooth_l1_negative_beta", lambda: F.smooth_l1_loss(logits(2), logits(2), beta=-1.0), ValueError, "beta"),
     ("huber_zero_delta", lambda: F.huber_loss(logits(2), logits(2), delta=0.0), ValueError, "delta"),
     ("kl_div_reduction", lambda: F.kl_div(logits(2), logits(2), reduction="batch"), ValueError, "batchmean"),

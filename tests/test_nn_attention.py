@@ -45,17 +45,31 @@ def pieces(parts) -> object:
 
 
 OPS = [
-    pytest.param(lambda x, m: ag.masked_fill(x, m, -2.5), lambda x, m: x.masked_fill(m, -2.5),
-                 [normal(3, 4), const(RNG.random((3, 1)) < 0.5)], id="masked_fill_broadcast_mask"),
-    pytest.param(lambda x, m: x.masked_fill(m, float("-inf")).softmax(-1), lambda x, m: x.masked_fill(m, -np.inf)
-                 .softmax(-1), [normal(3, 4), const(np.eye(3, 4, dtype=bool))], id="masked_fill_method_softmax"),
-    pytest.param(lambda x: pieces(ag.split(x, 2, axis=1)), lambda x: pieces(x.split(2, dim=1)), [normal(3, 5)],
-                 id="split_uneven"),
-    pytest.param(lambda x: pieces(x.split([1, 3, 1], dim=-1)), lambda x: pieces(x.split([1, 3, 1], dim=-1)),
-                 [normal(2, 5)], id="split_sections"),
+    pytest.param(
+        lambda x, m: ag.masked_fill(x, m, -2.5),
+        lambda x, m: x.masked_fill(m, -2.5),
+        [normal(3, 4), const(RNG.random((3, 1)) < 0.5)],
+        id="masked_fill_broadcast_mask",
+    ),
+    pytest.param(
+        lambda x, m: x.masked_fill(m, float("-inf")).softmax(-1),
+        lambda x, m: x.masked_fill(m, -np.inf).softmax(-1),
+        [normal(3, 4), const(np.eye(3, 4, dtype=bool))],
+        id="masked_fill_method_softmax",
+    ),
+    pytest.param(
+        lambda x: pieces(ag.split(x, 2, axis=1)), lambda x: pieces(x.split(2, dim=1)), [normal(3, 5)], id="split_uneven"
+    ),
+    pytest.param(
+        lambda x: pieces(x.split([1, 3, 1], dim=-1)),
+        lambda x: pieces(x.split([1, 3, 1], dim=-1)),
+        [normal(2, 5)],
+        id="split_sections",
+    ),
     pytest.param(lambda x: pieces(ag.chunk(x, 4)), lambda x: pieces(x.chunk(4)), [normal(5, 2)], id="chunk_uneven"),
-    pytest.param(lambda x: pieces(x.chunk(3, dim=1)), lambda x: pieces(x.chunk(3, dim=1)), [normal(2, 6)],
-                 id="chunk_method"),
+    pytest.param(
+        lambda x: pieces(x.chunk(3, dim=1)), lambda x: pieces(x.chunk(3, dim=1)), [normal(2, 6)], id="chunk_method"
+    ),
     pytest.param(lambda x: pieces(x.unbind(1)), lambda x: pieces(x.unbind(1)), [normal(2, 3)], id="unbind"),
 ]
 
@@ -111,6 +125,7 @@ SDPA = [  # (id, keyword arguments, inputs: q, k, v and then a mask)
 def sdpa(lib, kwargs):
     def attend(q, k, v, mask=None):
         return lib.scaled_dot_product_attention(q, k, v, attn_mask=mask, **kwargs)
+
     return attend
 
 
@@ -138,8 +153,9 @@ def test_sdpa_gradcheck(float64_backend, kwargs, shapes, mask):
 
 def test_sdpa_gradgradcheck(float64_backend):
     q, k, v = leaf(1, 3, 2, seed=1), leaf(1, 4, 2, seed=2), leaf(1, 4, 2, seed=3)
-    assert ag.gradgradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=ag.asarray(MASK[:3, :4])),
-                            [q, k, v])
+    assert ag.gradgradcheck(
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=ag.asarray(MASK[:3, :4])), [q, k, v]
+    )
 
 
 def test_sdpa_fully_masked_rows_give_zeros(backend):
@@ -160,8 +176,9 @@ def test_sdpa_dropout(backend):
     ag.manual_seed(3)
     again = F.scaled_dot_product_attention(q, k, v, dropout_p=0.25)
     assert np.array_equal(host(first), host(again))
-    big = F.scaled_dot_product_attention(ag.zeros((64, 64, 3)), ag.zeros((64, 64, 3)), ag.ones((64, 64, 1)),
-                                         dropout_p=0.25)
+    big = F.scaled_dot_product_attention(
+        ag.zeros((64, 64, 3)), ag.zeros((64, 64, 3)), ag.ones((64, 64, 1)), dropout_p=0.25
+    )
     values = host(big)
     assert set(np.round(np.unique(values * 64 * 0.75), 4)) <= set(range(65))  # whole kept counts, scaled by 1/(1-p)
     assert abs(values.mean() - 1.0) < 0.02  # the expected output is unchanged
@@ -176,8 +193,9 @@ def test_sdpa_errors(backend):
     with pytest.raises(TypeError, match="boolean or floating"):
         F.scaled_dot_product_attention(q, q, q, attn_mask=ag.ones((3, 3), dtype=ag.int64))
     with pytest.raises(ValueError, match="multiple of the key/value heads"):
-        F.scaled_dot_product_attention(ag.zeros((1, 3, 2, 4)), ag.zeros((1, 2, 2, 4)), ag.zeros((1, 2, 2, 4)),
-                                       enable_gqa=True)
+        F.scaled_dot_product_attention(
+            ag.zeros((1, 3, 2, 4)), ag.zeros((1, 2, 2, 4)), ag.zeros((1, 2, 2, 4)), enable_gqa=True
+        )
 
 
 # --- modules against PyTorch --------------------------------------------------------------------
@@ -201,6 +219,7 @@ def check_module(ours, twin, args, call, convert=lambda v: v):
             outs = [o for o in (out if isinstance(out, tuple) else (out,)) if o is not None]
             flat = [o.reshape(-1) for o in outs]
             return ag.concat(flat) if lib is ag else torch.cat(flat)
+
         return forward
 
     compare_with_torch(run(ours, ag), run(twin, torch), args)
@@ -227,17 +246,33 @@ EMPTY_ROW[3] = True
 MHA = [  # (id, constructor kwargs, (query, key, value) shapes or one shape for self-attention, forward kwargs)
     ("self_batch_first", dict(batch_first=True), (2, 5, 8), {}),
     ("self_seq_first_heads", dict(), (5, 2, 8), dict(average_attn_weights=False)),
-    ("cross_kpm_bool_mask", dict(batch_first=True), ((2, 5, 8), (2, 6, 8), (2, 6, 8)),
-     dict(key_padding_mask=KPM, attn_mask=BLOCKED[0])),
-    ("float_mask_and_kpm", dict(batch_first=True), ((2, 4, 8), (2, 6, 8), (2, 6, 8)),
-     dict(key_padding_mask=np.where(KPM, -1.5, 0.0), attn_mask=np.where(BLOCKED[0, :4], -np.inf, 0.3))),
+    (
+        "cross_kpm_bool_mask",
+        dict(batch_first=True),
+        ((2, 5, 8), (2, 6, 8), (2, 6, 8)),
+        dict(key_padding_mask=KPM, attn_mask=BLOCKED[0]),
+    ),
+    (
+        "float_mask_and_kpm",
+        dict(batch_first=True),
+        ((2, 4, 8), (2, 6, 8), (2, 6, 8)),
+        dict(key_padding_mask=np.where(KPM, -1.5, 0.0), attn_mask=np.where(BLOCKED[0, :4], -np.inf, 0.3)),
+    ),
     ("kdim_vdim_no_bias", dict(batch_first=True, kdim=3, vdim=5, bias=False), ((2, 4, 8), (2, 6, 3), (2, 6, 5)), {}),
-    ("causal_no_weights", dict(batch_first=True), (2, 5, 8), dict(attn_mask=CAUSAL, need_weights=False,
-                                                                  is_causal=True)),
+    (
+        "causal_no_weights",
+        dict(batch_first=True),
+        (2, 5, 8),
+        dict(attn_mask=CAUSAL, need_weights=False, is_causal=True),
+    ),
     ("3d_mask_unbatched", dict(), (5, 8), dict(attn_mask=BLOCKED[..., :5])),
     ("empty_row_no_weights", dict(batch_first=True), (2, 5, 8), dict(attn_mask=EMPTY_ROW, need_weights=False)),
-    ("bias_kv_zero_attn", dict(add_bias_kv=True, add_zero_attn=True), (5, 2, 8),
-     dict(key_padding_mask=KPM[:, :5], attn_mask=CAUSAL)),
+    (
+        "bias_kv_zero_attn",
+        dict(add_bias_kv=True, add_zero_attn=True),
+        (5, 2, 8),
+        dict(key_padding_mask=KPM[:, :5], attn_mask=CAUSAL),
+    ),
 ]
 
 
@@ -250,14 +285,17 @@ def test_multihead_attention_matches_torch(float64_backend, make, shapes, kwargs
         q, k, v = xs * 3 if self_attention else xs
         return module(q, k, v, **{n: as_lib(lib, v) for n, v in kwargs.items()})
 
-    check_module(nn.MultiheadAttention(8, 2, dtype=F64, **make), torch.nn.MultiheadAttention(8, 2, **make), args,
-                 call)
+    check_module(nn.MultiheadAttention(8, 2, dtype=F64, **make), torch.nn.MultiheadAttention(8, 2, **make), args, call)
 
 
 ENCODER_LAYERS = [
     ("post_norm_relu", dict(), (5, 2, 8), {}),
-    ("pre_norm_gelu_batch_first", dict(norm_first=True, activation="gelu", batch_first=True), (2, 5, 8),
-     dict(src_key_padding_mask=KPM[:, :5])),
+    (
+        "pre_norm_gelu_batch_first",
+        dict(norm_first=True, activation="gelu", batch_first=True),
+        (2, 5, 8),
+        dict(src_key_padding_mask=KPM[:, :5]),
+    ),
     ("post_norm_gelu_mask", dict(activation="gelu"), (5, 2, 8), dict(src_mask=CAUSAL)),
     ("pre_norm_relu_no_bias", dict(norm_first=True, bias=False, batch_first=True), (2, 5, 8), {}),
 ]
@@ -268,15 +306,23 @@ def test_encoder_layer_matches_torch(float64_backend, make, shape, kwargs):
     def call(module, lib, x):
         return module(x, **{n: as_lib(lib, v) for n, v in kwargs.items()})
 
-    check_module(nn.TransformerEncoderLayer(8, 2, 16, dropout=0.1, dtype=F64, **make),
-                 torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.1, **make), [normal(*shape)], call)
+    check_module(
+        nn.TransformerEncoderLayer(8, 2, 16, dropout=0.1, dtype=F64, **make),
+        torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.1, **make),
+        [normal(*shape)],
+        call,
+    )
 
 
 def test_encoder_matches_torch(float64_backend):
     layer = nn.TransformerEncoderLayer(8, 2, 16, dtype=F64, batch_first=True)
     ours = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(8, dtype=F64))
-    twin = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(8, 2, 16, batch_first=True), 2,
-                                       norm=torch.nn.LayerNorm(8), enable_nested_tensor=False)
+    twin = torch.nn.TransformerEncoder(
+        torch.nn.TransformerEncoderLayer(8, 2, 16, batch_first=True),
+        2,
+        norm=torch.nn.LayerNorm(8),
+        enable_nested_tensor=False,
+    )
     assert ours.layers[0].linear1.weight is not ours.layers[1].linear1.weight
     assert ours.layers[0].linear1.weight is not layer.linear1.weight
 
@@ -299,7 +345,8 @@ def test_initialisation_and_layout(backend):
     attention = nn.MultiheadAttention(6, 3, add_bias_kv=True)
     reference = torch.nn.MultiheadAttention(6, 3, add_bias_kv=True)
     assert {k: v.shape for k, v in attention.state_dict().items()} == {
-        k: tuple(v.shape) for k, v in reference.state_dict().items()}
+        k: tuple(v.shape) for k, v in reference.state_dict().items()
+    }
     assert type(attention.out_proj).__name__ == "NonDynamicallyQuantizableLinear"
     assert np.all(host(attention.in_proj_bias) == 0) and np.all(host(attention.out_proj.bias) == 0)
     bound = np.sqrt(6 / (6 + 18))  # xavier_uniform_ over (3E, E)

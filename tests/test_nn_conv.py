@@ -38,52 +38,100 @@ def distinct(*shape):
 
 FUNCTIONAL = [
     same("conv2d", lambda f, x, w, b: f.conv2d(x, w, b), normal(2, 3, 7, 6), normal(4, 3, 3, 3), normal(4)),
-    same("conv2d_stride_padding", lambda f, x, w: f.conv2d(x, w, stride=2, padding=1), normal(2, 3, 7, 6),
-         normal(4, 3, 3, 3)),
-    same("conv2d_tuple_args", lambda f, x, w: f.conv2d(x, w, stride=(2, 1), padding=(0, 2), dilation=(1, 2)),
-         normal(2, 3, 8, 7), normal(4, 3, 3, 2)),
-    same("conv2d_same_even_kernel", lambda f, x, w: f.conv2d(x, w, padding="same", dilation=2),
-         normal(2, 3, 7, 6), normal(4, 3, 2, 4)),
+    same(
+        "conv2d_stride_padding",
+        lambda f, x, w: f.conv2d(x, w, stride=2, padding=1),
+        normal(2, 3, 7, 6),
+        normal(4, 3, 3, 3),
+    ),
+    same(
+        "conv2d_tuple_args",
+        lambda f, x, w: f.conv2d(x, w, stride=(2, 1), padding=(0, 2), dilation=(1, 2)),
+        normal(2, 3, 8, 7),
+        normal(4, 3, 3, 2),
+    ),
+    same(
+        "conv2d_same_even_kernel",
+        lambda f, x, w: f.conv2d(x, w, padding="same", dilation=2),
+        normal(2, 3, 7, 6),
+        normal(4, 3, 2, 4),
+    ),
     same("conv2d_valid", lambda f, x, w: f.conv2d(x, w, padding="valid"), normal(1, 2, 5, 5), normal(3, 2, 5, 2)),
-    same("conv2d_groups", lambda f, x, w, b: f.conv2d(x, w, b, padding=1, groups=3), normal(2, 6, 5, 5),
-         normal(9, 2, 3, 3), normal(9)),
-    same("conv2d_depthwise", lambda f, x, w: f.conv2d(x, w, groups=4, stride=2), normal(2, 4, 6, 6),
-         normal(4, 1, 3, 3)),
+    same(
+        "conv2d_groups",
+        lambda f, x, w, b: f.conv2d(x, w, b, padding=1, groups=3),
+        normal(2, 6, 5, 5),
+        normal(9, 2, 3, 3),
+        normal(9),
+    ),
+    same(
+        "conv2d_depthwise", lambda f, x, w: f.conv2d(x, w, groups=4, stride=2), normal(2, 4, 6, 6), normal(4, 1, 3, 3)
+    ),
     same("conv2d_unbatched", lambda f, x, w: f.conv2d(x, w, padding=1), normal(3, 5, 4), normal(2, 3, 3, 3)),
     same("conv2d_1x1", lambda f, x, w: f.conv2d(x, w), normal(2, 5, 3, 4), normal(6, 5, 1, 1)),
-    same("conv1d", lambda f, x, w, b: f.conv1d(x, w, b, stride=2, padding=2, dilation=2), normal(2, 3, 11),
-         normal(4, 3, 3), normal(4)),
-    same("conv1d_same_groups", lambda f, x, w: f.conv1d(x, w, padding="same", groups=2), normal(2, 4, 9),
-         normal(6, 2, 4)),
-    same("conv_transpose2d", lambda f, x, w, b: f.conv_transpose2d(x, w, b), normal(2, 3, 4, 5),
-         normal(3, 2, 3, 3), normal(2)),
-    same("conv_transpose2d_stride_output_padding",
-         lambda f, x, w: f.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1), normal(2, 3, 4, 5),
-         normal(3, 2, 3, 3)),
-    same("conv_transpose2d_groups_dilation",
-         lambda f, x, w: f.conv_transpose2d(x, w, stride=(2, 3), groups=2, dilation=2), normal(1, 4, 3, 3),
-         normal(4, 3, 2, 2)),
+    same(
+        "conv1d",
+        lambda f, x, w, b: f.conv1d(x, w, b, stride=2, padding=2, dilation=2),
+        normal(2, 3, 11),
+        normal(4, 3, 3),
+        normal(4),
+    ),
+    same(
+        "conv1d_same_groups", lambda f, x, w: f.conv1d(x, w, padding="same", groups=2), normal(2, 4, 9), normal(6, 2, 4)
+    ),
+    same(
+        "conv_transpose2d",
+        lambda f, x, w, b: f.conv_transpose2d(x, w, b),
+        normal(2, 3, 4, 5),
+        normal(3, 2, 3, 3),
+        normal(2),
+    ),
+    same(
+        "conv_transpose2d_stride_output_padding",
+        lambda f, x, w: f.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1),
+        normal(2, 3, 4, 5),
+        normal(3, 2, 3, 3),
+    ),
+    same(
+        "conv_transpose2d_groups_dilation",
+        lambda f, x, w: f.conv_transpose2d(x, w, stride=(2, 3), groups=2, dilation=2),
+        normal(1, 4, 3, 3),
+        normal(4, 3, 2, 2),
+    ),
     same("unfold", lambda f, x: f.unfold(x, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1)), normal(2, 3, 6, 7)),
     same("max_pool2d", lambda f, x: f.max_pool2d(x, 2), distinct(2, 3, 6, 8)),
-    same("max_pool2d_stride_padding_ceil", lambda f, x: f.max_pool2d(x, 3, 2, 1, ceil_mode=True),
-         distinct(2, 3, 8, 7)),
+    same("max_pool2d_stride_padding_ceil", lambda f, x: f.max_pool2d(x, 3, 2, 1, ceil_mode=True), distinct(2, 3, 8, 7)),
     same("max_pool2d_dilation", lambda f, x: f.max_pool2d(x, (2, 3), (1, 2), dilation=(2, 1)), distinct(2, 2, 7, 8)),
     same("max_pool2d_unbatched", lambda f, x: f.max_pool2d(x, 2, padding=1), distinct(3, 5, 5)),
     same("max_pool2d_ties", lambda f, x: f.max_pool2d(x, 2, 1), Arg(lambda r: np.ones((1, 2, 4, 4)))),
     same("max_pool1d", lambda f, x: f.max_pool1d(x, 3, 2, 1), distinct(2, 3, 10)),
     same("avg_pool2d", lambda f, x: f.avg_pool2d(x, 2), normal(2, 3, 6, 8)),
     same("avg_pool2d_padding", lambda f, x: f.avg_pool2d(x, 3, 2, 1), normal(2, 3, 7, 6)),
-    same("avg_pool2d_no_pad_count_ceil",
-         lambda f, x: f.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False), normal(2, 3, 8, 7)),
+    same(
+        "avg_pool2d_no_pad_count_ceil",
+        lambda f, x: f.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+        normal(2, 3, 8, 7),
+    ),
     same("avg_pool2d_ceil_with_pad_count", lambda f, x: f.avg_pool2d(x, 3, 2, 1, ceil_mode=True), normal(2, 3, 8, 7)),
     same("avg_pool2d_divisor_override", lambda f, x: f.avg_pool2d(x, 2, divisor_override=3), normal(2, 3, 6, 6)),
     same("avg_pool1d", lambda f, x: f.avg_pool1d(x, 4, 3, 2, count_include_pad=False), normal(2, 3, 11)),
-    same("batch_norm_training", lambda f, x, w, b: f.batch_norm(x, None, None, w, b, training=True),
-         normal(4, 3, 5, 2), normal(3), normal(3)),
+    same(
+        "batch_norm_training",
+        lambda f, x, w, b: f.batch_norm(x, None, None, w, b, training=True),
+        normal(4, 3, 5, 2),
+        normal(3),
+        normal(3),
+    ),
     same("batch_norm_training_1d", lambda f, x: f.batch_norm(x, None, None, training=True, eps=0.1), normal(6, 4)),
-    same("batch_norm_eval", lambda f, x, m, v, w, b: f.batch_norm(x, m, v, w, b),
-         normal(4, 3, 5), Arg(lambda r: r.standard_normal(3), grad=False), const([0.5, 1.0, 2.0]), normal(3),
-         normal(3)),
+    same(
+        "batch_norm_eval",
+        lambda f, x, m, v, w, b: f.batch_norm(x, m, v, w, b),
+        normal(4, 3, 5),
+        Arg(lambda r: r.standard_normal(3), grad=False),
+        const([0.5, 1.0, 2.0]),
+        normal(3),
+        normal(3),
+    ),
     same("group_norm", lambda f, x, w, b: f.group_norm(x, 2, w, b), normal(3, 4, 5, 2), normal(4), normal(4)),
     same("group_norm_one_group_3d", lambda f, x: f.group_norm(x, 1, eps=0.1), normal(3, 4, 5)),
 ]
@@ -135,15 +183,27 @@ def spread(*shape, seed=0):
 
 
 GRADCHECK = [
-    pytest.param(lambda x, w: F.conv2d(x, w, stride=2, padding=1, groups=2),
-                 (leaf(2, 4, 5, 5), leaf(4, 2, 3, 3, seed=1)), id="conv2d"),
-    pytest.param(lambda x, w: F.conv_transpose2d(x, w, stride=2, output_padding=1),
-                 (leaf(1, 2, 3, 3), leaf(2, 3, 2, 2, seed=1)), id="conv_transpose2d"),
+    pytest.param(
+        lambda x, w: F.conv2d(x, w, stride=2, padding=1, groups=2),
+        (leaf(2, 4, 5, 5), leaf(4, 2, 3, 3, seed=1)),
+        id="conv2d",
+    ),
+    pytest.param(
+        lambda x, w: F.conv_transpose2d(x, w, stride=2, output_padding=1),
+        (leaf(1, 2, 3, 3), leaf(2, 3, 2, 2, seed=1)),
+        id="conv_transpose2d",
+    ),
     pytest.param(lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True), (spread(1, 2, 6, 5),), id="max_pool2d"),
-    pytest.param(lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False), (leaf(1, 2, 6, 5),),
-                 id="avg_pool2d"),
-    pytest.param(lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
-                 (leaf(3, 2, 4), leaf(2, seed=1), leaf(2, seed=2)), id="batch_norm"),
+    pytest.param(
+        lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+        (leaf(1, 2, 6, 5),),
+        id="avg_pool2d",
+    ),
+    pytest.param(
+        lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+        (leaf(3, 2, 4), leaf(2, seed=1), leaf(2, seed=2)),
+        id="batch_norm",
+    ),
     pytest.param(lambda x, w: F.group_norm(x, 2, w), (leaf(2, 4, 3), leaf(4, seed=1)), id="group_norm"),
     pytest.param(lambda x: F.unfold(x, 2, padding=1), (leaf(1, 2, 3, 3),), id="unfold"),
 ]
@@ -173,26 +233,54 @@ def max_pool(b, x):
 def kernel_calls(b, x, w, g):
     return {
         "im2col": lambda: b.im2col(b.pad2d(x, ((1, 0), (2, 1)), 0.5), (2, 3), (1, 2), (2, 1), (3, 2)),
-        "col2im": lambda: b.col2im(b.im2col(b.pad2d(x, ((1, 0), (2, 1)), 0.5), (2, 3), (1, 2), (2, 1), (3, 2)) * 2.0,
-                                   (2, 4, 8, 9), (2, 3), (1, 2), (2, 1)),
+        "col2im": lambda: b.col2im(
+            b.im2col(b.pad2d(x, ((1, 0), (2, 1)), 0.5), (2, 3), (1, 2), (2, 1), (3, 2)) * 2.0,
+            (2, 4, 8, 9),
+            (2, 3),
+            (1, 2),
+            (2, 1),
+        ),
         "conv2d": lambda: b.conv2d(x, w, **GEOMETRY),
         "conv2d_grad_input": lambda: b.conv2d_grad_input(g, w, (2, 4, 7, 6), **GEOMETRY),
         "conv2d_grad_weight": lambda: b.conv2d_grad_weight(g, x, (6, 2, 3, 2), **GEOMETRY),
         "max_pool2d": lambda: b.max_pool2d(x, **POOL),
         "max_pool2d_backward": lambda: b.max_pool2d_backward(*max_pool(b, x), (2, 4, 7, 6), **POOL),
         "batch_norm": lambda: b.batch_norm(x, b.asarray(np.array([2.0, 0.5, 1.0, -1.0])), None, 1e-3),
-        **{f"batch_norm_backward_{part}{'_unscaled' if unscaled else ''}": (
-            lambda part=part, unscaled=unscaled: b.batch_norm_backward(
-                x * 2.0, x, None if unscaled else b.asarray(np.array([2.0, 0.5, 1.0, -1.0])),
-                b.asarray(np.array([0.1, -0.2, 0.3, 0.0])), b.asarray(np.array([1.5, 0.5, 2.0, 1.0])), 1e-3, part))
-           for part in ("input", "weight", "bias") for unscaled in (False, True)},
+        **{
+            f"batch_norm_backward_{part}{'_unscaled' if unscaled else ''}": (
+                lambda part=part, unscaled=unscaled: b.batch_norm_backward(
+                    x * 2.0,
+                    x,
+                    None if unscaled else b.asarray(np.array([2.0, 0.5, 1.0, -1.0])),
+                    b.asarray(np.array([0.1, -0.2, 0.3, 0.0])),
+                    b.asarray(np.array([1.5, 0.5, 2.0, 1.0])),
+                    1e-3,
+                    part,
+                )
+            )
+            for part in ("input", "weight", "bias")
+            for unscaled in (False, True)
+        },
     }
 
 
-@pytest.mark.parametrize("kernel", ["im2col", "col2im", "conv2d", "conv2d_grad_input", "conv2d_grad_weight",
-                                    "max_pool2d", "max_pool2d_backward",
-                                    "batch_norm", "batch_norm_backward_input", "batch_norm_backward_input_unscaled",
-                                    "batch_norm_backward_weight", "batch_norm_backward_bias"])
+@pytest.mark.parametrize(
+    "kernel",
+    [
+        "im2col",
+        "col2im",
+        "conv2d",
+        "conv2d_grad_input",
+        "conv2d_grad_weight",
+        "max_pool2d",
+        "max_pool2d_backward",
+        "batch_norm",
+        "batch_norm_backward_input",
+        "batch_norm_backward_input_unscaled",
+        "batch_norm_backward_weight",
+        "batch_norm_backward_bias",
+    ],
+)
 def test_kernel_matches_portable_default(float64_backend, kernel):
     rng = np.random.default_rng(0)
     host_x, host_w = rng.standard_normal((2, 4, 7, 6)), rng.standard_normal((6, 2, 3, 2))
@@ -212,28 +300,55 @@ def test_kernel_matches_portable_default(float64_backend, kernel):
 
 # --- modules ----------------------------------------------------------------------------------
 MODULES = [
-    pytest.param(lambda: nn.Conv2d(3, 4, 3, stride=2, padding=1, dtype=F64),
-                 lambda: torch.nn.Conv2d(3, 4, 3, stride=2, padding=1), (2, 3, 7, 6), id="conv2d"),
-    pytest.param(lambda: nn.Conv2d(4, 6, (2, 3), padding="same", groups=2, bias=False, dtype=F64),
-                 lambda: torch.nn.Conv2d(4, 6, (2, 3), padding="same", groups=2, bias=False), (2, 4, 5, 5),
-                 id="conv2d_same_groups"),
-    pytest.param(lambda: nn.Conv1d(3, 4, 3, dilation=2, dtype=F64), lambda: torch.nn.Conv1d(3, 4, 3, dilation=2),
-                 (2, 3, 9), id="conv1d"),
-    pytest.param(lambda: nn.ConvTranspose2d(3, 4, 3, stride=2, output_padding=1, dtype=F64),
-                 lambda: torch.nn.ConvTranspose2d(3, 4, 3, stride=2, output_padding=1), (2, 3, 4, 4),
-                 id="conv_transpose2d"),
-    pytest.param(lambda: nn.Conv2d(2, 3, 3, padding=(1, 2), padding_mode="reflect", dtype=F64),
-                 lambda: torch.nn.Conv2d(2, 3, 3, padding=(1, 2), padding_mode="reflect"), (2, 2, 5, 6),
-                 id="conv2d_reflect"),
-    pytest.param(lambda: nn.Conv2d(2, 3, (2, 3), padding="same", padding_mode="replicate", dtype=F64),
-                 lambda: torch.nn.Conv2d(2, 3, (2, 3), padding="same", padding_mode="replicate"), (2, 2, 5, 6),
-                 id="conv2d_same_replicate"),
-    pytest.param(lambda: nn.Conv1d(2, 3, 3, padding=2, padding_mode="circular", dtype=F64),
-                 lambda: torch.nn.Conv1d(2, 3, 3, padding=2, padding_mode="circular"), (2, 2, 7),
-                 id="conv1d_circular"),
+    pytest.param(
+        lambda: nn.Conv2d(3, 4, 3, stride=2, padding=1, dtype=F64),
+        lambda: torch.nn.Conv2d(3, 4, 3, stride=2, padding=1),
+        (2, 3, 7, 6),
+        id="conv2d",
+    ),
+    pytest.param(
+        lambda: nn.Conv2d(4, 6, (2, 3), padding="same", groups=2, bias=False, dtype=F64),
+        lambda: torch.nn.Conv2d(4, 6, (2, 3), padding="same", groups=2, bias=False),
+        (2, 4, 5, 5),
+        id="conv2d_same_groups",
+    ),
+    pytest.param(
+        lambda: nn.Conv1d(3, 4, 3, dilation=2, dtype=F64),
+        lambda: torch.nn.Conv1d(3, 4, 3, dilation=2),
+        (2, 3, 9),
+        id="conv1d",
+    ),
+    pytest.param(
+        lambda: nn.ConvTranspose2d(3, 4, 3, stride=2, output_padding=1, dtype=F64),
+        lambda: torch.nn.ConvTranspose2d(3, 4, 3, stride=2, output_padding=1),
+        (2, 3, 4, 4),
+        id="conv_transpose2d",
+    ),
+    pytest.param(
+        lambda: nn.Conv2d(2, 3, 3, padding=(1, 2), padding_mode="reflect", dtype=F64),
+        lambda: torch.nn.Conv2d(2, 3, 3, padding=(1, 2), padding_mode="reflect"),
+        (2, 2, 5, 6),
+        id="conv2d_reflect",
+    ),
+    pytest.param(
+        lambda: nn.Conv2d(2, 3, (2, 3), padding="same", padding_mode="replicate", dtype=F64),
+        lambda: torch.nn.Conv2d(2, 3, (2, 3), padding="same", padding_mode="replicate"),
+        (2, 2, 5, 6),
+        id="conv2d_same_replicate",
+    ),
+    pytest.param(
+        lambda: nn.Conv1d(2, 3, 3, padding=2, padding_mode="circular", dtype=F64),
+        lambda: torch.nn.Conv1d(2, 3, 3, padding=2, padding_mode="circular"),
+        (2, 2, 7),
+        id="conv1d_circular",
+    ),
     pytest.param(lambda: nn.MaxPool2d(3, 2, 1), lambda: torch.nn.MaxPool2d(3, 2, 1), (2, 3, 7, 7), id="max_pool2d"),
-    pytest.param(lambda: nn.AvgPool2d(2, ceil_mode=True), lambda: torch.nn.AvgPool2d(2, ceil_mode=True),
-                 (2, 3, 7, 7), id="avg_pool2d"),
+    pytest.param(
+        lambda: nn.AvgPool2d(2, ceil_mode=True),
+        lambda: torch.nn.AvgPool2d(2, ceil_mode=True),
+        (2, 3, 7, 7),
+        id="avg_pool2d",
+    ),
     pytest.param(lambda: nn.MaxPool1d(2), lambda: torch.nn.MaxPool1d(2), (2, 3, 7), id="max_pool1d"),
     pytest.param(lambda: nn.AvgPool1d(3, 2), lambda: torch.nn.AvgPool1d(3, 2), (2, 3, 7), id="avg_pool1d"),
     pytest.param(lambda: nn.GroupNorm(2, 4, dtype=F64), lambda: torch.nn.GroupNorm(2, 4), (3, 4, 5), id="group_norm"),
@@ -262,14 +377,29 @@ def test_module_matches_torch(float64_backend, make_ours, make_twin, shape):
 
 
 @pytest.mark.parametrize("momentum", [0.1, None], ids=["momentum", "cumulative"])
-@pytest.mark.parametrize(("make_ours", "make_twin", "shape"), [
-    pytest.param(lambda m: nn.BatchNorm2d(3, momentum=m, dtype=F64), lambda m: torch.nn.BatchNorm2d(3, momentum=m),
-                 (4, 3, 5, 2), id="2d"),
-    pytest.param(lambda m: nn.BatchNorm1d(3, momentum=m, dtype=F64), lambda m: torch.nn.BatchNorm1d(3, momentum=m),
-                 (6, 3), id="1d"),
-    pytest.param(lambda m: nn.BatchNorm1d(3, momentum=m, affine=False, dtype=F64),
-                 lambda m: torch.nn.BatchNorm1d(3, momentum=m, affine=False), (4, 3, 5), id="1d_3d_input_no_affine"),
-])
+@pytest.mark.parametrize(
+    ("make_ours", "make_twin", "shape"),
+    [
+        pytest.param(
+            lambda m: nn.BatchNorm2d(3, momentum=m, dtype=F64),
+            lambda m: torch.nn.BatchNorm2d(3, momentum=m),
+            (4, 3, 5, 2),
+            id="2d",
+        ),
+        pytest.param(
+            lambda m: nn.BatchNorm1d(3, momentum=m, dtype=F64),
+            lambda m: torch.nn.BatchNorm1d(3, momentum=m),
+            (6, 3),
+            id="1d",
+        ),
+        pytest.param(
+            lambda m: nn.BatchNorm1d(3, momentum=m, affine=False, dtype=F64),
+            lambda m: torch.nn.BatchNorm1d(3, momentum=m, affine=False),
+            (4, 3, 5),
+            id="1d_3d_input_no_affine",
+        ),
+    ],
+)
 def test_batch_norm_running_statistics_match_torch(float64_backend, make_ours, make_twin, shape, momentum):
     ours, twin = make_ours(momentum), make_twin(momentum).double()
     assert list(ours.state_dict()) == list(twin.state_dict())
@@ -292,10 +422,13 @@ def test_batch_norm_running_statistics_match_torch(float64_backend, make_ours, m
 
 
 def test_module_initialisation_has_torch_shapes_and_bounds():
-    for ours, theirs in ((nn.Conv2d(6, 8, (3, 5), groups=2), torch.nn.Conv2d(6, 8, (3, 5), groups=2)),
-                         (nn.Conv1d(4, 2, 3), torch.nn.Conv1d(4, 2, 3)),
-                         (nn.ConvTranspose2d(4, 6, 3, groups=2), torch.nn.ConvTranspose2d(4, 6, 3, groups=2)),
-                         (nn.BatchNorm2d(5), torch.nn.BatchNorm2d(5)), (nn.GroupNorm(2, 4), torch.nn.GroupNorm(2, 4))):
+    for ours, theirs in (
+        (nn.Conv2d(6, 8, (3, 5), groups=2), torch.nn.Conv2d(6, 8, (3, 5), groups=2)),
+        (nn.Conv1d(4, 2, 3), torch.nn.Conv1d(4, 2, 3)),
+        (nn.ConvTranspose2d(4, 6, 3, groups=2), torch.nn.ConvTranspose2d(4, 6, 3, groups=2)),
+        (nn.BatchNorm2d(5), torch.nn.BatchNorm2d(5)),
+        (nn.GroupNorm(2, 4), torch.nn.GroupNorm(2, 4)),
+    ):
         theirs = theirs.state_dict()
         assert list(ours.state_dict()) == list(theirs)
         for name, value in ours.state_dict().items():
@@ -355,23 +488,26 @@ def test_batch_norm_state_moves_between_backends(float64_backend):
 
 
 # --- errors ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("call", "message"), [
-    (lambda: F.conv2d(ag.ones(1, 3, 5, 5), ag.ones(2, 2, 3, 3)), "input has 3 channels"),
-    (lambda: F.conv2d(ag.ones(1, 4, 5, 5), ag.ones(3, 2, 3, 3), groups=2), "groups=2 must divide"),
-    (lambda: F.conv2d(ag.ones(1, 1, 2, 2), ag.ones(1, 1, 3, 3)), "larger than the padded input"),
-    (lambda: F.conv2d(ag.ones(1, 1, 5, 5), ag.ones(1, 1, 3, 3), stride=2, padding="same"), "strided"),
-    (lambda: F.conv2d(ag.ones(5, 5), ag.ones(1, 1, 3, 3)), "3-D .unbatched. or 4-D"),
-    (lambda: F.conv2d(ag.ones(1, 1, 5, 5), ag.ones(1, 1, 3, 3), stride=(1, 2, 3)), "tuple of 2 ints"),
-    (lambda: F.conv_transpose2d(ag.ones(1, 2, 3, 3), ag.ones(2, 1, 3, 3), output_padding=1), "output_padding"),
-    (lambda: F.max_pool2d(ag.ones(1, 1, 5, 5), 2, padding=2), "at most half"),
-    (lambda: F.avg_pool2d(ag.ones(1, 1, 1, 1), 3), "too small"),
-    (lambda: F.batch_norm(ag.ones(1, 3), None, None, training=True), "more than 1 value per channel"),
-    (lambda: F.batch_norm(ag.ones(2, 3), ag.zeros(4), ag.ones(4)), "running_mean has shape"),
-    (lambda: nn.BatchNorm2d(3)(ag.ones(2, 3)), "expected a 4-D input"),
-    (lambda: F.group_norm(ag.ones(2, 3, 4), 2), "must divide"),
-    (lambda: nn.Conv2d(3, 4, 3, groups=2), "groups=2 must divide"),
-    (lambda: nn.Conv2d(1, 1, 3, padding_mode="mirror"), "padding_mode"),
-])
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: F.conv2d(ag.ones(1, 3, 5, 5), ag.ones(2, 2, 3, 3)), "input has 3 channels"),
+        (lambda: F.conv2d(ag.ones(1, 4, 5, 5), ag.ones(3, 2, 3, 3), groups=2), "groups=2 must divide"),
+        (lambda: F.conv2d(ag.ones(1, 1, 2, 2), ag.ones(1, 1, 3, 3)), "larger than the padded input"),
+        (lambda: F.conv2d(ag.ones(1, 1, 5, 5), ag.ones(1, 1, 3, 3), stride=2, padding="same"), "strided"),
+        (lambda: F.conv2d(ag.ones(5, 5), ag.ones(1, 1, 3, 3)), "3-D .unbatched. or 4-D"),
+        (lambda: F.conv2d(ag.ones(1, 1, 5, 5), ag.ones(1, 1, 3, 3), stride=(1, 2, 3)), "tuple of 2 ints"),
+        (lambda: F.conv_transpose2d(ag.ones(1, 2, 3, 3), ag.ones(2, 1, 3, 3), output_padding=1), "output_padding"),
+        (lambda: F.max_pool2d(ag.ones(1, 1, 5, 5), 2, padding=2), "at most half"),
+        (lambda: F.avg_pool2d(ag.ones(1, 1, 1, 1), 3), "too small"),
+        (lambda: F.batch_norm(ag.ones(1, 3), None, None, training=True), "more than 1 value per channel"),
+        (lambda: F.batch_norm(ag.ones(2, 3), ag.zeros(4), ag.ones(4)), "running_mean has shape"),
+        (lambda: nn.BatchNorm2d(3)(ag.ones(2, 3)), "expected a 4-D input"),
+        (lambda: F.group_norm(ag.ones(2, 3, 4), 2), "must divide"),
+        (lambda: nn.Conv2d(3, 4, 3, groups=2), "groups=2 must divide"),
+        (lambda: nn.Conv2d(1, 1, 3, padding_mode="mirror"), "padding_mode"),
+    ],
+)
 def test_bad_input_is_refused_with_a_clear_message(call, message):
     with pytest.raises(ValueError, match=message):
         call()
@@ -386,15 +522,30 @@ def test_float32_input_with_float64_weights_is_refused():
 # The convolution before batch norm has no bias: batch norm cancels it, so its gradient is
 # rounding noise that Adam's normalisation would blow up into lr-sized, library-dependent steps.
 def small_cnn(dtype: str = F64) -> nn.Module:
-    return nn.Sequential(nn.Conv2d(2, 4, 3, padding=1, bias=False, dtype=dtype), nn.BatchNorm2d(4, dtype=dtype),
-                         nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(4, 4, 3, dtype=dtype), nn.AvgPool2d(2, ceil_mode=True),
-                         nn.Flatten(), nn.Linear(4, 3, dtype=dtype))
+    return nn.Sequential(
+        nn.Conv2d(2, 4, 3, padding=1, bias=False, dtype=dtype),
+        nn.BatchNorm2d(4, dtype=dtype),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(4, 4, 3, dtype=dtype),
+        nn.AvgPool2d(2, ceil_mode=True),
+        nn.Flatten(),
+        nn.Linear(4, 3, dtype=dtype),
+    )
 
 
 def torch_small_cnn() -> torch.nn.Module:
     t = torch.nn
-    return t.Sequential(t.Conv2d(2, 4, 3, padding=1, bias=False), t.BatchNorm2d(4), t.ReLU(), t.MaxPool2d(2),
-                        t.Conv2d(4, 4, 3), t.AvgPool2d(2, ceil_mode=True), t.Flatten(), t.Linear(4, 3))
+    return t.Sequential(
+        t.Conv2d(2, 4, 3, padding=1, bias=False),
+        t.BatchNorm2d(4),
+        t.ReLU(),
+        t.MaxPool2d(2),
+        t.Conv2d(4, 4, 3),
+        t.AvgPool2d(2, ceil_mode=True),
+        t.Flatten(),
+        t.Linear(4, 3),
+    )
 
 
 def test_cnn_adamw_trajectory_matches_torch(float64_backend):
@@ -406,8 +557,10 @@ def test_cnn_adamw_trajectory_matches_torch(float64_backend):
     ref_opt = torch.optim.AdamW(twin.parameters(), lr=0.01)
     losses, expected = [], []
     for _ in range(20):
-        for m, o, loss_fn, t, out in ((model, opt, F.cross_entropy, ag.tensor, losses),
-                                      (twin, ref_opt, TF.cross_entropy, torch.tensor, expected)):
+        for m, o, loss_fn, t, out in (
+            (model, opt, F.cross_entropy, ag.tensor, losses),
+            (twin, ref_opt, TF.cross_entropy, torch.tensor, expected),
+        ):
             o.zero_grad()
             loss = loss_fn(m(t(x)), t(y))
             loss.backward()

@@ -94,13 +94,16 @@ MODULES = [
     case("lstm", *pair("LSTM", N, H), (T, B, N)),
     case("lstm_h0_c0", *pair("LSTM", N, H), (T, B, N), *states(1, count=2)),
     case("lstm_2_layers", *pair("LSTM", N, H, num_layers=2), (T, B, N)),
-    case("lstm_bidirectional_2_layers_batch_first_states", *pair("LSTM", N, H, num_layers=2, bidirectional=True,
-                                                                 batch_first=True), (B, T, N), *states(4, count=2)),
+    case(
+        "lstm_bidirectional_2_layers_batch_first_states",
+        *pair("LSTM", N, H, num_layers=2, bidirectional=True, batch_first=True),
+        (B, T, N),
+        *states(4, count=2),
+    ),
     case("lstm_unbatched_states", *pair("LSTM", N, H, bidirectional=True), (T, N), *states(2, batch=0, count=2)),
     case("lstm_no_bias", *pair("LSTM", N, H, num_layers=2, bias=False), (T, B, N)),
     case("gru", *pair("GRU", N, H), (T, B, N)),
-    case("gru_2_layers_bidirectional_h0", *pair("GRU", N, H, num_layers=2, bidirectional=True), (T, B, N),
-         *states(4)),
+    case("gru_2_layers_bidirectional_h0", *pair("GRU", N, H, num_layers=2, bidirectional=True), (T, B, N), *states(4)),
     case("gru_batch_first_no_bias", *pair("GRU", N, H, batch_first=True, bias=False), (B, T, N)),
     case("gru_unbatched", *pair("GRU", N, H, num_layers=2), (T, N)),
     case("rnn_cell", *pair("RNNCell", N, H), (B, N)),
@@ -114,8 +117,14 @@ MODULES = [
 
 
 # jax compiles every op once per shape: it runs a representative few (all run elsewhere)
-ON_JAX = {"rnn_relu_2_layers_h0", "lstm_bidirectional_2_layers_batch_first_states", "lstm_unbatched_states",
-          "gru_2_layers_bidirectional_h0", "lstm_cell_states", "gru_cell_unbatched"}
+ON_JAX = {
+    "rnn_relu_2_layers_h0",
+    "lstm_bidirectional_2_layers_batch_first_states",
+    "lstm_unbatched_states",
+    "gru_2_layers_bidirectional_h0",
+    "lstm_cell_states",
+    "gru_cell_unbatched",
+}
 
 
 @pytest.mark.parametrize(("make_ours", "make_twin", "x_shape", "state_shapes"), MODULES)
@@ -162,15 +171,17 @@ def test_dropout_with_one_layer_warns():
 def with_parameters(module, names):
     """`module` as a function of its inputs and then the values of its parameters `names`
     (so that gradcheck can perturb them as inputs)."""
+
     def forward(x, *rest):
         originals = [getattr(module, n) for n in names]
-        for n, v in zip(names, rest[len(rest) - len(names):]):
+        for n, v in zip(names, rest[len(rest) - len(names) :]):
             object.__setattr__(module, n, v)
         try:
             return module(x, *rest[: len(rest) - len(names)])
         finally:
             for n, v in zip(names, originals):
                 object.__setattr__(module, n, v)
+
     return forward
 
 
@@ -189,12 +200,16 @@ GRADCHECK = [
     pytest.param(lambda: nn.LSTMCell(2, 2, dtype=F64), (2, 2), ((2, 2), (2, 2)), id="lstm_cell"),
     pytest.param(lambda: nn.GRUCell(2, 2, dtype=F64), (2, 2), (2, 2), id="gru_cell"),
     pytest.param(lambda: nn.RNN(2, 2, num_layers=2, dtype=F64), (3, 2, 2), (2, 2, 2), id="rnn_2_layers"),
-    pytest.param(lambda: nn.LSTM(2, 2, bidirectional=True, dtype=F64), (3, 2, 2), ((2, 2, 2), (2, 2, 2)),
-                 id="lstm_bidirectional"),
-    pytest.param(lambda: nn.LSTM(2, 2, num_layers=2, batch_first=True, dtype=F64), (2, 3, 2), None,
-                 id="lstm_2_layers"),
-    pytest.param(lambda: nn.GRU(2, 2, num_layers=2, bidirectional=True, dtype=F64), (3, 2), (4, 2),
-                 id="gru_2_layers_bidirectional_unbatched"),
+    pytest.param(
+        lambda: nn.LSTM(2, 2, bidirectional=True, dtype=F64), (3, 2, 2), ((2, 2, 2), (2, 2, 2)), id="lstm_bidirectional"
+    ),
+    pytest.param(lambda: nn.LSTM(2, 2, num_layers=2, batch_first=True, dtype=F64), (2, 3, 2), None, id="lstm_2_layers"),
+    pytest.param(
+        lambda: nn.GRU(2, 2, num_layers=2, bidirectional=True, dtype=F64),
+        (3, 2),
+        (4, 2),
+        id="gru_2_layers_bidirectional_unbatched",
+    ),
 ]
 
 
@@ -209,7 +224,7 @@ def gradcheck_inputs(module, x_shape, state_shape, rng):
     def fn(x, *rest):
         state = rest[: len(states)]
         packed = () if not state else (tuple(state),) if len(state) == 2 else (state[0],)
-        return forward(x, *packed, *rest[len(states):])
+        return forward(x, *packed, *rest[len(states) :])
 
     return concat_outputs(fn), [leaf(rng, *shape) for shape in shapes]
 
@@ -220,8 +235,9 @@ def test_gradcheck(float64_backend, make, x_shape, state_shape):
     assert ag.gradcheck(fn, leaves)
 
 
-@pytest.mark.parametrize("make", [lambda: nn.LSTMCell(2, 2, dtype=F64), lambda: nn.GRU(2, 2, dtype=F64)],
-                         ids=["lstm_cell", "gru"])
+@pytest.mark.parametrize(
+    "make", [lambda: nn.LSTMCell(2, 2, dtype=F64), lambda: nn.GRU(2, 2, dtype=F64)], ids=["lstm_cell", "gru"]
+)
 def test_gradgradcheck(float64_backend, make):
     module = make()
     shape, state = ((2, 2), ((2, 2), (2, 2))) if isinstance(module, nn.LSTMCell) else ((2, 1, 2), (1, 1, 2))
@@ -269,8 +285,14 @@ def test_adamw_trajectory_matches_torch(float64_backend, cls):
     rng = np.random.default_rng(3)
     x, y = rng.standard_normal((6, 7, 4)), rng.integers(0, 3, 6)
     losses = train(model, optim.AdamW(model.parameters(), lr=0.02), F.cross_entropy, ag.tensor(x), ag.tensor(y), 20)
-    expected = train(twin, torch.optim.AdamW(twin.parameters(), lr=0.02), torch.nn.functional.cross_entropy,
-                     torch.tensor(x), torch.tensor(y), 20)
+    expected = train(
+        twin,
+        torch.optim.AdamW(twin.parameters(), lr=0.02),
+        torch.nn.functional.cross_entropy,
+        torch.tensor(x),
+        torch.tensor(y),
+        20,
+    )
     assert expected[-1] < expected[0]
     np.testing.assert_allclose(losses, expected, rtol=1e-9, atol=0)
     assert_same_weights(model, twin, rtol=1e-8, atol=1e-12)
@@ -278,9 +300,13 @@ def test_adamw_trajectory_matches_torch(float64_backend, cls):
 
 # --- parameters: names, shapes, initialisation ----------------------------------------------------
 CONFIGS = [
-    ("RNN", dict(num_layers=2, nonlinearity="relu")), ("LSTM", dict(num_layers=2, bidirectional=True)),
-    ("GRU", dict(bias=False, bidirectional=True)), ("LSTM", dict(num_layers=3, bias=False)),
-    ("RNNCell", {}), ("LSTMCell", dict(bias=False)), ("GRUCell", {}),
+    ("RNN", dict(num_layers=2, nonlinearity="relu")),
+    ("LSTM", dict(num_layers=2, bidirectional=True)),
+    ("GRU", dict(bias=False, bidirectional=True)),
+    ("LSTM", dict(num_layers=3, bias=False)),
+    ("RNNCell", {}),
+    ("LSTMCell", dict(bias=False)),
+    ("GRUCell", {}),
 ]
 
 
@@ -288,8 +314,9 @@ CONFIGS = [
 def test_state_dict_names_and_shapes_are_torchs(cls, options):
     ours = getattr(nn, cls)(3, 4, **options)
     theirs = getattr(torch.nn, cls)(3, 4, **options)
-    assert [(k, v.shape) for k, v in ours.state_dict().items()] == [(k, tuple(v.shape))
-                                                                   for k, v in theirs.state_dict().items()]
+    assert [(k, v.shape) for k, v in ours.state_dict().items()] == [
+        (k, tuple(v.shape)) for k, v in theirs.state_dict().items()
+    ]
 
 
 @pytest.mark.parametrize("cls", ["RNN", "LSTM", "GRU", "LSTMCell"])

@@ -71,14 +71,26 @@ INTERPOLATE = [
     ("nearest-3d", interpolate(scale_factor=(1.5, 0.7, 2.0)), (1, 2, 3, 4, 5)),
     ("nearest_exact-1d", interpolate(scale_factor=1.7, mode="nearest-exact"), (2, 3, 5)),
     ("nearest_exact-2d", interpolate(size=(3, 11), mode="nearest-exact"), (2, 2, 5, 7)),
-    *[(f"linear-{name}-align_{a}", interpolate(mode="linear", align_corners=a, **kw), (2, 3, 5))
-      for a in (False, True)
-      for name, kw in (("up", dict(size=9)), ("down", dict(scale_factor=0.6)), ("to_1", dict(size=1)),
-                       ("recompute", dict(scale_factor=2.3, recompute_scale_factor=True)))],
-    *[(f"bilinear-{name}-align_{a}", interpolate(mode="bilinear", align_corners=a, **kw), (2, 3, 5, 7))
-      for a in (False, True)
-      for name, kw in (("size", dict(size=(8, 4))), ("scale", dict(scale_factor=(1.5, 0.7))),
-                       ("to_1x1", dict(size=(1, 1))), ("large", dict(size=(60, 70))))],
+    *[
+        (f"linear-{name}-align_{a}", interpolate(mode="linear", align_corners=a, **kw), (2, 3, 5))
+        for a in (False, True)
+        for name, kw in (
+            ("up", dict(size=9)),
+            ("down", dict(scale_factor=0.6)),
+            ("to_1", dict(size=1)),
+            ("recompute", dict(scale_factor=2.3, recompute_scale_factor=True)),
+        )
+    ],
+    *[
+        (f"bilinear-{name}-align_{a}", interpolate(mode="bilinear", align_corners=a, **kw), (2, 3, 5, 7))
+        for a in (False, True)
+        for name, kw in (
+            ("size", dict(size=(8, 4))),
+            ("scale", dict(scale_factor=(1.5, 0.7))),
+            ("to_1x1", dict(size=(1, 1))),
+            ("large", dict(size=(60, 70))),
+        )
+    ],
     ("bilinear-default_align", interpolate(mode="bilinear", scale_factor=2), (2, 3, 5, 7)),
     ("bilinear-scale_1.1_same_size", interpolate(mode="bilinear", scale_factor=1.1), (2, 3, 5, 7)),
     ("trilinear", interpolate(mode="trilinear", scale_factor=(1.5, 0.7, 2.0)), (1, 2, 3, 4, 5)),
@@ -100,10 +112,16 @@ POOL = [
 ]
 
 DROPOUT_EVAL = [
-    ("dropout2d-eval", (lambda x: S.dropout2d(x, 0.3, training=False),
-                        lambda x: TF.dropout2d(x, 0.3, training=False)), (2, 3, 4, 5)),
-    ("dropout1d-eval", (lambda x: S.dropout1d(x, 0.3, training=False),
-                        lambda x: TF.dropout1d(x, 0.3, training=False)), (2, 3, 4)),
+    (
+        "dropout2d-eval",
+        (lambda x: S.dropout2d(x, 0.3, training=False), lambda x: TF.dropout2d(x, 0.3, training=False)),
+        (2, 3, 4, 5),
+    ),
+    (
+        "dropout1d-eval",
+        (lambda x: S.dropout1d(x, 0.3, training=False), lambda x: TF.dropout1d(x, 0.3, training=False)),
+        (2, 3, 4),
+    ),
 ]
 
 
@@ -155,12 +173,16 @@ def test_nearest_indices_are_torchs(mode, dims, dtype):
     with backends.use("numpy"):
         for n_in, size, factor, recompute in resample_cases():
             positions = spatial(np.arange(n_in, dtype=dtype)[None, None], dims)
-            kw = dict(size=None if size is None else (1,) * (dims - 1) + (size,), mode=mode,
-                      scale_factor=None if factor is None else (1.0,) * (dims - 1) + (factor,),
-                      recompute_scale_factor=recompute)
+            kw = dict(
+                size=None if size is None else (1,) * (dims - 1) + (size,),
+                mode=mode,
+                scale_factor=None if factor is None else (1.0,) * (dims - 1) + (factor,),
+                recompute_scale_factor=recompute,
+            )
             expected = TF.interpolate(torch.tensor(positions), **kw)
-            np.testing.assert_array_equal(host(S.interpolate(ag.tensor(positions), **kw)), host(expected),
-                                          err_msg=f"n_in={n_in} {kw}")
+            np.testing.assert_array_equal(
+                host(S.interpolate(ag.tensor(positions), **kw)), host(expected), err_msg=f"n_in={n_in} {kw}"
+            )
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -173,13 +195,21 @@ def test_linear_weights_are_torchs(dims, dtype):
         for n_in, size, factor, recompute in resample_cases():
             for align_corners in (False, True):
                 identity = spatial(np.eye(n_in, dtype=dtype)[None], dims)
-                kw = dict(size=None if size is None else (1,) * (dims - 1) + (size,), mode=mode,
-                          scale_factor=None if factor is None else (1.0,) * (dims - 1) + (factor,),
-                          recompute_scale_factor=recompute, align_corners=align_corners)
+                kw = dict(
+                    size=None if size is None else (1,) * (dims - 1) + (size,),
+                    mode=mode,
+                    scale_factor=None if factor is None else (1.0,) * (dims - 1) + (factor,),
+                    recompute_scale_factor=recompute,
+                    align_corners=align_corners,
+                )
                 expected = TF.interpolate(torch.tensor(identity), **kw)
                 tolerance = dict(rtol=0, atol=0) if dtype == "float32" else dict(rtol=0, atol=1e-14)
-                np.testing.assert_allclose(host(S.interpolate(ag.tensor(identity), **kw)), host(expected),
-                                           err_msg=f"n_in={n_in} {kw}", **tolerance)
+                np.testing.assert_allclose(
+                    host(S.interpolate(ag.tensor(identity), **kw)),
+                    host(expected),
+                    err_msg=f"n_in={n_in} {kw}",
+                    **tolerance,
+                )
 
 
 # --- gradients against finite differences, on every backend ---------------------------------------
@@ -245,30 +275,60 @@ MODULES = [
     ("unflatten-last_minus_1", lambda: nn.Unflatten(-1, (2, -1)), lambda: torch.nn.Unflatten(-1, (2, -1)), (3, 8)),
     ("dropout2d-eval", lambda: nn.Dropout2d(0.3).eval(), lambda: torch.nn.Dropout2d(0.3).eval(), (2, 3, 4, 4)),
     ("dropout1d-eval", lambda: nn.Dropout1d(0.3).eval(), lambda: torch.nn.Dropout1d(0.3).eval(), (2, 3, 4)),
-    ("adaptive_avg_pool2d", lambda: nn.AdaptiveAvgPool2d((3, None)), lambda: torch.nn.AdaptiveAvgPool2d((3, None)),
-     (2, 3, 7, 5)),
-    ("adaptive_avg_pool2d-int", lambda: nn.AdaptiveAvgPool2d(2), lambda: torch.nn.AdaptiveAvgPool2d(2),
-     (2, 3, 7, 5)),
+    (
+        "adaptive_avg_pool2d",
+        lambda: nn.AdaptiveAvgPool2d((3, None)),
+        lambda: torch.nn.AdaptiveAvgPool2d((3, None)),
+        (2, 3, 7, 5),
+    ),
+    ("adaptive_avg_pool2d-int", lambda: nn.AdaptiveAvgPool2d(2), lambda: torch.nn.AdaptiveAvgPool2d(2), (2, 3, 7, 5)),
     ("adaptive_avg_pool1d", lambda: nn.AdaptiveAvgPool1d(3), lambda: torch.nn.AdaptiveAvgPool1d(3), (2, 3, 7)),
-    ("upsample-nearest", lambda: nn.Upsample(scale_factor=2), lambda: torch.nn.Upsample(scale_factor=2),
-     (2, 3, 4, 5)),
-    ("upsample-bilinear_size", lambda: nn.Upsample(size=(7, 5), mode="bilinear", align_corners=True),
-     lambda: torch.nn.Upsample(size=(7, 5), mode="bilinear", align_corners=True), (2, 3, 4, 3)),
-    ("upsample-bilinear_scales", lambda: nn.Upsample(scale_factor=(1.5, 0.5), mode="bilinear"),
-     lambda: torch.nn.Upsample(scale_factor=(1.5, 0.5), mode="bilinear"), (2, 3, 4, 6)),
+    ("upsample-nearest", lambda: nn.Upsample(scale_factor=2), lambda: torch.nn.Upsample(scale_factor=2), (2, 3, 4, 5)),
+    (
+        "upsample-bilinear_size",
+        lambda: nn.Upsample(size=(7, 5), mode="bilinear", align_corners=True),
+        lambda: torch.nn.Upsample(size=(7, 5), mode="bilinear", align_corners=True),
+        (2, 3, 4, 3),
+    ),
+    (
+        "upsample-bilinear_scales",
+        lambda: nn.Upsample(scale_factor=(1.5, 0.5), mode="bilinear"),
+        lambda: torch.nn.Upsample(scale_factor=(1.5, 0.5), mode="bilinear"),
+        (2, 3, 4, 6),
+    ),
     ("zero_pad2d-int", lambda: nn.ZeroPad2d(2), lambda: torch.nn.ZeroPad2d(2), (2, 3, 4, 5)),
-    ("zero_pad2d-crop", lambda: nn.ZeroPad2d((1, 0, 2, -1)), lambda: torch.nn.ZeroPad2d((1, 0, 2, -1)),
-     (2, 3, 4, 5)),
-    ("reflection_pad2d", lambda: nn.ReflectionPad2d((1, 2, 2, 0)), lambda: torch.nn.ReflectionPad2d((1, 2, 2, 0)),
-     (2, 3, 4, 5)),
+    ("zero_pad2d-crop", lambda: nn.ZeroPad2d((1, 0, 2, -1)), lambda: torch.nn.ZeroPad2d((1, 0, 2, -1)), (2, 3, 4, 5)),
+    (
+        "reflection_pad2d",
+        lambda: nn.ReflectionPad2d((1, 2, 2, 0)),
+        lambda: torch.nn.ReflectionPad2d((1, 2, 2, 0)),
+        (2, 3, 4, 5),
+    ),
     ("replication_pad2d", lambda: nn.ReplicationPad2d(3), lambda: torch.nn.ReplicationPad2d(3), (3, 4, 5)),
-    ("constant_pad2d", lambda: nn.ConstantPad2d((1, 1, 0, 2), 3.5), lambda: torch.nn.ConstantPad2d((1, 1, 0, 2), 3.5),
-     (2, 3, 4, 5)),
-    ("sequential", lambda: nn.Sequential(nn.ReflectionPad2d(1), nn.Upsample(scale_factor=2, mode="bilinear"),
-                                         nn.AdaptiveAvgPool2d((3, 2)), nn.Flatten(), nn.Unflatten(1, (3, 6))),
-     lambda: torch.nn.Sequential(torch.nn.ReflectionPad2d(1), torch.nn.Upsample(scale_factor=2, mode="bilinear"),
-                                 torch.nn.AdaptiveAvgPool2d((3, 2)), torch.nn.Flatten(),
-                                 torch.nn.Unflatten(1, (3, 6))), (2, 3, 4, 5)),
+    (
+        "constant_pad2d",
+        lambda: nn.ConstantPad2d((1, 1, 0, 2), 3.5),
+        lambda: torch.nn.ConstantPad2d((1, 1, 0, 2), 3.5),
+        (2, 3, 4, 5),
+    ),
+    (
+        "sequential",
+        lambda: nn.Sequential(
+            nn.ReflectionPad2d(1),
+            nn.Upsample(scale_factor=2, mode="bilinear"),
+            nn.AdaptiveAvgPool2d((3, 2)),
+            nn.Flatten(),
+            nn.Unflatten(1, (3, 6)),
+        ),
+        lambda: torch.nn.Sequential(
+            torch.nn.ReflectionPad2d(1),
+            torch.nn.Upsample(scale_factor=2, mode="bilinear"),
+            torch.nn.AdaptiveAvgPool2d((3, 2)),
+            torch.nn.Flatten(),
+            torch.nn.Unflatten(1, (3, 6)),
+        ),
+        (2, 3, 4, 5),
+    ),
 ]
 
 
@@ -286,12 +346,17 @@ def channels_of(values: np.ndarray, channel_axes: int) -> np.ndarray:
     return values.reshape(values.shape[:channel_axes] + (-1,))
 
 
-@pytest.mark.parametrize(("fn", "shape", "channel_axes"), table([
-    ("dropout2d", S.dropout2d, (6, 8, 3, 4), 2),
-    ("dropout1d", S.dropout1d, (6, 8, 5), 2),
-    ("dropout1d-unbatched", S.dropout1d, (48, 5), 1),
-    ("module_dropout2d", nn.Dropout2d(0.4), (6, 8, 3, 4), 2),
-]))
+@pytest.mark.parametrize(
+    ("fn", "shape", "channel_axes"),
+    table(
+        [
+            ("dropout2d", S.dropout2d, (6, 8, 3, 4), 2),
+            ("dropout1d", S.dropout1d, (6, 8, 5), 2),
+            ("dropout1d-unbatched", S.dropout1d, (48, 5), 1),
+            ("module_dropout2d", nn.Dropout2d(0.4), (6, 8, 3, 4), 2),
+        ]
+    ),
+)
 def test_dropout_zeroes_whole_channels(backend, fn, shape, channel_axes):
     """Each channel is all zeros or all scaled by 1/(1-p); both happen; the gradient is the mask."""
     p = 0.4
@@ -346,28 +411,51 @@ ERRORS = [
     ("pad-reflect_too_wide", lambda x: S.pad(x, (5, 0), mode="reflect"), ValueError, "smaller than the size 5"),
     ("pad-circular_twice", lambda x: S.pad(x, (1, 6), mode="circular"), ValueError, "more than once"),
     ("pad-negative_size", lambda x: S.pad(x, (-3, -3)), ValueError, "with size -1"),
-    ("pad-unknown_mode", lambda x: S.pad(x, (1, 1), mode="symmetric"), ValueError,
-     "supported: constant, reflect, replicate, circular"),
+    (
+        "pad-unknown_mode",
+        lambda x: S.pad(x, (1, 1), mode="symmetric"),
+        ValueError,
+        "supported: constant, reflect, replicate, circular",
+    ),
     ("pad-value_with_reflect", lambda x: S.pad(x, (1, 1), mode="reflect", value=1.0), ValueError, "takes no value"),
     ("pad-empty_replicate", lambda x: S.pad(x[..., :0], (1, 1), mode="replicate"), ValueError, "size 0"),
     ("interpolate-size_and_scale", lambda x: S.interpolate(x, size=3, scale_factor=2), ValueError, "exactly one"),
     ("interpolate-neither", lambda x: S.interpolate(x), ValueError, "exactly one"),
-    ("interpolate-unknown_mode", lambda x: S.interpolate(x, size=3, mode="bicubic"), ValueError,
-     "supported: nearest, nearest-exact, linear"),
-    ("interpolate-antialias", lambda x: S.interpolate(x, size=3, mode="bilinear", antialias=True),
-     NotImplementedError, "antialias=True is not supported"),
-    ("interpolate-align_corners_nearest", lambda x: S.interpolate(x, size=3, align_corners=True), ValueError,
-     "align_corners applies"),
-    ("interpolate-linear_on_4d", lambda x: S.interpolate(x, size=3, mode="linear"), ValueError,
-     "use mode='bilinear'"),
+    (
+        "interpolate-unknown_mode",
+        lambda x: S.interpolate(x, size=3, mode="bicubic"),
+        ValueError,
+        "supported: nearest, nearest-exact, linear",
+    ),
+    (
+        "interpolate-antialias",
+        lambda x: S.interpolate(x, size=3, mode="bilinear", antialias=True),
+        NotImplementedError,
+        "antialias=True is not supported",
+    ),
+    (
+        "interpolate-align_corners_nearest",
+        lambda x: S.interpolate(x, size=3, align_corners=True),
+        ValueError,
+        "align_corners applies",
+    ),
+    ("interpolate-linear_on_4d", lambda x: S.interpolate(x, size=3, mode="linear"), ValueError, "use mode='bilinear'"),
     ("interpolate-float_size", lambda x: S.interpolate(x, size=2.5), TypeError, "size must be an int"),
     ("interpolate-size_length", lambda x: S.interpolate(x, size=(3, 3, 3)), ValueError, "3 entries for 2 spatial"),
     ("interpolate-empty_output", lambda x: S.interpolate(x, scale_factor=0.1), ValueError, "must be positive"),
-    ("interpolate-recompute_with_size", lambda x: S.interpolate(x, size=3, recompute_scale_factor=True), ValueError,
-     "not meaningful"),
+    (
+        "interpolate-recompute_with_size",
+        lambda x: S.interpolate(x, size=3, recompute_scale_factor=True),
+        ValueError,
+        "not meaningful",
+    ),
     ("interpolate-2d_input", lambda x: S.interpolate(x[0, 0], size=3), ValueError, r"expected an input \(N, C, L\)"),
-    ("interpolate-integer_bilinear", lambda x: S.interpolate(ag.astype(x, ag.int64), size=3, mode="bilinear"),
-     TypeError, "floating-point"),
+    (
+        "interpolate-integer_bilinear",
+        lambda x: S.interpolate(ag.astype(x, ag.int64), size=3, mode="bilinear"),
+        TypeError,
+        "floating-point",
+    ),
     ("pool-2d_input", lambda x: S.adaptive_avg_pool2d(x[0, 0], 2), ValueError, "expected a 3-D or 4-D"),
     ("pool-negative_size", lambda x: S.adaptive_avg_pool2d(x, (2, -1)), ValueError, "non-negative"),
     ("pool-size_length", lambda x: S.adaptive_avg_pool2d(x, (2, 2, 2)), ValueError, "3 entries for 2"),

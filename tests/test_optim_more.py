@@ -156,19 +156,31 @@ def test_clipping_is_outside_the_graph(backend):
 
 # --- the training loop: schedule, clipping and optimizer together -------------------------
 LOOPS = [
-    pytest.param(lambda lib, ps: lib.optim.AdamW(ps, lr=3e-3),
-                 lambda lib, opt: lib.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.05, total_steps=20),
-                 lambda lib, ps: lib.nn.utils.clip_grad_norm_(ps, 0.5), id="adamw_one_cycle_clip_norm"),
-    pytest.param(lambda lib, ps: lib.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True),
-                 lambda lib, opt: lib.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.3, total_steps=20,
-                                                                    three_phase=True),
-                 lambda lib, ps: lib.nn.utils.clip_grad_value_(ps, 0.05), id="sgd_nesterov_one_cycle_clip_value"),
-    pytest.param(lambda lib, ps: lib.optim.RMSprop(ps, lr=0.01, momentum=0.5),
-                 lambda lib, opt: lib.optim.lr_scheduler.SequentialLR(
-                     opt, [lib.optim.lr_scheduler.LinearLR(opt, 0.2, total_iters=4),
-                           lib.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=16)], milestones=[4]),
-                 lambda lib, ps: lib.nn.utils.clip_grad_norm_(ps, 1.0, norm_type=math.inf),
-                 id="rmsprop_warmup_cosine_clip_inf_norm"),
+    pytest.param(
+        lambda lib, ps: lib.optim.AdamW(ps, lr=3e-3),
+        lambda lib, opt: lib.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.05, total_steps=20),
+        lambda lib, ps: lib.nn.utils.clip_grad_norm_(ps, 0.5),
+        id="adamw_one_cycle_clip_norm",
+    ),
+    pytest.param(
+        lambda lib, ps: lib.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True),
+        lambda lib, opt: lib.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.3, total_steps=20, three_phase=True),
+        lambda lib, ps: lib.nn.utils.clip_grad_value_(ps, 0.05),
+        id="sgd_nesterov_one_cycle_clip_value",
+    ),
+    pytest.param(
+        lambda lib, ps: lib.optim.RMSprop(ps, lr=0.01, momentum=0.5),
+        lambda lib, opt: lib.optim.lr_scheduler.SequentialLR(
+            opt,
+            [
+                lib.optim.lr_scheduler.LinearLR(opt, 0.2, total_iters=4),
+                lib.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=16),
+            ],
+            milestones=[4],
+        ),
+        lambda lib, ps: lib.nn.utils.clip_grad_norm_(ps, 1.0, norm_type=math.inf),
+        id="rmsprop_warmup_cosine_clip_inf_norm",
+    ),
 ]
 
 
@@ -200,8 +212,9 @@ def test_training_loop_with_schedule_and_clipping_matches_torch(float64_backend,
     twin = torch_twin(model, torch_mlp)
     x, y = batch()
     losses = train_loop(model, Lib(True), make_opt, make_sched, clip, F.cross_entropy, ag.tensor(x), ag.tensor(y))
-    expected = train_loop(twin, Lib(False), make_opt, make_sched, clip, TF.cross_entropy, torch.tensor(x),
-                          torch.tensor(y))
+    expected = train_loop(
+        twin, Lib(False), make_opt, make_sched, clip, TF.cross_entropy, torch.tensor(x), torch.tensor(y)
+    )
     assert expected[-1] < expected[0]
     np.testing.assert_allclose(losses, expected, rtol=1e-9, atol=0)
     assert_same_weights(model, twin, rtol=1e-8, atol=1e-12)
@@ -209,10 +222,14 @@ def test_training_loop_with_schedule_and_clipping_matches_torch(float64_backend,
 
 # --- inside a compiled step ----------------------------------------------------------------------
 COMPILED = {
-    "rmsprop_clip_norm": (lambda ps: optim.RMSprop(ps, lr=0.01, momentum=0.9, centered=True, weight_decay=0.01),
-                          lambda ps: nn.utils.clip_grad_norm_(ps, 0.5)),
-    "adagrad_clip_value": (lambda ps: optim.Adagrad(ps, lr=0.1, lr_decay=0.1),
-                           lambda ps: nn.utils.clip_grad_value_(ps, 0.02)),
+    "rmsprop_clip_norm": (
+        lambda ps: optim.RMSprop(ps, lr=0.01, momentum=0.9, centered=True, weight_decay=0.01),
+        lambda ps: nn.utils.clip_grad_norm_(ps, 0.5),
+    ),
+    "adagrad_clip_value": (
+        lambda ps: optim.Adagrad(ps, lr=0.1, lr_decay=0.1),
+        lambda ps: nn.utils.clip_grad_value_(ps, 0.02),
+    ),
 }
 
 
@@ -247,4 +264,3 @@ def test_compiled_step_matches_the_op_by_op_step(float64_backend, make_optimizer
             assert compiled(x, y).item() == pytest.approx(eager_step(x, y).item(), rel=1e-12)
     for ours, reference in zip(model.parameters(), eager_model.parameters()):
         assert_close(ours, reference, rtol=1e-12)
-

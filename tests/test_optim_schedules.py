@@ -26,10 +26,18 @@ GROUP_KEYS = ("lr", "initial_lr", "max_lr", "min_lr", "max_momentum", "base_mome
 def framework(ours: bool) -> SimpleNamespace:
     """The optimizer package, its schedules and a float64 leaf maker of one side."""
     if ours:
-        return SimpleNamespace(optim=optim, sched=optim.lr_scheduler, ours=True,
-                               leaf=lambda v: ag.tensor(v, dtype="float64", requires_grad=True))
-    return SimpleNamespace(optim=torch.optim, sched=torch.optim.lr_scheduler, ours=False,
-                           leaf=lambda v: torch.tensor(v, dtype=torch.float64, requires_grad=True))
+        return SimpleNamespace(
+            optim=optim,
+            sched=optim.lr_scheduler,
+            ours=True,
+            leaf=lambda v: ag.tensor(v, dtype="float64", requires_grad=True),
+        )
+    return SimpleNamespace(
+        optim=torch.optim,
+        sched=torch.optim.lr_scheduler,
+        ours=False,
+        leaf=lambda v: torch.tensor(v, dtype=torch.float64, requires_grad=True),
+    )
 
 
 def two_groups(f: SimpleNamespace, name: str, settings: dict) -> object:
@@ -40,8 +48,13 @@ def two_groups(f: SimpleNamespace, name: str, settings: dict) -> object:
 
 def snapshot(sched, opt) -> tuple[int, list[float], list[tuple[str, float]]]:
     """What a step changed: last_epoch, get_last_lr() and the groups' schedule keys (flattened)."""
-    groups = [(f"{i}.{k}", float(v)) for i, g in enumerate(opt.param_groups) for k in GROUP_KEYS if k in g
-              for v in (g[k] if isinstance(g[k], tuple) else (g[k],))]
+    groups = [
+        (f"{i}.{k}", float(v))
+        for i, g in enumerate(opt.param_groups)
+        for k in GROUP_KEYS
+        if k in g
+        for v in (g[k] if isinstance(g[k], tuple) else (g[k],))
+    ]
     return sched.last_epoch, [float(lr) for lr in sched.get_last_lr()], groups
 
 
@@ -87,7 +100,7 @@ def case(name: str, optimizer: str, settings: dict, make) -> object:
 
 SGD = ("SGD", dict(lr=0.1, momentum=0.9))
 SCHEDULES = [
-    case("lambda", *SGD, lambda m, o: m.LambdaLR(o, lambda n: 0.9 ** n)),
+    case("lambda", *SGD, lambda m, o: m.LambdaLR(o, lambda n: 0.9**n)),
     case("lambda_per_group", *SGD, lambda m, o: m.LambdaLR(o, [lambda n: 1 / (n + 1), Halving()])),
     case("step", *SGD, lambda m, o: m.StepLR(o, step_size=3, gamma=0.5)),
     case("exponential", *SGD, lambda m, o: m.ExponentialLR(o, gamma=0.9)),
@@ -96,26 +109,69 @@ SCHEDULES = [
     case("linear_default", *SGD, lambda m, o: m.LinearLR(o)),
     case("linear_decay", *SGD, lambda m, o: m.LinearLR(o, start_factor=1.0, end_factor=0.1, total_iters=12)),
     case("one_cycle_sgd_momentum", *SGD, lambda m, o: m.OneCycleLR(o, max_lr=0.5, total_steps=STEPS)),
-    case("one_cycle_adamw_betas_three_phase_linear", "AdamW", dict(lr=1e-3),
-         lambda m, o: m.OneCycleLR(o, max_lr=[0.5, 0.2], total_steps=STEPS, anneal_strategy="linear",
-                                   three_phase=True, base_momentum=[0.8, 0.7], max_momentum=0.9)),
-    case("one_cycle_adam_three_phase_cos", "Adam", dict(lr=1e-3),
-         lambda m, o: m.OneCycleLR(o, max_lr=0.1, total_steps=STEPS, pct_start=0.4, three_phase=True)),
-    case("one_cycle_rmsprop_epochs", "RMSprop", dict(lr=0.01, momentum=0.5),
-         lambda m, o: m.OneCycleLR(o, max_lr=0.3, epochs=5, steps_per_epoch=6, pct_start=0.25, div_factor=10.0,
-                                   final_div_factor=100.0)),
-    case("one_cycle_adagrad_no_momentum", "Adagrad", dict(lr=0.01),
-         lambda m, o: m.OneCycleLR(o, max_lr=0.3, total_steps=STEPS + 5, cycle_momentum=False)),
-    case("sequential_linear_then_cosine", *SGD,
-         lambda m, o: m.SequentialLR(o, [m.LinearLR(o, start_factor=0.1, total_iters=5), m.CosineAnnealingLR(o, 25)],
-                                     milestones=[5])),
-    case("sequential_three", "Adam", dict(lr=0.02),
-         lambda m, o: m.SequentialLR(o, [m.ExponentialLR(o, gamma=0.8), m.StepLR(o, step_size=2),
-                                         m.LambdaLR(o, lambda n: 1 + n)], milestones=[4, 11])),
-    case("sequential_nested", *SGD,
-         lambda m, o: m.SequentialLR(o, [m.SequentialLR(o, [m.LinearLR(o, total_iters=3), m.ExponentialLR(o, 0.9)],
-                                                        milestones=[3]), m.CosineAnnealingLR(o, T_max=8)],
-                                     milestones=[10])),
+    case(
+        "one_cycle_adamw_betas_three_phase_linear",
+        "AdamW",
+        dict(lr=1e-3),
+        lambda m, o: m.OneCycleLR(
+            o,
+            max_lr=[0.5, 0.2],
+            total_steps=STEPS,
+            anneal_strategy="linear",
+            three_phase=True,
+            base_momentum=[0.8, 0.7],
+            max_momentum=0.9,
+        ),
+    ),
+    case(
+        "one_cycle_adam_three_phase_cos",
+        "Adam",
+        dict(lr=1e-3),
+        lambda m, o: m.OneCycleLR(o, max_lr=0.1, total_steps=STEPS, pct_start=0.4, three_phase=True),
+    ),
+    case(
+        "one_cycle_rmsprop_epochs",
+        "RMSprop",
+        dict(lr=0.01, momentum=0.5),
+        lambda m, o: m.OneCycleLR(
+            o, max_lr=0.3, epochs=5, steps_per_epoch=6, pct_start=0.25, div_factor=10.0, final_div_factor=100.0
+        ),
+    ),
+    case(
+        "one_cycle_adagrad_no_momentum",
+        "Adagrad",
+        dict(lr=0.01),
+        lambda m, o: m.OneCycleLR(o, max_lr=0.3, total_steps=STEPS + 5, cycle_momentum=False),
+    ),
+    case(
+        "sequential_linear_then_cosine",
+        *SGD,
+        lambda m, o: m.SequentialLR(
+            o, [m.LinearLR(o, start_factor=0.1, total_iters=5), m.CosineAnnealingLR(o, 25)], milestones=[5]
+        ),
+    ),
+    case(
+        "sequential_three",
+        "Adam",
+        dict(lr=0.02),
+        lambda m, o: m.SequentialLR(
+            o,
+            [m.ExponentialLR(o, gamma=0.8), m.StepLR(o, step_size=2), m.LambdaLR(o, lambda n: 1 + n)],
+            milestones=[4, 11],
+        ),
+    ),
+    case(
+        "sequential_nested",
+        *SGD,
+        lambda m, o: m.SequentialLR(
+            o,
+            [
+                m.SequentialLR(o, [m.LinearLR(o, total_iters=3), m.ExponentialLR(o, 0.9)], milestones=[3]),
+                m.CosineAnnealingLR(o, T_max=8),
+            ],
+            milestones=[10],
+        ),
+    ),
 ]
 
 
@@ -177,8 +233,10 @@ PLATEAU = [
     pytest.param(dict(patience=2), id="patience_2"),
     pytest.param(dict(mode="max", patience=1, factor=0.5), id="max"),
     pytest.param(dict(threshold_mode="abs", threshold=0.05, patience=1, cooldown=2), id="abs_cooldown"),
-    pytest.param(dict(mode="max", threshold_mode="abs", threshold=0.01, patience=0, factor=0.5,
-                      min_lr=[0.01, 0.002]), id="max_abs_min_lr_per_group"),
+    pytest.param(
+        dict(mode="max", threshold_mode="abs", threshold=0.01, patience=0, factor=0.5, min_lr=[0.01, 0.002]),
+        id="max_abs_min_lr_per_group",
+    ),
     pytest.param(dict(patience=0, factor=0.5, min_lr=0.02, eps=0.01), id="min_lr_eps"),
     pytest.param(dict(threshold=0.2, patience=1, cooldown=1), id="large_rel_threshold"),
 ]
@@ -197,8 +255,16 @@ def plateau_run(f: SimpleNamespace, settings: dict, resume_at: int | None = None
             sched.load_state_dict(saved_sched)
         # a 0-d tensor metric on each side, as a validation loss would be
         sched.step(ag.tensor(metric, dtype="float64") if f.ours else torch.tensor(metric, dtype=torch.float64))
-        rows.append((sched.last_epoch, sched.get_last_lr(), [g["lr"] for g in opt.param_groups],
-                     sched.best, sched.num_bad_epochs, sched.cooldown_counter))
+        rows.append(
+            (
+                sched.last_epoch,
+                sched.get_last_lr(),
+                [g["lr"] for g in opt.param_groups],
+                sched.best,
+                sched.num_bad_epochs,
+                sched.cooldown_counter,
+            )
+        )
     return rows
 
 
@@ -229,19 +295,36 @@ BAD = [
     bad("one_cycle_total_steps_0", lambda f: f.sched.OneCycleLR(sgd(f), max_lr=0.1, total_steps=0)),
     bad("one_cycle_epochs_0", lambda f: f.sched.OneCycleLR(sgd(f), max_lr=0.1, epochs=0, steps_per_epoch=3)),
     bad("one_cycle_pct_start_int", lambda f: f.sched.OneCycleLR(sgd(f), max_lr=0.1, total_steps=9, pct_start=1)),
-    bad("one_cycle_pct_start_above_1", lambda f: f.sched.OneCycleLR(sgd(f), max_lr=0.1, total_steps=9,
-                                                                     pct_start=1.5)),
+    bad("one_cycle_pct_start_above_1", lambda f: f.sched.OneCycleLR(sgd(f), max_lr=0.1, total_steps=9, pct_start=1.5)),
     bad("one_cycle_anneal", lambda f: f.sched.OneCycleLR(sgd(f), max_lr=0.1, total_steps=9, anneal_strategy="exp")),
     bad("one_cycle_max_lr_count", lambda f: f.sched.OneCycleLR(sgd(f), max_lr=[0.1], total_steps=9)),
-    bad("one_cycle_momentum_without_momentum",
-        lambda f: f.sched.OneCycleLR(two_groups(f, "Adagrad", {}), max_lr=0.1, total_steps=9)),
+    bad(
+        "one_cycle_momentum_without_momentum",
+        lambda f: f.sched.OneCycleLR(two_groups(f, "Adagrad", {}), max_lr=0.1, total_steps=9),
+    ),
     bad("sequential_empty", lambda f: f.sched.SequentialLR(sgd(f), [], milestones=[])),
-    bad("sequential_milestone_count", lambda f: (lambda o: f.sched.SequentialLR(
-        o, [f.sched.ExponentialLR(o, 0.9), f.sched.StepLR(o, 2)], milestones=[2, 4]))(sgd(f))),
-    bad("sequential_other_optimizer", lambda f: (lambda o: f.sched.SequentialLR(
-        o, [f.sched.ExponentialLR(o, 0.9), f.sched.StepLR(sgd(f), 2)], milestones=[2]))(sgd(f))),
-    bad("sequential_plateau", lambda f: (lambda o: f.sched.SequentialLR(
-        o, [f.sched.ExponentialLR(o, 0.9), f.sched.ReduceLROnPlateau(o)], milestones=[2]))(sgd(f))),
+    bad(
+        "sequential_milestone_count",
+        lambda f: (
+            lambda o: f.sched.SequentialLR(o, [f.sched.ExponentialLR(o, 0.9), f.sched.StepLR(o, 2)], milestones=[2, 4])
+        )(sgd(f)),
+    ),
+    bad(
+        "sequential_other_optimizer",
+        lambda f: (
+            lambda o: f.sched.SequentialLR(
+                o, [f.sched.ExponentialLR(o, 0.9), f.sched.StepLR(sgd(f), 2)], milestones=[2]
+            )
+        )(sgd(f)),
+    ),
+    bad(
+        "sequential_plateau",
+        lambda f: (
+            lambda o: f.sched.SequentialLR(
+                o, [f.sched.ExponentialLR(o, 0.9), f.sched.ReduceLROnPlateau(o)], milestones=[2]
+            )
+        )(sgd(f)),
+    ),
     bad("plateau_factor_1", lambda f: f.sched.ReduceLROnPlateau(sgd(f), factor=1.0)),
     bad("plateau_mode", lambda f: f.sched.ReduceLROnPlateau(sgd(f), mode="avg")),
     bad("plateau_threshold_mode", lambda f: f.sched.ReduceLROnPlateau(sgd(f), threshold_mode="ratio")),

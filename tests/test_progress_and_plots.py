@@ -38,17 +38,27 @@ def run_bar(stream: io.StringIO, losses: tuple[float, ...] = (1.0, 1e-3, 1e-12),
 
 
 # --- progress ----------------------------------------------------------------------------------
-@pytest.mark.parametrize(("value", "text"), [
-    (0.41234, "0.4123"), (1.0, "1.0000"), (1e-3, "0.0010"), (9.99e-4, "1.0e-03"), (1e-12, "1.0e-12"),
-    (-2.5e-7, "-2.5e-07"), (12345.0, "1.2e+04"), (0.0, "0"), (float("nan"), "nan"), (3, "3"),
-])
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (0.41234, "0.4123"),
+        (1.0, "1.0000"),
+        (1e-3, "0.0010"),
+        (9.99e-4, "1.0e-03"),
+        (1e-12, "1.0e-12"),
+        (-2.5e-7, "-2.5e-07"),
+        (12345.0, "1.2e+04"),
+        (0.0, "0"),
+        (float("nan"), "nan"),
+        (3, "3"),
+    ],
+)
 def test_values_keep_their_size(value, text):
     assert format_value(value) == text
 
 
 def test_durations_read_as_tqdm_writes_them():
-    assert [format_duration(s) for s in (0, 59.6, 75, 3600, 3725)] == ["00:00", "01:00", "01:15", "1:00:00",
-                                                                        "1:02:05"]
+    assert [format_duration(s) for s in (0, 59.6, 75, 3600, 3725)] == ["00:00", "01:00", "01:15", "1:00:00", "1:02:05"]
 
 
 def test_log_file_gets_plain_lines_with_times_and_the_last_line_once():
@@ -142,19 +152,39 @@ def scientific(texts: list[str]) -> list[str]:
     return [t for t in texts if "times" in t or "^" in t or "$" in t]
 
 
-MACHINE = {"cpu": "Test CPU 9000", "cpu_count": 2, "threads": {"threads": 1}, "git": "abc1234",
-           "started": "2026-11-30T02:32:15+00:00"}
+MACHINE = {
+    "cpu": "Test CPU 9000",
+    "cpu_count": 2,
+    "threads": {"threads": 1},
+    "git": "abc1234",
+    "started": "2026-11-30T02:32:15+00:00",
+}
 
 
 def bench_result(mode: str, impls: tuple[str, ...] = ("ours:numpy", "torch", "numpy-by-hand")) -> dict:
     """A bench JSON in which ours is 3x the baseline at batch 1 and torch 1.2x at batch 2048."""
     base = {1: 1.0, 32: 2.0, 2048: 50.0}
-    factor = {"ours:numpy": {1: 3.0, 32: 2.0, 2048: 1.1}, "torch": {1: 2.0, 32: 1.5, 2048: 1.2},
-              "numpy-by-hand": {1: 1.0, 32: 1.0, 2048: 1.0}}
-    records = [{"workload": "mlp", "batch": b, "impl": i, "phase": "step", "min_ms": base[b] * factor[i][b],
-                "median_ms": base[b] * factor[i][b] * 1.1} for i in impls for b in base]
-    records += [{"workload": "ops", "batch": 1, "impl": i, "phase": "step", "min_ms": t, "median_ms": t * 1.1}
-                for i, t in zip(impls, (0.03, 0.04, 0.025))]
+    factor = {
+        "ours:numpy": {1: 3.0, 32: 2.0, 2048: 1.1},
+        "torch": {1: 2.0, 32: 1.5, 2048: 1.2},
+        "numpy-by-hand": {1: 1.0, 32: 1.0, 2048: 1.0},
+    }
+    records = [
+        {
+            "workload": "mlp",
+            "batch": b,
+            "impl": i,
+            "phase": "step",
+            "min_ms": base[b] * factor[i][b],
+            "median_ms": base[b] * factor[i][b] * 1.1,
+        }
+        for i in impls
+        for b in base
+    ]
+    records += [
+        {"workload": "ops", "batch": 1, "impl": i, "phase": "step", "min_ms": t, "median_ms": t * 1.1}
+        for i, t in zip(impls, (0.03, 0.04, 0.025))
+    ]
     return {"mode": mode, "machine": MACHINE, "records": records}
 
 
@@ -237,8 +267,14 @@ def saved_figures(monkeypatch):
 
 
 def test_one_epoch_mnist_plot_has_integer_epoch_ticks(saved_figures, tmp_path):
-    results = {"backend": "numpy", "dtype": "float32", "step_losses": [2.3 * 0.99**k for k in range(400)],
-               "val_accuracy": [0.97], "test_accuracy": 0.968, "twin_max_weight_diff": [3e-7]}
+    results = {
+        "backend": "numpy",
+        "dtype": "float32",
+        "step_losses": [2.3 * 0.99**k for k in range(400)],
+        "val_accuracy": [0.97],
+        "test_accuracy": 0.968,
+        "twin_max_weight_diff": [3e-7],
+    }
     mnist.plot(results, tmp_path / "m.json")
     (fig,) = saved_figures
     loss, accuracy, twin = fig.axes
@@ -260,8 +296,14 @@ def test_curve_of_a_few_steps_has_integer_steps_and_plain_log_labels(tmp_path):
 
 @pytest.mark.parametrize("example", [characters, gpt], ids=["char", "gpt"])
 def test_char_plots_keep_the_legend_off_the_lines(example, saved_figures, tmp_path):
-    results = {"backend": "numpy", "dtype": "float32", "train_curve": [[50, 3.4]], "val_curve": [[50, 2.9]],
-               "val_nats": 2.9, "baselines": {"uniform": 4.17, "unigram": 3.35, "bigram": 2.48}}
+    results = {
+        "backend": "numpy",
+        "dtype": "float32",
+        "train_curve": [[50, 3.4]],
+        "val_curve": [[50, 2.9]],
+        "val_nats": 2.9,
+        "baselines": {"uniform": 4.17, "unigram": 3.35, "bigram": 2.48},
+    }
     example.plot(results, tmp_path / "c.json")
     (fig,) = saved_figures
     (ax,) = fig.axes

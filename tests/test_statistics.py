@@ -56,17 +56,22 @@ REDUCTIONS = table(
         ("prod-0d", ag.prod, (), ()),
         ("prod-empty-axis", lambda x: ag.prod(x, axis=()), (2, 3), ()),
     ]
-    + [(f"std-axis{a}-correction{c}", lambda x, a=a, c=c: ag.std(x, axis=a, correction=c), (2, 3, 2), ())
-       for a in (None, 1, (0, -1)) for c in (0, 1)]
+    + [
+        (f"std-axis{a}-correction{c}", lambda x, a=a, c=c: ag.std(x, axis=a, correction=c), (2, 3, 2), ())
+        for a in (None, 1, (0, -1))
+        for c in (0, 1)
+    ]
     + [("std-keepdims", lambda x: ag.std(x, axis=-1, correction=1, keepdims=True), (2, 3, 2), ())]
 )
 
 CUMULATIVE = [("cumulative_sum", ag.cumulative_sum), ("cumulative_prod", ag.cumulative_prod)]
 SCANS = table(
-    [(f"{name}-{shape}-axis{a}-initial{i}", lambda x, f=f, a=a, i=i: f(x, axis=a, include_initial=i), shape, ())
-     for name, f in CUMULATIVE
-     for shape, a in (((5,), None), ((2, 3, 2), 1), ((2, 3, 2), -1), ((), None))
-     for i in (False, True)]
+    [
+        (f"{name}-{shape}-axis{a}-initial{i}", lambda x, f=f, a=a, i=i: f(x, axis=a, include_initial=i), shape, ())
+        for name, f in CUMULATIVE
+        for shape, a in (((5,), None), ((2, 3, 2), 1), ((2, 3, 2), -1), ((), None))
+        for i in (False, True)
+    ]
     + [
         ("cumulative_prod-one-zero", lambda x: ag.cumulative_prod(x, axis=1), (2, 5), (2, 6)),
         ("cumulative_prod-two-zeros", lambda x: ag.cumulative_prod(x, axis=1), (2, 5), (1, 3, 7, 8)),
@@ -76,13 +81,15 @@ SCANS = table(
     ]
 )
 
-DIFFS = table([
-    ("diff", lambda x: ag.diff(x), (2, 5)),
-    ("diff-axis0", lambda x: ag.diff(x, axis=0), (3, 2)),
-    ("diff-n2", lambda x: ag.diff(x, axis=-1, n=2), (2, 5)),
-    ("diff-n0", lambda x: ag.diff(x, n=0), (2, 3)),
-    ("diff-n-past-length", lambda x: ag.diff(x, n=4) + ag.sum(x), (2, 3)),
-])
+DIFFS = table(
+    [
+        ("diff", lambda x: ag.diff(x), (2, 5)),
+        ("diff-axis0", lambda x: ag.diff(x, axis=0), (3, 2)),
+        ("diff-n2", lambda x: ag.diff(x, axis=-1, n=2), (2, 5)),
+        ("diff-n0", lambda x: ag.diff(x, n=0), (2, 3)),
+        ("diff-n-past-length", lambda x: ag.diff(x, n=4) + ag.sum(x), (2, 3)),
+    ]
+)
 
 
 @pytest.mark.parametrize("fn, shape, zeros", REDUCTIONS + SCANS)
@@ -103,15 +110,17 @@ def test_gradcheck_diff_prepend_append(float64_backend):
 # --- second derivatives ------------------------------------------------------------------------
 # The VJPs are polynomials in the input (no division by it), so they are right at zeros to
 # every order; central differences of a multilinear function are exact there.
-SECOND_ORDER = table([
-    ("prod", lambda x: ag.prod(x, axis=1), (2, 3), ()),
-    ("prod-one-zero", lambda x: ag.prod(x, axis=(0, 1)), (2, 3), (4,)),
-    ("prod-two-zeros", ag.prod, (2, 3), (1, 4)),
-    ("cumulative_sum", lambda x: ag.cumulative_sum(x, axis=0, include_initial=True), (3, 2), ()),
-    ("cumulative_prod", lambda x: ag.cumulative_prod(x, axis=-1), (2, 4), ()),
-    ("cumulative_prod-zeros", lambda x: ag.cumulative_prod(x, axis=-1), (2, 4), (1, 5, 6)),
-    ("std", lambda x: ag.std(x, axis=0, correction=1), (3, 2), ()),
-])
+SECOND_ORDER = table(
+    [
+        ("prod", lambda x: ag.prod(x, axis=1), (2, 3), ()),
+        ("prod-one-zero", lambda x: ag.prod(x, axis=(0, 1)), (2, 3), (4,)),
+        ("prod-two-zeros", ag.prod, (2, 3), (1, 4)),
+        ("cumulative_sum", lambda x: ag.cumulative_sum(x, axis=0, include_initial=True), (3, 2), ()),
+        ("cumulative_prod", lambda x: ag.cumulative_prod(x, axis=-1), (2, 4), ()),
+        ("cumulative_prod-zeros", lambda x: ag.cumulative_prod(x, axis=-1), (2, 4), (1, 5, 6)),
+        ("std", lambda x: ag.std(x, axis=0, correction=1), (3, 2), ()),
+    ]
+)
 
 
 @pytest.mark.parametrize("fn, shape, zeros", SECOND_ORDER)
@@ -134,25 +143,47 @@ PARITY = [
     case("prod-axis", lambda x: ag.prod(x, axis=-1), lambda x: torch.prod(x, -1), normal(2, 3, 4)),
     case("prod-one-zero", ag.prod, torch.prod, with_zeros(2, 3, at=(4,))),
     case("prod-two-zeros", ag.prod, torch.prod, with_zeros(2, 3, at=(1, 4))),
-    case("prod-axis-zeros", lambda x: ag.prod(x, axis=1, keepdims=True), lambda x: torch.prod(x, 1, keepdim=True),
-         with_zeros(3, 4, at=(1, 5, 6, 9))),
+    case(
+        "prod-axis-zeros",
+        lambda x: ag.prod(x, axis=1, keepdims=True),
+        lambda x: torch.prod(x, 1, keepdim=True),
+        with_zeros(3, 4, at=(1, 5, 6, 9)),
+    ),
     case("std", ag.std, lambda x: torch.std(x, correction=0), normal(2, 3, 4)),
-    case("std-correction1-axis", lambda x: ag.std(x, axis=(0, 2), correction=1),
-         lambda x: torch.std(x, (0, 2), correction=1), normal(2, 3, 4)),
-    case("std-correction0-keepdims", lambda x: ag.std(x, axis=1, correction=0, keepdims=True),
-         lambda x: torch.std(x, 1, correction=0, keepdim=True), normal(2, 3, 4)),
+    case(
+        "std-correction1-axis",
+        lambda x: ag.std(x, axis=(0, 2), correction=1),
+        lambda x: torch.std(x, (0, 2), correction=1),
+        normal(2, 3, 4),
+    ),
+    case(
+        "std-correction0-keepdims",
+        lambda x: ag.std(x, axis=1, correction=0, keepdims=True),
+        lambda x: torch.std(x, 1, correction=0, keepdim=True),
+        normal(2, 3, 4),
+    ),
     case("std-zero-variance", lambda x: ag.std(x, axis=1, correction=1), lambda x: torch.std(x, 1), Arg(equal_row)),
     case("cumsum", lambda x: ag.cumulative_sum(x, axis=1), lambda x: torch.cumsum(x, 1), normal(2, 5, 3)),
     case("cumsum-1d", ag.cumulative_sum, lambda x: torch.cumsum(x, 0), normal(6)),
     case("cumprod", lambda x: ag.cumulative_prod(x, axis=-1), lambda x: torch.cumprod(x, -1), normal(3, 6)),
     case("cumprod-axis0", lambda x: ag.cumulative_prod(x, axis=0), lambda x: torch.cumprod(x, 0), normal(5, 2)),
-    case("cumprod-zeros", lambda x: ag.cumulative_prod(x, axis=-1), lambda x: torch.cumprod(x, -1),
-         with_zeros(3, 6, at=(0, 8, 10, 13, 17))),
+    case(
+        "cumprod-zeros",
+        lambda x: ag.cumulative_prod(x, axis=-1),
+        lambda x: torch.cumprod(x, -1),
+        with_zeros(3, 6, at=(0, 8, 10, 13, 17)),
+    ),
     case("cumsum-0d", ag.cumulative_sum, lambda x: torch.cumsum(x, 0), normal()),
     case("diff", ag.diff, torch.diff, normal(3, 5)),
     case("diff-n2-axis0", lambda x: ag.diff(x, axis=0, n=2), lambda x: torch.diff(x, 2, 0), normal(5, 3)),
-    case("diff-prepend-append", lambda x, p, a: ag.diff(x, n=3, prepend=p, append=a),
-         lambda x, p, a: torch.diff(x, 3, -1, p, a), normal(2, 4), normal(2, 1), normal(2, 2)),
+    case(
+        "diff-prepend-append",
+        lambda x, p, a: ag.diff(x, n=3, prepend=p, append=a),
+        lambda x, p, a: torch.diff(x, 3, -1, p, a),
+        normal(2, 4),
+        normal(2, 1),
+        normal(2, 2),
+    ),
 ]
 
 
@@ -193,8 +224,9 @@ def test_any_all_are_outside_the_graph(backend):
 
 
 @pytest.mark.parametrize("include_initial", [False, True])
-@pytest.mark.parametrize("shape, axis", [((5,), None), ((2, 3, 4), 1), ((2, 3, 4), -1), ((0, 3), 0), ((2, 0), 1)],
-                         ids=str)
+@pytest.mark.parametrize(
+    "shape, axis", [((5,), None), ((2, 3, 4), 1), ((2, 3, 4), -1), ((0, 3), 0), ((2, 0), 1)], ids=str
+)
 @pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
 def test_cumulative_matches_numpy(backend, name, shape, axis, include_initial):
     values = np.arange(1, 1 + int(np.prod(shape)), dtype=np.float32).reshape(shape) / 4
@@ -218,8 +250,10 @@ def test_diff_of_booleans_is_not_equal(backend):
 
 
 # --- dtypes, edge cases and errors ---------------------------------------------------------------
-@pytest.mark.parametrize("dtype, expected", [("int8", "int64"), ("int64", "int64"), ("bool", "int64"),
-                                             ("uint8", "uint64"), ("float32", "float32")])
+@pytest.mark.parametrize(
+    "dtype, expected",
+    [("int8", "int64"), ("int64", "int64"), ("bool", "int64"), ("uint8", "uint64"), ("float32", "float32")],
+)
 @pytest.mark.parametrize("name", ["prod", "cumulative_sum", "cumulative_prod"])
 def test_accumulation_dtype(backend, name, dtype, expected):
     """Integers narrower than the default integer accumulate in it (unsigned: uint64)."""
@@ -234,8 +268,10 @@ def test_accumulation_dtype(backend, name, dtype, expected):
     np.testing.assert_array_equal(host(out), getattr(np, name)(values))
 
 
-@pytest.mark.parametrize("name, expected", [("prod", [8.0, 6.0, 3.0]), ("cumulative_sum", [3.0, 2.0, 1.0]),
-                                            ("cumulative_prod", [1 + 2 + 8, 1.5 + 6, 3.0])])
+@pytest.mark.parametrize(
+    "name, expected",
+    [("prod", [8.0, 6.0, 3.0]), ("cumulative_sum", [3.0, 2.0, 1.0]), ("cumulative_prod", [1 + 2 + 8, 1.5 + 6, 3.0])],
+)
 def test_dtype_argument_casts_first_and_the_gradient_back(float64_backend, name, expected):
     x = ag.tensor([1.5, 2.0, 4.0], dtype="float32", requires_grad=True)
     out = getattr(ag, name)(x, dtype="float64")
@@ -260,17 +296,29 @@ def test_std_where_undefined_is_not_finite(float64_backend):
     assert not np.isfinite(host(out))
 
 
-@pytest.mark.parametrize("call, error", [
-    (lambda x: ag.cumulative_sum(x), ValueError),  # 2-D: the axis is required
-    (lambda x: ag.cumulative_prod(x, axis=2), ValueError),
-    (lambda x: ag.prod(x, axis=-3), ValueError),
-    (lambda x: ag.diff(x, axis=2), ValueError),
-    (lambda x: ag.diff(x, n=-1), ValueError),
-    (lambda x: ag.diff(ag.sum(x)), ValueError),
-    (lambda x: ag.any(x, axis=5), ValueError),
-    (lambda x: ag.diff(x, prepend=np.zeros((2, 1))), TypeError),
-], ids=["cumsum-no-axis", "cumprod-axis", "prod-axis", "diff-axis", "diff-n", "diff-0d", "any-axis",
-        "diff-prepend-not-tensor"])
+@pytest.mark.parametrize(
+    "call, error",
+    [
+        (lambda x: ag.cumulative_sum(x), ValueError),  # 2-D: the axis is required
+        (lambda x: ag.cumulative_prod(x, axis=2), ValueError),
+        (lambda x: ag.prod(x, axis=-3), ValueError),
+        (lambda x: ag.diff(x, axis=2), ValueError),
+        (lambda x: ag.diff(x, n=-1), ValueError),
+        (lambda x: ag.diff(ag.sum(x)), ValueError),
+        (lambda x: ag.any(x, axis=5), ValueError),
+        (lambda x: ag.diff(x, prepend=np.zeros((2, 1))), TypeError),
+    ],
+    ids=[
+        "cumsum-no-axis",
+        "cumprod-axis",
+        "prod-axis",
+        "diff-axis",
+        "diff-n",
+        "diff-0d",
+        "any-axis",
+        "diff-prepend-not-tensor",
+    ],
+)
 def test_errors(backend, call, error):
     with pytest.raises(error):
         call(ag.ones((2, 3)))

@@ -61,7 +61,7 @@ def random_graph(seed, backend):
             nodes.append(ag.einsum("ij,ij->ij", a, b))
         else:
             nodes.append(ag.sum(a, axis=0) if a.ndim else ag.exp(a * 0.1))
-    return leaves, sum(ag.sum(n) for n in nodes[len(leaves):])
+    return leaves, sum(ag.sum(n) for n in nodes[len(leaves) :])
 
 
 def gradients(seed, backend, sweep, monkeypatch):
@@ -96,7 +96,7 @@ def test_a_chain_longer_than_the_recursion_limit(backend, sweep):
     for _ in range(5_000):
         y = y * 1.0001
     y.backward()
-    assert x.grad.item() == pytest.approx(1.0001 ** 5_000, rel=1e-9)
+    assert x.grad.item() == pytest.approx(1.0001**5_000, rel=1e-9)
 
 
 def test_hooks_and_retained_gradients(backend, sweep):
@@ -190,10 +190,12 @@ RECORD_CASES = {  # (inputs, vjps) from a tensor `x` that requires grad, a const
     "no inputs": lambda x, c, f, g: ((), ()),
 }
 RECORD_CALLS = {  # how an op passes record's optional arguments
-    "positional": lambda record, data, backend, inputs, vjps, raw: record("add", data, backend, inputs, vjps, None,
-                                                                          False, raw),
-    "keywords": lambda record, data, backend, inputs, vjps, raw: record("add", data, backend, inputs, vjps,
-                                                                        saves_output=True, raw_inputs=raw),
+    "positional": lambda record, data, backend, inputs, vjps, raw: record(
+        "add", data, backend, inputs, vjps, None, False, raw
+    ),
+    "keywords": lambda record, data, backend, inputs, vjps, raw: record(
+        "add", data, backend, inputs, vjps, saves_output=True, raw_inputs=raw
+    ),
     "defaults": lambda record, data, backend, inputs, vjps, raw: record("add", data, backend, inputs, vjps),
 }
 
@@ -276,8 +278,12 @@ def test_nothing_is_leaked_step_after_step(backend, sweep):
 
 
 COMPILED_OPERATORS = [  # binary_op's ops with a Python forward (divide's is a string): compiled where built
-    ("__add__", "add"), ("__sub__", "subtract"), ("__mul__", "multiply"), ("__floordiv__", "floor_divide"),
-    ("__mod__", "remainder"), ("__pow__", "pow"),
+    ("__add__", "add"),
+    ("__sub__", "subtract"),
+    ("__mul__", "multiply"),
+    ("__floordiv__", "floor_divide"),
+    ("__mod__", "remainder"),
+    ("__pow__", "pow"),
 ]
 OPERANDS = {  # (x, y) from a float64 tensor that requires grad `x`, a constant `c` and a float32 `f`
     "tensors": lambda x, c, f: (x, x * 0.5 + 1.5),

@@ -97,8 +97,7 @@ def test_a_thread_records_while_another_is_inside_no_grad():
 
 def test_overlapping_no_grad_blocks_in_two_threads_restore_grad_mode():
     first, second = ag.no_grad(), ag.no_grad()
-    in_order((0, first.__enter__), (1, second.__enter__), (0, lambda: first.__exit__()),
-             (1, lambda: second.__exit__()))
+    in_order((0, first.__enter__), (1, second.__enter__), (0, lambda: first.__exit__()), (1, lambda: second.__exit__()))
     assert ag.is_grad_enabled()
 
 

@@ -47,8 +47,12 @@ UNARY = [
     ("negative", ag.negative, torch.neg, normal(3, 4)),
     ("clone", ag.clone, torch.clone, normal(3, 4)),
     ("gelu", F.gelu, torch.nn.functional.gelu, normal(3, 4, scale=2)),
-    ("gelu_tanh", lambda x: F.gelu(x, approximate="tanh"),
-     lambda x: torch.nn.functional.gelu(x, approximate="tanh"), normal(3, 4, scale=2)),
+    (
+        "gelu_tanh",
+        lambda x: F.gelu(x, approximate="tanh"),
+        lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
+        normal(3, 4, scale=2),
+    ),
 ]
 
 # Binary ops on equal and broadcast shapes; the second operand is drawn where the op is smooth.
@@ -73,18 +77,25 @@ SCALARS = [
     case("maximum_scalar", lambda x: ag.maximum(x, 0.25), lambda x: torch.clamp(x, min=0.25), normal(3, 4)),
     case("minimum_scalar", lambda x: ag.minimum(x, 0.25), lambda x: torch.clamp(x, max=0.25), normal(3, 4)),
     case("where", ag.where, torch.where, mask(3, 4), normal(3, 4), normal(4)),
-    case("where_scalar", lambda c, x: ag.where(c, x, 0.5), lambda c, x: torch.where(c, x, 0.5), mask(3, 4),
-         normal(3, 4)),
+    case(
+        "where_scalar", lambda c, x: ag.where(c, x, 0.5), lambda c, x: torch.where(c, x, 0.5), mask(3, 4), normal(3, 4)
+    ),
     case("clip", lambda x: ag.clip(x, -0.5, 0.7), lambda x: torch.clamp(x, -0.5, 0.7), normal(3, 4)),
     case("clip_min", lambda x: ag.clip(x, min=-0.5), lambda x: torch.clamp(x, min=-0.5), normal(3, 4)),
     case("clip_max", lambda x: ag.clip(x, max=0.3), lambda x: torch.clamp(x, max=0.3), normal(3, 4)),
-    case("chain_shared_input", lambda x: ((x.exp() * x).tanh() + x.sin() / (1 + x * x)).sum(1), None,
-         normal(3, 4)),
+    case("chain_shared_input", lambda x: ((x.exp() * x).tanh() + x.sin() / (1 + x * x)).sum(1), None, normal(3, 4)),
 ]
 
 MATMUL_SHAPES = [
-    ((3, 4), (4, 5)), ((2, 3, 4), (2, 4, 5)), ((2, 3, 4), (4, 5)), ((3, 4), (2, 4, 5)),
-    ((2, 1, 3, 4), (3, 4, 5)), ((4,), (4, 5)), ((3, 4), (4,)), ((4,), (4,)), ((4,), (2, 4, 5)),
+    ((3, 4), (4, 5)),
+    ((2, 3, 4), (2, 4, 5)),
+    ((2, 3, 4), (4, 5)),
+    ((3, 4), (2, 4, 5)),
+    ((2, 1, 3, 4), (3, 4, 5)),
+    ((4,), (4, 5)),
+    ((3, 4), (4,)),
+    ((4,), (4,)),
+    ((4,), (2, 4, 5)),
 ]
 
 # Reductions over (2, 3, 4); torch takes the full tuple of axes where we take None.
@@ -103,29 +114,51 @@ def torch_dims(axis: Any) -> Any:
     return (0, 1, 2) if axis is None else axis
 
 
-REDUCTION_CASES = [
-    case(f"{name}-axis{axis}-keep{keep}", lambda x, f=ours, a=axis, k=keep: f(x, a, keepdims=k),
-         lambda x, f=theirs, a=axis, k=keep: f(x, torch_dims(a), keepdim=k), normal(2, 3, 4))
-    for name, ours, theirs in REDUCTIONS for axis in AXES for keep in (False, True)
-] + [
-    case(f"var-corr{c}-axis{axis}-keep{keep}", lambda x, a=axis, c=c, k=keep: ag.var(x, a, correction=c, keepdims=k),
-         lambda x, a=axis, c=c, k=keep: torch.var(x, torch_dims(a), correction=c, keepdim=k), normal(2, 3, 4))
-    for c in (0, 1) for axis in (None, 1, (0, 2)) for keep in (False, True)
-] + [
-    # PyTorch-style methods with PyTorch's keywords and defaults (var: correction=1).
-    case("method_sum_dim", lambda x: x.sum(dim=1, keepdim=True), None, normal(2, 3, 4)),
-    case("method_mean_dim", lambda x: x.mean(dim=(0, 2)), None, normal(2, 3, 4)),
-    case("method_var_default", lambda x: x.var(), None, normal(2, 3, 4)),
-    case("method_var_dim", lambda x: x.var(dim=-1, keepdim=True), None, normal(2, 3, 4)),
-    case("method_logsumexp", lambda x: x.logsumexp(dim=0), None, normal(2, 3, 4)),
-    case("max_1d", ag.max, torch.amax, normal(5)),
-    case("logsumexp_large", lambda x: ag.logsumexp(x, -1), lambda x: torch.logsumexp(x, -1), normal(3, 4, scale=1e3)),
-]
+REDUCTION_CASES = (
+    [
+        case(
+            f"{name}-axis{axis}-keep{keep}",
+            lambda x, f=ours, a=axis, k=keep: f(x, a, keepdims=k),
+            lambda x, f=theirs, a=axis, k=keep: f(x, torch_dims(a), keepdim=k),
+            normal(2, 3, 4),
+        )
+        for name, ours, theirs in REDUCTIONS
+        for axis in AXES
+        for keep in (False, True)
+    ]
+    + [
+        case(
+            f"var-corr{c}-axis{axis}-keep{keep}",
+            lambda x, a=axis, c=c, k=keep: ag.var(x, a, correction=c, keepdims=k),
+            lambda x, a=axis, c=c, k=keep: torch.var(x, torch_dims(a), correction=c, keepdim=k),
+            normal(2, 3, 4),
+        )
+        for c in (0, 1)
+        for axis in (None, 1, (0, 2))
+        for keep in (False, True)
+    ]
+    + [
+        # PyTorch-style methods with PyTorch's keywords and defaults (var: correction=1).
+        case("method_sum_dim", lambda x: x.sum(dim=1, keepdim=True), None, normal(2, 3, 4)),
+        case("method_mean_dim", lambda x: x.mean(dim=(0, 2)), None, normal(2, 3, 4)),
+        case("method_var_default", lambda x: x.var(), None, normal(2, 3, 4)),
+        case("method_var_dim", lambda x: x.var(dim=-1, keepdim=True), None, normal(2, 3, 4)),
+        case("method_logsumexp", lambda x: x.logsumexp(dim=0), None, normal(2, 3, 4)),
+        case("max_1d", ag.max, torch.amax, normal(5)),
+        case(
+            "logsumexp_large", lambda x: ag.logsumexp(x, -1), lambda x: torch.logsumexp(x, -1), normal(3, 4, scale=1e3)
+        ),
+    ]
+)
 
 SOFTMAXES = [("softmax", ag.softmax, torch.softmax), ("log_softmax", ag.log_softmax, torch.log_softmax)]
 SOFTMAX_CASES = [
-    case(f"{name}-axis{axis}-{dims(shape)}-scale{scale}", lambda x, f=ours, a=axis: f(x, a),
-         lambda x, f=theirs, a=axis: f(x, a), normal(*shape, scale=scale))
+    case(
+        f"{name}-axis{axis}-{dims(shape)}-scale{scale}",
+        lambda x, f=ours, a=axis: f(x, a),
+        lambda x, f=theirs, a=axis: f(x, a),
+        normal(*shape, scale=scale),
+    )
     for name, ours, theirs in SOFTMAXES
     for shape, axis, scale in (((3, 4), -1, 1), ((3, 4), 0, 1), ((2, 3, 4), 1, 1), ((3, 4), -1, 300))
 ]
@@ -134,8 +167,9 @@ SHAPE_CASES = [
     case("reshape", lambda x: ag.reshape(x, (4, 6)), lambda x: torch.reshape(x, (4, 6)), normal(2, 3, 4)),
     case("reshape_method_infer", lambda x: x.reshape(-1, 2), None, normal(2, 3, 4)),
     case("view", lambda x: x.view(6, 4), None, normal(2, 3, 4)),
-    case("permute_dims", lambda x: ag.permute_dims(x, (2, 0, 1)), lambda x: torch.permute(x, (2, 0, 1)),
-         normal(2, 3, 4)),
+    case(
+        "permute_dims", lambda x: ag.permute_dims(x, (2, 0, 1)), lambda x: torch.permute(x, (2, 0, 1)), normal(2, 3, 4)
+    ),
     case("permute_method", lambda x: x.permute(1, 2, 0), None, normal(2, 3, 4)),
     case("matrix_transpose", ag.matrix_transpose, lambda x: x.mT, normal(2, 3, 4)),
     case("T", lambda x: x.T, None, normal(3, 4)),
@@ -144,21 +178,45 @@ SHAPE_CASES = [
     case("squeeze", lambda x: ag.squeeze(x, 1), lambda x: torch.squeeze(x, 1), normal(3, 1, 4)),
     case("squeeze_all", lambda x: x.squeeze(), None, normal(1, 3, 1)),
     case("flatten", lambda x: ag.flatten(x, 1), lambda x: torch.flatten(x, 1), normal(2, 3, 4)),
-    case("broadcast_to", lambda x: ag.broadcast_to(x, (2, 3, 4)), lambda x: torch.broadcast_to(x, (2, 3, 4)),
-         normal(3, 1)),
+    case(
+        "broadcast_to",
+        lambda x: ag.broadcast_to(x, (2, 3, 4)),
+        lambda x: torch.broadcast_to(x, (2, 3, 4)),
+        normal(3, 1),
+    ),
     case("expand", lambda x: x.expand(2, 3, 4), None, normal(1, 4)),
-    case("concat", lambda a, b: ag.concat([a, b, a], axis=1), lambda a, b: torch.cat([a, b, a], dim=1),
-         normal(2, 3), normal(2, 2)),
-    case("stack", lambda a, b: ag.stack([a, b], axis=-1), lambda a, b: torch.stack([a, b], dim=-1),
-         normal(2, 3), normal(2, 3)),
+    case(
+        "concat",
+        lambda a, b: ag.concat([a, b, a], axis=1),
+        lambda a, b: torch.cat([a, b, a], dim=1),
+        normal(2, 3),
+        normal(2, 2),
+    ),
+    case(
+        "stack",
+        lambda a, b: ag.stack([a, b], axis=-1),
+        lambda a, b: torch.stack([a, b], dim=-1),
+        normal(2, 3),
+        normal(2, 3),
+    ),
 ]
 
 # Indexing: repeated indices must accumulate, negative ones wrap.
 INDEX_CASES = [
-    case("take_repeated", lambda x, i: ag.take(x, i, axis=0), lambda x, i: torch.index_select(x, 0, i),
-         normal(4, 3), const([2, 0, 2, 2, 3])),
-    case("take_axis1", lambda x, i: ag.take(x, i, axis=1), lambda x, i: torch.index_select(x, 1, i),
-         normal(2, 4, 3), const([1, 1, 3])),
+    case(
+        "take_repeated",
+        lambda x, i: ag.take(x, i, axis=0),
+        lambda x, i: torch.index_select(x, 0, i),
+        normal(4, 3),
+        const([2, 0, 2, 2, 3]),
+    ),
+    case(
+        "take_axis1",
+        lambda x, i: ag.take(x, i, axis=1),
+        lambda x, i: torch.index_select(x, 1, i),
+        normal(2, 4, 3),
+        const([1, 1, 3]),
+    ),
     case("getitem_rows_repeated", lambda x, i: x[i], None, normal(4, 3), const([3, 1, 3, 3, 0])),
     case("getitem_list_negative", lambda x: x[[-1, 0, -1]], None, normal(4, 3)),
     case("getitem_columns", lambda x, i: x[:, i], None, normal(2, 4, 3), const([2, 2, 0])),
@@ -173,11 +231,16 @@ INDEX_CASES = [
 
 CASES = (
     [case(name, ours, theirs, arg) for name, ours, theirs, arg in UNARY]
-    + [case(f"{name}-{dims(sa)}-{dims(sb)}", ours, theirs, normal(*sa), draw(*sb))
-       for name, ours, theirs, draw in BINARY for sa, sb in SHAPE_PAIRS]
+    + [
+        case(f"{name}-{dims(sa)}-{dims(sb)}", ours, theirs, normal(*sa), draw(*sb))
+        for name, ours, theirs, draw in BINARY
+        for sa, sb in SHAPE_PAIRS
+    ]
     + SCALARS
-    + [case(f"matmul-{dims(sa)}-{dims(sb)}", ag.matmul, torch.matmul, normal(*sa), normal(*sb))
-       for sa, sb in MATMUL_SHAPES]
+    + [
+        case(f"matmul-{dims(sa)}-{dims(sb)}", ag.matmul, torch.matmul, normal(*sa), normal(*sb))
+        for sa, sb in MATMUL_SHAPES
+    ]
     + [case("matmul_operator", lambda a, b: a @ b, None, normal(2, 3, 4), normal(4, 2))]
     + REDUCTION_CASES
     + SOFTMAX_CASES

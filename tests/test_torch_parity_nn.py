@@ -31,20 +31,39 @@ def module_case(name: str, ours: Callable, theirs: Callable, arg) -> object:
 
 MODULES = [
     module_case("linear", lambda: nn.Linear(5, 4, dtype=F64), lambda: torch.nn.Linear(5, 4), normal(3, 5)),
-    module_case("linear_no_bias", lambda: nn.Linear(5, 4, bias=False, dtype=F64),
-                lambda: torch.nn.Linear(5, 4, bias=False), normal(3, 5)),
-    module_case("linear_batched", lambda: nn.Linear(5, 4, dtype=F64), lambda: torch.nn.Linear(5, 4),
-                normal(2, 3, 5)),
+    module_case(
+        "linear_no_bias",
+        lambda: nn.Linear(5, 4, bias=False, dtype=F64),
+        lambda: torch.nn.Linear(5, 4, bias=False),
+        normal(3, 5),
+    ),
+    module_case("linear_batched", lambda: nn.Linear(5, 4, dtype=F64), lambda: torch.nn.Linear(5, 4), normal(2, 3, 5)),
     module_case("linear_1d_input", lambda: nn.Linear(5, 4, dtype=F64), lambda: torch.nn.Linear(5, 4), normal(5)),
-    module_case("embedding_repeated", lambda: nn.Embedding(6, 3, dtype=F64), lambda: torch.nn.Embedding(6, 3),
-                const([[0, 5, 2], [2, 2, 0]])),
+    module_case(
+        "embedding_repeated",
+        lambda: nn.Embedding(6, 3, dtype=F64),
+        lambda: torch.nn.Embedding(6, 3),
+        const([[0, 5, 2], [2, 2, 0]]),
+    ),
     module_case("layer_norm", lambda: nn.LayerNorm(4, dtype=F64), lambda: torch.nn.LayerNorm(4), normal(3, 4)),
-    module_case("layer_norm_2d", lambda: nn.LayerNorm((3, 4), eps=1e-3, dtype=F64),
-                lambda: torch.nn.LayerNorm((3, 4), eps=1e-3), normal(2, 3, 4)),
-    module_case("layer_norm_no_bias", lambda: nn.LayerNorm(4, bias=False, dtype=F64),
-                lambda: torch.nn.LayerNorm(4, bias=False), normal(3, 4)),
-    module_case("layer_norm_no_affine", lambda: nn.LayerNorm(4, elementwise_affine=False, dtype=F64),
-                lambda: torch.nn.LayerNorm(4, elementwise_affine=False), normal(3, 4)),
+    module_case(
+        "layer_norm_2d",
+        lambda: nn.LayerNorm((3, 4), eps=1e-3, dtype=F64),
+        lambda: torch.nn.LayerNorm((3, 4), eps=1e-3),
+        normal(2, 3, 4),
+    ),
+    module_case(
+        "layer_norm_no_bias",
+        lambda: nn.LayerNorm(4, bias=False, dtype=F64),
+        lambda: torch.nn.LayerNorm(4, bias=False),
+        normal(3, 4),
+    ),
+    module_case(
+        "layer_norm_no_affine",
+        lambda: nn.LayerNorm(4, elementwise_affine=False, dtype=F64),
+        lambda: torch.nn.LayerNorm(4, elementwise_affine=False),
+        normal(3, 4),
+    ),
     module_case("relu", nn.ReLU, torch.nn.ReLU, normal(3, 4)),
     module_case("tanh", nn.Tanh, torch.nn.Tanh, normal(3, 4)),
     module_case("sigmoid", nn.Sigmoid, torch.nn.Sigmoid, normal(3, 4)),
@@ -52,10 +71,16 @@ MODULES = [
     module_case("gelu_tanh", lambda: nn.GELU("tanh"), lambda: torch.nn.GELU("tanh"), normal(3, 4)),
     module_case("flatten", nn.Flatten, torch.nn.Flatten, normal(2, 3, 4)),
     module_case("dropout_eval", lambda: nn.Dropout(0.5).eval(), lambda: torch.nn.Dropout(0.5).eval(), normal(3, 4)),
-    module_case("sequential", lambda: nn.Sequential(nn.Linear(5, 8, dtype=F64), nn.GELU(), nn.LayerNorm(8, dtype=F64),
-                                                    nn.Linear(8, 3, dtype=F64), nn.Tanh()),
-                lambda: torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.GELU(), torch.nn.LayerNorm(8),
-                                            torch.nn.Linear(8, 3), torch.nn.Tanh()), normal(4, 5)),
+    module_case(
+        "sequential",
+        lambda: nn.Sequential(
+            nn.Linear(5, 8, dtype=F64), nn.GELU(), nn.LayerNorm(8, dtype=F64), nn.Linear(8, 3, dtype=F64), nn.Tanh()
+        ),
+        lambda: torch.nn.Sequential(
+            torch.nn.Linear(5, 8), torch.nn.GELU(), torch.nn.LayerNorm(8), torch.nn.Linear(8, 3), torch.nn.Tanh()
+        ),
+        normal(4, 5),
+    ),
 ]
 
 
@@ -91,53 +116,98 @@ IGNORED = const([0, -100, 1, 3, -100])
 REDUCTIONS = ("mean", "sum", "none")
 SOFT_LABELS = Arg(lambda r: r.uniform(0, 1, (3, 4)), grad=False)
 
-LOSSES = [
-    loss_case(f"cross_entropy-{red}-{name}", lambda x, t, r=red, k=kw: F.cross_entropy(x, t, reduction=r, **k),
-              lambda x, t, r=red, k=kw: TF.cross_entropy(x, t, reduction=r, **k), logits, target)
-    for red in REDUCTIONS
-    for name, logits, target, kw in (
-        ("plain", normal(5, 4), TARGETS, {}),
-        ("ignored_default", normal(5, 4), IGNORED, {}),
-        ("ignore_index_3", normal(5, 4), TARGETS, {"ignore_index": 3}),
-        ("huge_logits", normal(5, 4, scale=1e4), TARGETS, {}),
-    )
-] + [
-    loss_case(f"nll_loss-{red}-{name}", lambda x, t, r=red, k=kw: F.nll_loss(x, t, reduction=r, **k),
-              lambda x, t, r=red, k=kw: TF.nll_loss(x, t, reduction=r, **k), normal(5, 4), target)
-    for red in REDUCTIONS
-    for name, target, kw in (("plain", TARGETS, {}), ("ignored", IGNORED, {}), ("ignore_index_3", TARGETS,
-                                                                                  {"ignore_index": 3}))
-] + [
-    loss_case(f"mse_loss-{red}", lambda x, t, r=red: F.mse_loss(x, t, reduction=r),
-              lambda x, t, r=red: TF.mse_loss(x, t, reduction=r), normal(3, 4), normal(3, 4))
-    for red in REDUCTIONS
-] + [
-    loss_case(f"bce_with_logits-{red}-{name}",
-              lambda x, t, *w, r=red, k=keys: F.binary_cross_entropy_with_logits(x, t, reduction=r, **dict(zip(k, w))),
-              lambda x, t, *w, r=red, k=keys: TF.binary_cross_entropy_with_logits(x, t, reduction=r,
-                                                                                   **dict(zip(k, w))),
-              normal(3, 4, scale=scale), SOFT_LABELS, *weights)
-    for red in REDUCTIONS
-    for name, scale, keys, weights in (
-        ("plain", 3, (), ()),
-        ("weight", 3, ("weight",), (const([0.5, 1.0, 2.0, 0.0]),)),
-        ("pos_weight", 3, ("pos_weight",), (const([3.0, 1.0, 0.5, 2.0]),)),
-        ("weight_and_pos_weight", 3, ("weight", "pos_weight"), (const([[0.5], [1.0], [2.0]]),
-                                                                 const([3.0, 1.0, 0.5, 2.0]))),
-        ("huge_logits", 1e3, ("pos_weight",), (const([3.0, 1.0, 0.5, 2.0]),)),
-    )
-] + [
-    loss_case("layer_norm_affine", lambda x, w, b: F.layer_norm(x, (4,), w, b),
-              lambda x, w, b: TF.layer_norm(x, (4,), w, b), normal(3, 4), normal(4), normal(4)),
-    loss_case("layer_norm_2d_eps", lambda x: F.layer_norm(x, (3, 4), eps=0.1),
-              lambda x: TF.layer_norm(x, (3, 4), eps=0.1), normal(2, 3, 4)),
-    loss_case("embedding_repeated", F.embedding, TF.embedding, const([[1, 4, 1], [1, 0, 4]]), normal(5, 3)),
-    loss_case("linear", F.linear, TF.linear, normal(3, 5), normal(4, 5), normal(4)),
-    loss_case("softmax_dim0", lambda x: F.softmax(x, dim=0), lambda x: TF.softmax(x, dim=0), normal(3, 4)),
-    loss_case("log_softmax", F.log_softmax, lambda x: TF.log_softmax(x, dim=-1), normal(3, 4)),
-    loss_case("dropout_not_training", lambda x: F.dropout(x, 0.3, training=False),
-              lambda x: TF.dropout(x, 0.3, training=False), normal(3, 4)),
-]
+LOSSES = (
+    [
+        loss_case(
+            f"cross_entropy-{red}-{name}",
+            lambda x, t, r=red, k=kw: F.cross_entropy(x, t, reduction=r, **k),
+            lambda x, t, r=red, k=kw: TF.cross_entropy(x, t, reduction=r, **k),
+            logits,
+            target,
+        )
+        for red in REDUCTIONS
+        for name, logits, target, kw in (
+            ("plain", normal(5, 4), TARGETS, {}),
+            ("ignored_default", normal(5, 4), IGNORED, {}),
+            ("ignore_index_3", normal(5, 4), TARGETS, {"ignore_index": 3}),
+            ("huge_logits", normal(5, 4, scale=1e4), TARGETS, {}),
+        )
+    ]
+    + [
+        loss_case(
+            f"nll_loss-{red}-{name}",
+            lambda x, t, r=red, k=kw: F.nll_loss(x, t, reduction=r, **k),
+            lambda x, t, r=red, k=kw: TF.nll_loss(x, t, reduction=r, **k),
+            normal(5, 4),
+            target,
+        )
+        for red in REDUCTIONS
+        for name, target, kw in (
+            ("plain", TARGETS, {}),
+            ("ignored", IGNORED, {}),
+            ("ignore_index_3", TARGETS, {"ignore_index": 3}),
+        )
+    ]
+    + [
+        loss_case(
+            f"mse_loss-{red}",
+            lambda x, t, r=red: F.mse_loss(x, t, reduction=r),
+            lambda x, t, r=red: TF.mse_loss(x, t, reduction=r),
+            normal(3, 4),
+            normal(3, 4),
+        )
+        for red in REDUCTIONS
+    ]
+    + [
+        loss_case(
+            f"bce_with_logits-{red}-{name}",
+            lambda x, t, *w, r=red, k=keys: F.binary_cross_entropy_with_logits(x, t, reduction=r, **dict(zip(k, w))),
+            lambda x, t, *w, r=red, k=keys: TF.binary_cross_entropy_with_logits(x, t, reduction=r, **dict(zip(k, w))),
+            normal(3, 4, scale=scale),
+            SOFT_LABELS,
+            *weights,
+        )
+        for red in REDUCTIONS
+        for name, scale, keys, weights in (
+            ("plain", 3, (), ()),
+            ("weight", 3, ("weight",), (const([0.5, 1.0, 2.0, 0.0]),)),
+            ("pos_weight", 3, ("pos_weight",), (const([3.0, 1.0, 0.5, 2.0]),)),
+            (
+                "weight_and_pos_weight",
+                3,
+                ("weight", "pos_weight"),
+                (const([[0.5], [1.0], [2.0]]), const([3.0, 1.0, 0.5, 2.0])),
+            ),
+            ("huge_logits", 1e3, ("pos_weight",), (const([3.0, 1.0, 0.5, 2.0]),)),
+        )
+    ]
+    + [
+        loss_case(
+            "layer_norm_affine",
+            lambda x, w, b: F.layer_norm(x, (4,), w, b),
+            lambda x, w, b: TF.layer_norm(x, (4,), w, b),
+            normal(3, 4),
+            normal(4),
+            normal(4),
+        ),
+        loss_case(
+            "layer_norm_2d_eps",
+            lambda x: F.layer_norm(x, (3, 4), eps=0.1),
+            lambda x: TF.layer_norm(x, (3, 4), eps=0.1),
+            normal(2, 3, 4),
+        ),
+        loss_case("embedding_repeated", F.embedding, TF.embedding, const([[1, 4, 1], [1, 0, 4]]), normal(5, 3)),
+        loss_case("linear", F.linear, TF.linear, normal(3, 5), normal(4, 5), normal(4)),
+        loss_case("softmax_dim0", lambda x: F.softmax(x, dim=0), lambda x: TF.softmax(x, dim=0), normal(3, 4)),
+        loss_case("log_softmax", F.log_softmax, lambda x: TF.log_softmax(x, dim=-1), normal(3, 4)),
+        loss_case(
+            "dropout_not_training",
+            lambda x: F.dropout(x, 0.3, training=False),
+            lambda x: TF.dropout(x, 0.3, training=False),
+            normal(3, 4),
+        ),
+    ]
+)
 
 
 @pytest.mark.parametrize(("ours", "theirs", "args"), LOSSES)
@@ -154,10 +224,15 @@ OPTIMIZERS = [
     pytest.param(optim.SGD, torch.optim.SGD, dict(lr=0.1), id="sgd"),
     pytest.param(optim.SGD, torch.optim.SGD, dict(lr=0.1, momentum=0.9), id="sgd_momentum"),
     pytest.param(optim.SGD, torch.optim.SGD, dict(lr=0.1, momentum=0.9, nesterov=True), id="sgd_nesterov"),
-    pytest.param(optim.SGD, torch.optim.SGD, dict(lr=0.1, momentum=0.9, dampening=0.3, weight_decay=0.05),
-                 id="sgd_dampening_weight_decay"),
-    pytest.param(optim.Adam, torch.optim.Adam, dict(lr=0.02, betas=(0.8, 0.99), weight_decay=0.05),
-                 id="adam_weight_decay"),
+    pytest.param(
+        optim.SGD,
+        torch.optim.SGD,
+        dict(lr=0.1, momentum=0.9, dampening=0.3, weight_decay=0.05),
+        id="sgd_dampening_weight_decay",
+    ),
+    pytest.param(
+        optim.Adam, torch.optim.Adam, dict(lr=0.02, betas=(0.8, 0.99), weight_decay=0.05), id="adam_weight_decay"
+    ),
     pytest.param(optim.AdamW, torch.optim.AdamW, dict(lr=0.02, weight_decay=0.01), id="adamw"),
     pair("rmsprop", dict(lr=0.01), "RMSprop"),
     pair("rmsprop_centered", dict(lr=0.01, alpha=0.9, centered=True), "RMSprop"),
@@ -169,8 +244,7 @@ OPTIMIZERS = [
     pair("adagrad_lr_decay", dict(lr=0.1, lr_decay=0.05), "Adagrad"),
     pair("adagrad_weight_decay", dict(lr=0.1, weight_decay=0.05), "Adagrad"),
     pair("adagrad_initial_accumulator", dict(lr=0.1, initial_accumulator_value=0.5, eps=1e-6), "Adagrad"),
-    pair("adagrad_everything", dict(lr=0.2, lr_decay=0.1, weight_decay=0.01, initial_accumulator_value=0.1),
-         "Adagrad"),
+    pair("adagrad_everything", dict(lr=0.2, lr_decay=0.1, weight_decay=0.01, initial_accumulator_value=0.1), "Adagrad"),
 ]
 
 
@@ -262,8 +336,7 @@ ROUND_TRIP_OPTIMIZERS = [
     pytest.param(optim.SGD, dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01), id="sgd_nesterov"),
     pytest.param(optim.Adam, dict(lr=0.02, betas=(0.8, 0.99), weight_decay=0.05), id="adam"),
     pytest.param(optim.AdamW, dict(lr=0.02, weight_decay=0.01), id="adamw"),
-    pytest.param(optim.RMSprop, dict(lr=0.01, alpha=0.9, momentum=0.5, centered=True, weight_decay=0.01),
-                 id="rmsprop"),
+    pytest.param(optim.RMSprop, dict(lr=0.01, alpha=0.9, momentum=0.5, centered=True, weight_decay=0.01), id="rmsprop"),
     pytest.param(optim.Adagrad, dict(lr=0.1, lr_decay=0.05, initial_accumulator_value=0.2), id="adagrad"),
 ]
 
@@ -285,7 +358,8 @@ def test_optimizer_state_dict_round_trip(float64_backend, cls, settings):
     resumed_opt = cls(resumed.parameters())
     resumed_opt.load_state_dict(opt.state_dict())
     assert {k: v for k, v in resumed_opt.param_groups[0].items() if k != "params"} == {
-        k: v for k, v in opt.param_groups[0].items() if k != "params"}
+        k: v for k, v in opt.param_groups[0].items() if k != "params"
+    }
 
     expected = train_ours(model, opt, steps=4)
     assert_close(train_ours(resumed, resumed_opt, steps=4), expected)

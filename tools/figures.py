@@ -36,8 +36,9 @@ from example_support.cli import HelpFormatter, Parser
 
 ROOT = machine.ROOT
 RESULTS = "results"
-BLOCK = re.compile(r"<!-- figures: (?P<name>[\w-]+) (?P<sources>[^>]*?) -->\n(?P<body>.*?)<!-- end figures -->",
-                   re.DOTALL)
+BLOCK = re.compile(
+    r"<!-- figures: (?P<name>[\w-]+) (?P<sources>[^>]*?) -->\n(?P<body>.*?)<!-- end figures -->", re.DOTALL
+)
 FENCE = re.compile(r"^```.*?^```", re.DOTALL | re.MULTILINE)
 CITED_JSON = re.compile(r"results/[\w./-]+\.json")
 
@@ -84,8 +85,9 @@ def rewritten(text: str) -> tuple[str, list[str]]:
 def results_summary(root: Path = ROOT) -> str:
     """What results/README.md must say: the summary of the examples' runs in results/."""
     folder = root / RESULTS
-    return example_runs.report(example_runs.load_runs(folder), example_runs.control_line(folder),
-                               example_runs.control_line(folder, "cnn"))
+    return example_runs.report(
+        example_runs.load_runs(folder), example_runs.control_line(folder), example_runs.control_line(folder, "cnn")
+    )
 
 
 def cited_runs(text: str, root: Path = ROOT) -> list[str]:
@@ -95,8 +97,7 @@ def cited_runs(text: str, root: Path = ROOT) -> list[str]:
     for m in blocks(text):
         for source in m["sources"].split():
             folder = root / source
-            cited |= ({p.relative_to(root).as_posix() for p in folder.glob("*.json")} if folder.is_dir()
-                      else {source})
+            cited |= {p.relative_to(root).as_posix() for p in folder.glob("*.json")} if folder.is_dir() else {source}
     return sorted(p for p in cited if not p.startswith(f"{RESULTS}/README"))
 
 
@@ -137,8 +138,12 @@ def source_problems(path: str, root: Path = ROOT) -> str | None:
 def check(root: Path = ROOT) -> list[str]:
     """Every problem: blocks that differ from their runs, a stale results/README.md, runs made
     on older code."""
-    problems = [f"{page.relative_to(root)}: {p}" for page in pages(root) for block in blocks(page.read_text())
-                if (p := block_problem(block))]
+    problems = [
+        f"{page.relative_to(root)}: {p}"
+        for page in pages(root)
+        for block in blocks(page.read_text())
+        if (p := block_problem(block))
+    ]
     if (root / RESULTS / "README.md").read_text() != results_summary(root):
         problems.append(f"{RESULTS}/README.md differs from the summary of its runs (--write rewrites it)")
     return problems + [p for path in all_cited_runs(root) if (p := source_problems(path, root))]
@@ -173,8 +178,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     action = p.add_mutually_exclusive_group(required=True)
     action.add_argument("--check", action="store_true", help="Report what is out of date; change nothing.")
     action.add_argument("--write", action="store_true", help="Render every block and results/README.md again.")
-    action.add_argument("--remake", nargs="*", metavar="RUN",
-                        help="Make these runs (results/....json) again, or every cited run, then --write.")
+    action.add_argument(
+        "--remake",
+        nargs="*",
+        metavar="RUN",
+        help="Make these runs (results/....json) again, or every cited run, then --write.",
+    )
     p.add_argument("--stale", action="store_true", help="With --remake: only the runs made on older code.")
     p.add_argument("--dry-run", action="store_true", help="With --remake: print the commands, run nothing.")
     args = p.parse_args(argv)

@@ -27,8 +27,14 @@ FRAMES = 12  # frames kept per allocation: enough to reach the project's code fr
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--at", type=int, nargs=2, metavar=("A", "B"), default=(150, 450),
-                   help="The steps after which Python's allocations are recorded (1-based, A < B).")
+    p.add_argument(
+        "--at",
+        type=int,
+        nargs=2,
+        metavar=("A", "B"),
+        default=(150, 450),
+        help="The steps after which Python's allocations are recorded (1-based, A < B).",
+    )
     p.add_argument("--top", type=int, default=8, help="How many of the sites that grew most to print.")
     p.add_argument("bigdata_args", nargs=argparse.REMAINDER, help="-- then examples/bigdata.py's arguments.")
     return p
@@ -43,8 +49,9 @@ def load_bigdata() -> ModuleType:
     return module
 
 
-def trace(first: int, last: int, bigdata_args: Sequence[str], top: int = 8,
-          bigdata: ModuleType | None = None) -> dict[str, Any]:
+def trace(
+    first: int, last: int, bigdata_args: Sequence[str], top: int = 8, bigdata: ModuleType | None = None
+) -> dict[str, Any]:
     """Train `bigdata` (default: examples/bigdata.py) with `bigdata_args` for `last` steps;
     Python's allocated bytes and the resident memory after steps `first` and `last`, and the
     `top` sites whose allocations grew most."""
@@ -60,7 +67,8 @@ def trace(first: int, last: int, bigdata_args: Sequence[str], top: int = 8,
         if steps_done[0] in (first, last):
             gc.collect()
             snapshots[steps_done[0]] = tracemalloc.take_snapshot().filter_traces(
-                [tracemalloc.Filter(False, tracemalloc.__file__)])
+                [tracemalloc.Filter(False, tracemalloc.__file__)]
+            )
         return measure()
 
     tracemalloc.start(FRAMES)
@@ -90,11 +98,13 @@ def report(result: dict[str, Any]) -> str:
     def mib(pair: list[int]) -> str:
         return f"{pair[0] / 2**20:.1f} -> {pair[1] / 2**20:.1f} MiB"
 
-    lines = [f"after step {first} and step {last}:",
-             f"  Python's allocations {mib(result['python_bytes'])}, "
-             f"{result['python_growth_bytes_per_step']:+,.0f} bytes per step",
-             f"  resident memory      {mib(result['rss_bytes'])}, "
-             f"{result['rss_growth_bytes_per_step']:+,.0f} bytes per step (with tracemalloc's own records)"]
+    lines = [
+        f"after step {first} and step {last}:",
+        f"  Python's allocations {mib(result['python_bytes'])}, "
+        f"{result['python_growth_bytes_per_step']:+,.0f} bytes per step",
+        f"  resident memory      {mib(result['rss_bytes'])}, "
+        f"{result['rss_growth_bytes_per_step']:+,.0f} bytes per step (with tracemalloc's own records)",
+    ]
     for site in result["grown"]:
         lines.append(f"\n+{site['bytes']:,} bytes in {site['blocks']:+,} blocks, allocated at")
         lines.extend(site["traceback"][-8:])

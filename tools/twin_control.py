@@ -49,8 +49,15 @@ def twins(model: str, dtype: str, seed: int, total_steps: int) -> tuple[TorchTwi
     return *pair, lambda x, n: (images(x), masks(n))
 
 
-def drift(epochs: int, dtype: str, limit: int | None = None, batch_size: int = 128, seed: int = 0,
-          quiet: bool = True, model: str = "mlp") -> list[float]:
+def drift(
+    epochs: int,
+    dtype: str,
+    limit: int | None = None,
+    batch_size: int = 128,
+    seed: int = 0,
+    quiet: bool = True,
+    model: str = "mlp",
+) -> list[float]:
     """The largest weight difference between the two torch runs after each epoch."""
     train = load_mnist().train
     x_all, y_all = train.x[:limit], train.y[:limit]
@@ -58,8 +65,7 @@ def drift(epochs: int, dtype: str, limit: int | None = None, batch_size: int = 1
     order = np.random.default_rng(seed)
     diffs = []
     for epoch in range(1, epochs + 1):
-        bar = Progress(num_batches(len(y_all), batch_size), f"epoch {epoch}/{epochs}",
-                              enabled=not quiet)
+        bar = Progress(num_batches(len(y_all), batch_size), f"epoch {epoch}/{epochs}", enabled=not quiet)
         for idx in shuffled_batches(len(y_all), batch_size, order):
             x, keep = inputs(x_all[idx], len(idx))
             loss = first.step(x, y_all[idx], keep)
@@ -76,14 +82,22 @@ def drift(epochs: int, dtype: str, limit: int | None = None, batch_size: int = 1
 def build_parser() -> argparse.ArgumentParser:
     """The command line of this example."""
     p = cli.parser(NAME, __doc__, QUICK, "tools")
-    p.add_argument("--model", choices=("mlp", "cnn"), default="mlp",
-                   help="The network of examples/mnist.py (mlp, batch 128) or of examples/mnist_cnn.py (cnn, "
-                        "batch 64).")
+    p.add_argument(
+        "--model",
+        choices=("mlp", "cnn"),
+        default="mlp",
+        help="The network of examples/mnist.py (mlp, batch 128) or of examples/mnist_cnn.py (cnn, batch 64).",
+    )
     p.add_argument("--epochs", type=cli.positive_int, default=10, help="Passes over the training images.")
-    p.add_argument("--dtype", choices=("float32", "float64"), default="float32",
-                   help="Floating-point type of both runs.")
-    p.add_argument("--limit", type=cli.positive_int, default=None,
-                   help="Train on the first LIMIT of the 55,000 training images only. Without it, on all of them.")
+    p.add_argument(
+        "--dtype", choices=("float32", "float64"), default="float32", help="Floating-point type of both runs."
+    )
+    p.add_argument(
+        "--limit",
+        type=cli.positive_int,
+        default=None,
+        help="Train on the first LIMIT of the 55,000 training images only. Without it, on all of them.",
+    )
     return p
 
 
@@ -102,10 +116,14 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> dict:
     optional.require("torch", "tools/twin_control.py")
     start = time.perf_counter()
     batch_size = 128 if args.model == "mlp" else 64
-    diffs = drift(args.epochs, args.dtype, args.limit, batch_size, seed=args.seed, quiet=args.quiet,
-                  model=args.model)
-    results = {"backend": "torch-only", "model": args.model, "dtype": args.dtype, "epochs": args.epochs,
-               "control_max_weight_diff": diffs}
+    diffs = drift(args.epochs, args.dtype, args.limit, batch_size, seed=args.seed, quiet=args.quiet, model=args.model)
+    results = {
+        "backend": "torch-only",
+        "model": args.model,
+        "dtype": args.dtype,
+        "epochs": args.epochs,
+        "control_max_weight_diff": diffs,
+    }
     name = NAME if args.model == "mlp" else f"{NAME}-cnn"
     out = records.output_path(args, f"{name}-{args.dtype}", with_backend=False)
     plots.draw(plot, diffs, args.dtype, out)

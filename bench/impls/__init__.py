@@ -44,5 +44,18 @@ def select(backend_names: list[str], baseline_names: list[str]) -> list[Impl]:
     return [*(Ours(b) for b in backend_names), *compiled, *clusters, *(baseline(n) for n in baseline_names)]
 
 
-__all__ = ["BASELINES", "CLUSTER_WORKERS", "BatchPool", "Impl", "NumpyByHand", "JaxJit", "Ours", "OursCluster",
-           "OursCompiled", "Runner", "TorchEager", "baseline", "select"]
+__all__ = [
+    "BASELINES",
+    "CLUSTER_WORKERS",
+    "BatchPool",
+    "Impl",
+    "NumpyByHand",
+    "JaxJit",
+    "Ours",
+    "OursCluster",
+    "OursCompiled",
+    "Runner",
+    "TorchEager",
+    "baseline",
+    "select",
+]

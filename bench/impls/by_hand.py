@@ -146,8 +146,9 @@ class _Char(_HandModel):
         np.sum(g, axis=0, out=self.grads[4])
         g *= gamma
         # LayerNorm: dx = rstd * (g - mean(g) - normed * mean(g * normed))
-        g = self.rstd * (g - g.mean(axis=1, keepdims=True)
-                         - self.normed * np.mean(g * self.normed, axis=1, keepdims=True))
+        g = self.rstd * (
+            g - g.mean(axis=1, keepdims=True) - self.normed * np.mean(g * self.normed, axis=1, keepdims=True)
+        )
         self.linear_backward(g, self.embedded, 1)
         rows = (g @ w1).reshape(-1, table.shape[1])
         self.grads[0][...] = segment_sum(rows, self.x.reshape(-1), table.shape[0])

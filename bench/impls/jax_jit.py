@@ -67,19 +67,22 @@ def _conv_block(jax: Any, x: Any, kernel: Any, gamma: Any, beta: Any, stats: tup
     """3x3 convolution (padding 1, no bias), batch norm on the batch's statistics (the
     running ones updated as PyTorch does), ReLU, 2x2 max pooling."""
     jnp = jax.numpy
-    h = jax.lax.conv_general_dilated(x, kernel, (1, 1), ((1, 1), (1, 1)),
-                                     dimension_numbers=("NCHW", "OIHW", "NCHW"))
+    h = jax.lax.conv_general_dilated(x, kernel, (1, 1), ((1, 1), (1, 1)), dimension_numbers=("NCHW", "OIHW", "NCHW"))
     axes, channel = (0, 2, 3), (-1, 1, 1)
     mean = h.mean(axis=axes, keepdims=True)
     centred = h - mean
     var = jnp.mean(centred * centred, axis=axes, keepdims=True)
-    h = _max_pool_2x2(jnp, jnp.maximum(centred / jnp.sqrt(var + BATCH_NORM_EPS) * gamma.reshape(channel)
-                                       + beta.reshape(channel), 0))
+    h = _max_pool_2x2(
+        jnp, jnp.maximum(centred / jnp.sqrt(var + BATCH_NORM_EPS) * gamma.reshape(channel) + beta.reshape(channel), 0)
+    )
     count = x.shape[0] * x.shape[2] * x.shape[3]
     running_mean, running_var, tracked = stats
     m = BATCH_NORM_MOMENTUM
-    stats = (running_mean * (1 - m) + mean.ravel() * m, running_var * (1 - m) + var.ravel() * (count / (count - 1)) * m,
-             tracked + 1)
+    stats = (
+        running_mean * (1 - m) + mean.ravel() * m,
+        running_var * (1 - m) + var.ravel() * (count / (count - 1)) * m,
+        tracked + 1,
+    )
     return h, stats
 
 
@@ -130,8 +133,10 @@ def _train_step(problem: Problem) -> Any:
         (loss, buffers), grads = jax.value_and_grad(loss_fn, has_aux=True)(params, buffers, x, y)
         m = tuple(mi + (1 - beta1) * (g - mi) for mi, g in zip(m, grads))
         v = tuple(vi * beta2 + (1 - beta2) * g * g for vi, g in zip(v, grads))
-        params = tuple(p * (1 - lr * decay) - step_size * (mi / (jnp.sqrt(vi) / root_correction + ADAM_EPS))
-                       for p, mi, vi in zip(params, m, v))
+        params = tuple(
+            p * (1 - lr * decay) - step_size * (mi / (jnp.sqrt(vi) / root_correction + ADAM_EPS))
+            for p, mi, vi in zip(params, m, v)
+        )
         return (params, m, v, buffers), loss
 
     return jax.jit(step, donate_argnums=0)

@@ -139,8 +139,7 @@ class _Model(BatchPool):
         self.model = build_model(nn, problem.model)
         self.model.load_state_dict(problem.weights)
         self.params = list(self.model.parameters())
-        self.opt = optim.AdamW(self.params, lr=problem.lr, betas=BETAS, eps=ADAM_EPS,
-                               weight_decay=problem.weight_decay)
+        self.opt = optim.AdamW(self.params, lr=problem.lr, betas=BETAS, eps=ADAM_EPS, weight_decay=problem.weight_decay)
         super().__init__([(ag.tensor(x), ag.tensor(y)) for x, y in problem.batches])
         self.loss: ag.Tensor | None = None
 
@@ -176,13 +175,16 @@ class _FullBatch(Runner):
         from bench import synthetic as bigdata
 
         if backend.name not in bigdata.LAZY_BACKENDS and problem.data.rows > FULLBATCH_HOST_ROWS:
-            raise ValueError(f"{problem.data.rows:,} rows is the set larger than the workers' memory, drawn by "
-                             f"dask workers only (the host implementations stop at {FULLBATCH_HOST_ROWS:,})")
+            raise ValueError(
+                f"{problem.data.rows:,} rows is the set larger than the workers' memory, drawn by "
+                f"dask workers only (the host implementations stop at {FULLBATCH_HOST_ROWS:,})"
+            )
         self.backend, self.step_of = backend, bigdata.train_step
         self.model = build_model(nn, problem.model)
         self.model.load_state_dict(problem.weights)
-        self.opt = optim.AdamW(self.model.parameters(), lr=problem.lr, betas=BETAS, eps=ADAM_EPS,
-                               weight_decay=problem.weight_decay)
+        self.opt = optim.AdamW(
+            self.model.parameters(), lr=problem.lr, betas=BETAS, eps=ADAM_EPS, weight_decay=problem.weight_decay
+        )
         self.x, self.y = bigdata.tensors(problem.data, persist=persist)
         self.loss = float("nan")
 

@@ -14,8 +14,9 @@ class TorchEager(Impl):
         self.fused = fused
         self.name = "torch-fused" if fused else "torch"
         # The op chain has no optimizer, so the fused variant would repeat the plain one.
-        self.workloads = frozenset({"mlp", "char", "cnn", "gpt", "phase"} if fused
-                                   else {"mlp", "char", "cnn", "gpt", "ops", "phase"})
+        self.workloads = frozenset(
+            {"mlp", "char", "cnn", "gpt", "phase"} if fused else {"mlp", "char", "cnn", "gpt", "ops", "phase"}
+        )
 
     def setup(self, problem: Problem) -> Runner:
         return _Chain(problem) if problem.model == "chain" else _Model(problem, self.fused)
@@ -28,8 +29,14 @@ class _Model(BatchPool):
         self.F = torch.nn.functional
         self.model = build_model(torch.nn, problem.model)
         self.model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in problem.weights.items()})
-        self.opt = torch.optim.AdamW(self.model.parameters(), lr=problem.lr, betas=BETAS, eps=ADAM_EPS,
-                                     weight_decay=problem.weight_decay, fused=fused or None)
+        self.opt = torch.optim.AdamW(
+            self.model.parameters(),
+            lr=problem.lr,
+            betas=BETAS,
+            eps=ADAM_EPS,
+            weight_decay=problem.weight_decay,
+            fused=fused or None,
+        )
         super().__init__([(torch.from_numpy(x), torch.from_numpy(y)) for x, y in problem.batches])
         self.loss = None
 
