@@ -41,6 +41,7 @@ from autograd_core.dtypes import (
 from autograd_core.einsum import _einsum, einsum
 from autograd_core.elementwise import *  # noqa: F403
 from autograd_core.engine import grad
+from autograd_core.function import Function, FunctionCtx, custom_vjp, once_differentiable
 from autograd_core.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from autograd_core.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from autograd_core.info import __array_namespace_info__

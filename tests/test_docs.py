@@ -17,6 +17,7 @@ MODULES = [
     "autograd_core.elementwise",
     "autograd_core.engine",
     "autograd_core.fft",
+    "autograd_core.function",
     "autograd_core.gradcheck",
     "autograd_core.grad_mode",
     "autograd_core.info",
