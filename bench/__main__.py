@@ -28,7 +28,7 @@ from bench import threads
 
 WORKLOAD_NAMES = ("mlp", "char", "cnn", "gpt", "ops", "phase", "fullbatch")
 DEFAULT_WORKLOADS = WORKLOAD_NAMES[:-1]  # fullbatch (minutes, dask clusters) runs only when named
-BASELINE_NAMES = ("torch", "torch-fused", "numpy-by-hand", "jax-jit")
+BASELINE_NAMES = ("torch", "torch-fused", "numpy-by-hand", "jax-jit", "hips-autograd", "mygrad")
 RESULTS = Path(__file__).resolve().parents[1] / "results"  # the committed reference runs: only with --reference
 RUNS = Path("runs")  # where runs go by default: under the current folder (git-ignored in the repository)
 

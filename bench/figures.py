@@ -32,6 +32,8 @@ ORDER = (
     "torch",
     "torch-fused",
     "numpy-by-hand",
+    "hips-autograd",
+    "mygrad",
     "jax-jit",
 )  # ours first, then the baselines
 

@@ -235,3 +235,49 @@ def test_a_cluster_s_processes_are_unpinned_in_every_thread():
     done = subprocess.run([sys.executable, "-c", UNPIN_CHECK], capture_output=True, text=True, check=True)
     every_core = sorted(range(os.cpu_count()))
     assert done.stdout.split("\n")[0] == f"{every_core} {every_core}"
+
+
+PEERS = {"hips-autograd": ("autograd", ("mlp", "char", "ops")), "mygrad": ("mygrad", ("mlp", "char", "ops", "phase"))}
+
+
+def _peer_points() -> list[tuple[str, str]]:
+    return [(name, workload) for name, (_, workloads) in PEERS.items() for workload in workloads]
+
+
+@pytest.mark.parametrize(("name", "workload"), _peer_points())
+def test_peer_engines_agree_with_the_hand_written_gradients(name, workload):
+    """HIPS autograd and mygrad (the `peers` extra) compute numpy-by-hand's gradients on the
+    first step and its losses on the next ones (the op chain: the gradient of its weight)."""
+    from bench.impls import baseline
+    from bench.problems import make_problem
+
+    pytest.importorskip(PEERS[name][0])
+    peer = baseline(name)
+    assert peer.unavailable() is None and peer.workloads == frozenset(PEERS[name][1])
+    problem = make_problem(workload, 8)
+    mine, reference = peer.setup(problem), NumpyByHand().setup(problem)
+    for k in range(3):
+        for runner in (mine, reference):
+            runner.select(k)
+            runner.step()
+        assert np.isclose(mine.check_value(), reference.check_value(), rtol=1e-5, atol=0)
+        if k == 0 and workload != "ops":
+            for g, expected in zip(mine.grads, reference.grads, strict=True):
+                assert g.dtype == np.float32 and g.shape == expected.shape
+                np.testing.assert_allclose(g, expected, rtol=1e-4, atol=1e-6)
+    if workload == "ops":
+        assert np.isclose(mine.check_value(), 2000 * 1.0001**1999, rtol=1e-4)
+
+
+@pytest.mark.parametrize("name", list(PEERS))
+def test_a_peer_without_its_library_is_skipped_with_the_install_hint(name, monkeypatch):
+    from bench.__main__ import parse_args
+    from bench.impls import BASELINES, baseline
+
+    assert name in BASELINES and name in parse_args(["--baselines", name]).baselines
+    monkeypatch.setitem(sys.modules, PEERS[name][0], None)  # `import` of it now fails
+    reason = baseline(name).unavailable()
+    assert reason is not None and f"{PEERS[name][0]} cannot be imported" in reason
+    assert 'pip install -e ".[peers]"' in reason
+    result = run(Settings(workloads=("ops",), plan=TINY), [baseline(name), NumpyByHand()], quiet(), limit_threads=False)
+    assert [s["impl"] for s in result.skipped] == [name] and "[peers]" in result.skipped[0]["reason"]

@@ -7,6 +7,10 @@
     torch-fused      the same with AdamW(fused=True)
     numpy-by-hand    the models in plain numpy with hand-written gradients and in-place AdamW
     jax-jit          the whole step in jax.numpy under jax.jit
+    hips-autograd    HIPS autograd's value_and_grad on numpy, numpy-by-hand's AdamW (mlp, char, ops)
+    mygrad           mygrad's tensors and backward(), numpy-by-hand's AdamW (mlp, char, ops, phase)
+
+hips-autograd and mygrad are the `peers` extra: pip install -e ".[peers]".
 
 Each module imports its library only when the implementation is checked or set up.
 """
@@ -15,11 +19,13 @@ from __future__ import annotations
 
 from bench.impls.base import BatchPool, Impl, Runner
 from bench.impls.by_hand import NumpyByHand
+from bench.impls.hips_autograd import HipsAutograd
 from bench.impls.jax_jit import JaxJit
+from bench.impls.mygrad_impl import MyGrad
 from bench.impls.ours import Ours, OursCluster, OursCompiled
 from bench.impls.torch_eager import TorchEager
 
-BASELINES = ("torch", "torch-fused", "numpy-by-hand", "jax-jit")
+BASELINES = ("torch", "torch-fused", "numpy-by-hand", "jax-jit", "hips-autograd", "mygrad")
 CLUSTER_WORKERS = (1, 2)  # the local clusters fullbatch is timed on, when dask is among the backends
 
 
@@ -30,6 +36,8 @@ def baseline(name: str) -> Impl:
         "torch-fused": lambda: TorchEager(fused=True),
         "numpy-by-hand": NumpyByHand,
         "jax-jit": JaxJit,
+        "hips-autograd": HipsAutograd,
+        "mygrad": MyGrad,
     }
     if name not in factories:
         raise ValueError(f"unknown baseline {name!r}; choose from {', '.join(BASELINES)}")
@@ -48,9 +56,11 @@ __all__ = [
     "BASELINES",
     "CLUSTER_WORKERS",
     "BatchPool",
+    "HipsAutograd",
     "Impl",
     "NumpyByHand",
     "JaxJit",
+    "MyGrad",
     "Ours",
     "OursCluster",
     "OursCompiled",

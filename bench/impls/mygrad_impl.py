@@ -1,0 +1,106 @@
+"""mygrad (``pip install mygrad``): the parameters are mygrad tensors, the forward pass
+mygrad's operations (its ``softmax_crossentropy`` for the loss), the gradients its
+``loss.backward()``. The update is numpy-by-hand's `InPlaceAdamW` on the tensors' own
+float32 arrays (``Tensor.data``), which mygrad unlocks for writing once backward has
+cleared the graph. mygrad's memory guarding stays on, as a user gets it by default.
+
+(The module is not called ``mygrad.py``, which would read as the library itself.) No CNN or
+GPT: as for numpy-by-hand, their layers would be models of our own written in mygrad."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from bench.impls.base import BatchPool, Impl, Runner
+from bench.impls.by_hand import InPlaceAdamW
+from bench.impls.hips_autograd import INSTALL_HINT
+from bench.problems import LAYER_NORM_EPS, Problem
+
+
+class MyGrad(Impl):
+    name = "mygrad"
+    workloads = frozenset({"mlp", "char", "ops", "phase"})
+    requires = ("mygrad",)
+
+    def unavailable(self) -> str | None:
+        reason = super().unavailable()
+        return None if reason is None else f"{reason}; install it with: {INSTALL_HINT}"
+
+    def setup(self, problem: Problem) -> Runner:
+        if problem.model == "chain":
+            return _Chain(problem)
+        return _Model(problem)
+
+
+def _mlp(mg: Any, params: list[Any], x: np.ndarray) -> Any:
+    """Linear layers with ReLU between them."""
+    h, last = x, len(params) - 2
+    for i in range(0, len(params), 2):
+        h = mg.matmul(h, params[i].T) + params[i + 1]
+        if i < last:
+            h = mg.nnet.relu(h)
+    return h
+
+
+def _char(mg: Any, params: list[Any], x: np.ndarray) -> Any:
+    """Embedding, flatten, Linear, LayerNorm, tanh, Linear."""
+    table, w1, b1, gamma, beta, w2, b2 = params
+    h = mg.matmul(table[x].reshape(len(x), -1), w1.T) + b1
+    centred = h - h.mean(axis=1, keepdims=True)
+    variance = (centred * centred).mean(axis=1, keepdims=True)
+    # a float32 epsilon: mygrad promotes float32 + a Python float to float64
+    act = mg.tanh(centred / mg.sqrt(variance + np.float32(LAYER_NORM_EPS)) * gamma + beta)
+    return mg.matmul(act, w2.T) + b2
+
+
+class _Model(BatchPool):
+    def __init__(self, problem: Problem) -> None:
+        import mygrad as mg
+
+        super().__init__(problem.batches)
+        self.mg = mg
+        self.model = {"mlp": _mlp, "char": _char}[problem.model]
+        self.tensors = [mg.tensor(w, dtype=np.float32) for w in problem.weights.values()]
+        self.grads: list[np.ndarray] = [np.zeros_like(t.data) for t in self.tensors]
+        self.adam = InPlaceAdamW([t.data for t in self.tensors], self.grads, problem)
+        self.loss: Any = None
+
+    def forward(self) -> None:
+        logits = self.model(self.mg, self.tensors, self.x)
+        self.loss = self.mg.nnet.softmax_crossentropy(logits, self.y)
+
+    def backward(self) -> None:
+        self.loss.backward()
+        # mygrad's gradient of a weight used as ``W.T`` is a transposed (Fortran-ordered) view. It is
+        # copied into C-ordered buffers like the parameters', so the AdamW phase is numpy-by-hand's
+        # kernel on numpy-by-hand's layouts; the transposing copy counts as backward (on the views,
+        # every AdamW operation mixes layouts and the optimizer phase took 3x as long: the same total).
+        for buffer, t in zip(self.grads, self.tensors):
+            np.copyto(buffer, t.grad)
+
+    def optimizer(self) -> None:
+        self.adam.step()
+
+    def check_value(self) -> float:
+        return float(self.loss.item())
+
+
+class _Chain(Runner):
+    """``y = x * w * w * ... * w`` (2,000 multiplies of one-element tensors), then backward."""
+
+    def __init__(self, problem: Problem) -> None:
+        import mygrad as mg
+
+        self.length = problem.chain
+        self.x, self.w = (mg.tensor(problem.weights[k], dtype=np.float32) for k in ("x", "w"))
+
+    def step(self) -> None:
+        y, w = self.x, self.w
+        for _ in range(self.length):
+            y = y * w
+        y.backward()
+
+    def check_value(self) -> float:
+        return float(self.w.grad[0])
