@@ -65,6 +65,7 @@ class Impl:
     name: str = ""
     workloads: frozenset[str] = frozenset({"mlp", "char", "cnn", "gpt", "ops", "phase"})
     requires: tuple[str, ...] = ()
+    extra: str = ""  # the project's extra that installs `requires`, named in the reason
 
     def unavailable(self) -> str | None:
         """None if it can run here, else the reason (a missing library...). Imports lazily."""
@@ -72,7 +73,8 @@ class Impl:
             try:
                 importlib.import_module(module)
             except Exception as e:  # noqa: BLE001 - any import failure means "cannot run here"
-                return f"{module} cannot be imported ({type(e).__name__}: {e})"
+                hint = f'; install it with: pip install -e ".[{self.extra}]"' if self.extra else ""
+                return f"{module} cannot be imported ({type(e).__name__}: {e}){hint}"
         return None
 
     def setup(self, problem: Problem) -> Runner:

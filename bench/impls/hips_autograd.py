@@ -18,17 +18,12 @@ from bench.impls.base import BatchPool, Impl, Runner
 from bench.impls.by_hand import InPlaceAdamW
 from bench.problems import LAYER_NORM_EPS, Problem
 
-INSTALL_HINT = 'pip install -e ".[peers]"'
-
 
 class HipsAutograd(Impl):
     name = "hips-autograd"
     workloads = frozenset({"mlp", "char", "ops"})
     requires = ("autograd",)
-
-    def unavailable(self) -> str | None:
-        reason = super().unavailable()
-        return None if reason is None else f"{reason}; install it with: {INSTALL_HINT}"
+    extra = "peers"
 
     def setup(self, problem: Problem) -> Runner:
         if problem.model == "chain":

@@ -26,6 +26,7 @@ TIED = ("lm_head.weight",)  # the GPT's output layer is its token embedding
 class JaxJit(Impl):
     name = "jax-jit"
     requires = ("jax",)
+    extra = "jax"
     # One compiled program per step: there is no phase split to time.
     workloads = frozenset({"mlp", "char", "cnn", "gpt", "ops"})
 

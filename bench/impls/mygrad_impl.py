@@ -15,7 +15,6 @@ import numpy as np
 
 from bench.impls.base import BatchPool, Impl, Runner
 from bench.impls.by_hand import InPlaceAdamW
-from bench.impls.hips_autograd import INSTALL_HINT
 from bench.problems import LAYER_NORM_EPS, Problem
 
 
@@ -23,10 +22,7 @@ class MyGrad(Impl):
     name = "mygrad"
     workloads = frozenset({"mlp", "char", "ops", "phase"})
     requires = ("mygrad",)
-
-    def unavailable(self) -> str | None:
-        reason = super().unavailable()
-        return None if reason is None else f"{reason}; install it with: {INSTALL_HINT}"
+    extra = "peers"
 
     def setup(self, problem: Problem) -> Runner:
         if problem.model == "chain":

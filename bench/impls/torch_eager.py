@@ -9,6 +9,7 @@ from bench.problems import ADAM_EPS, BETAS, Problem, build_model
 
 class TorchEager(Impl):
     requires = ("torch",)
+    extra = "torch"
 
     def __init__(self, fused: bool = False) -> None:
         self.fused = fused
