@@ -120,26 +120,26 @@ class _Node:
     def __init__(self, cls: type[Function], ctx: FunctionCtx, args: Sequence[Any], outputs: Sequence[Tensor]) -> None:
         self.cls, self.ctx, self.args, self.outputs = cls, ctx, tuple(args), tuple(outputs)
         self.wanted = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
-        self.cache: tuple[int, Any, list] | None = None  # (output, its gradient, the gradients left to hand out)
+        # (output, its gradient, the wanted arguments' gradients, the positions handed out so far)
+        self.cache: tuple[int, Any, list, set[int]] | None = None
 
     def record(self, k: int, output: Tensor, backend: Any) -> Tensor:
         inputs = [self.args[i] for i in self.wanted]
-        vjps = [functools.partial(self.vjp, k, i) for i in self.wanted]
+        vjps = [functools.partial(self.vjp, k, j) for j in range(len(self.wanted))]
         saved = [t for t in self.ctx._to_save if isinstance(t, Tensor) and t is not output]
         saves_output = any(t is output for t in self.ctx._to_save)
         return record(self.cls.__name__, output.data, backend, inputs, vjps, saved=saved, saves_output=saves_output)
 
-    def vjp(self, k: int, i: int, ns: Any, grad: Any, out: Any, *inputs: Any) -> Any:
-        """The gradient of argument `i` from `grad`, the gradient of output `k`."""
+    def vjp(self, k: int, j: int, ns: Any, grad: Any, out: Any, *inputs: Any) -> Any:
+        """The gradient of the `j`-th wanted argument from `grad`, the gradient of output `k`:
+        the first call runs ``backward``, the others take their share of its result."""
         if self.cache is None or self.cache[0] != k or self.cache[1] is not grad:
-            self.cache = (k, grad, self.gradients(k, grad))
-        gradients = self.cache[2]
-        result = gradients[self.wanted.index(i)]
-        if all(g is _TAKEN for j, g in enumerate(gradients) if j != self.wanted.index(i)):
-            self.cache = None  # every input has its share: keep nothing alive
-        else:
-            gradients[self.wanted.index(i)] = _TAKEN
-        return result
+            self.cache = (k, grad, self.gradients(k, grad), set())
+        gradients, served = self.cache[2], self.cache[3]
+        served.add(j)
+        if len(served) == len(gradients):
+            self.cache = None  # every argument has its share: keep nothing alive
+        return gradients[j]
 
     def gradients(self, k: int, grad: Any) -> list:
         """``backward`` on the gradient of output `k` (zeros, or None, for the others); the
@@ -175,9 +175,6 @@ class _Node:
                 )
             result.append(g.data if raw else g)
         return result
-
-
-_TAKEN = object()
 
 
 def _kind(value: Any) -> str:

@@ -115,7 +115,7 @@ def headline(path: str) -> str:
     """The README's table: one training step of each model, minimum ms, and the ratio to torch eager."""
     result = _load(path)
     points = {"MLP b=1": ("mlp", "b=1"), "MLP b=32": ("mlp", "b=32"), "MLP b=128": ("mlp", "b=128")}
-    tables = {w: _table(result, w) for w in ("mlp", "cnn", "gpt", "char")}
+    tables = {w: _table(result, w) for w in ("mlp", "cnn", "gpt")}
     points |= {
         name: (w, next(iter(row)))
         for w, name in (("cnn", "MNIST CNN"), ("gpt", "char GPT"))

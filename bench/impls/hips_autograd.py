@@ -16,7 +16,8 @@ import numpy as np
 
 from bench.impls.base import BatchPool, Impl, Runner
 from bench.impls.by_hand import InPlaceAdamW
-from bench.problems import LAYER_NORM_EPS, Problem
+from bench.impls.peer_models import MODELS
+from bench.problems import Problem
 
 
 class HipsAutograd(Impl):
@@ -38,26 +39,6 @@ def _cross_entropy(anp: Any, getval: Any, logits: Any, targets: np.ndarray) -> A
     return anp.mean(log_total - shifted[np.arange(len(targets)), targets])
 
 
-def _mlp(anp: Any, params: list[Any], x: np.ndarray) -> Any:
-    """Linear layers with ReLU between them."""
-    h, last = x, len(params) - 2
-    for i in range(0, len(params), 2):
-        h = anp.dot(h, params[i].T) + params[i + 1]
-        if i < last:
-            h = anp.maximum(h, 0)
-    return h
-
-
-def _char(anp: Any, params: list[Any], x: np.ndarray) -> Any:
-    """Embedding, flatten, Linear, LayerNorm, tanh, Linear."""
-    table, w1, b1, gamma, beta, w2, b2 = params
-    h = anp.dot(anp.reshape(table[x], (len(x), -1)), w1.T) + b1
-    centred = h - anp.mean(h, axis=1, keepdims=True)
-    variance = anp.mean(centred * centred, axis=1, keepdims=True)
-    act = anp.tanh(centred / anp.sqrt(variance + LAYER_NORM_EPS) * gamma + beta)
-    return anp.dot(act, w2.T) + b2
-
-
 class _Model(BatchPool):
     def __init__(self, problem: Problem) -> None:
         import autograd
@@ -65,7 +46,7 @@ class _Model(BatchPool):
         from autograd.tracer import getval
 
         super().__init__(problem.batches)
-        model = {"mlp": _mlp, "char": _char}[problem.model]
+        model = MODELS[problem.model]
 
         def loss(params: list[Any], x: np.ndarray, y: np.ndarray) -> Any:
             return _cross_entropy(anp, getval, model(anp, params, x), y)

@@ -15,7 +15,8 @@ import numpy as np
 
 from bench.impls.base import BatchPool, Impl, Runner
 from bench.impls.by_hand import InPlaceAdamW
-from bench.problems import LAYER_NORM_EPS, Problem
+from bench.impls.peer_models import MODELS
+from bench.problems import Problem
 
 
 class MyGrad(Impl):
@@ -30,34 +31,13 @@ class MyGrad(Impl):
         return _Model(problem)
 
 
-def _mlp(mg: Any, params: list[Any], x: np.ndarray) -> Any:
-    """Linear layers with ReLU between them."""
-    h, last = x, len(params) - 2
-    for i in range(0, len(params), 2):
-        h = mg.matmul(h, params[i].T) + params[i + 1]
-        if i < last:
-            h = mg.nnet.relu(h)
-    return h
-
-
-def _char(mg: Any, params: list[Any], x: np.ndarray) -> Any:
-    """Embedding, flatten, Linear, LayerNorm, tanh, Linear."""
-    table, w1, b1, gamma, beta, w2, b2 = params
-    h = mg.matmul(table[x].reshape(len(x), -1), w1.T) + b1
-    centred = h - h.mean(axis=1, keepdims=True)
-    variance = (centred * centred).mean(axis=1, keepdims=True)
-    # a float32 epsilon: mygrad promotes float32 + a Python float to float64
-    act = mg.tanh(centred / mg.sqrt(variance + np.float32(LAYER_NORM_EPS)) * gamma + beta)
-    return mg.matmul(act, w2.T) + b2
-
-
 class _Model(BatchPool):
     def __init__(self, problem: Problem) -> None:
         import mygrad as mg
 
         super().__init__(problem.batches)
         self.mg = mg
-        self.model = {"mlp": _mlp, "char": _char}[problem.model]
+        self.model = MODELS[problem.model]
         self.tensors = [mg.tensor(w, dtype=np.float32) for w in problem.weights.values()]
         self.grads: list[np.ndarray] = [np.zeros_like(t.data) for t in self.tensors]
         self.adam = InPlaceAdamW([t.data for t in self.tensors], self.grads, problem)
