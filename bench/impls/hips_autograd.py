@@ -16,7 +16,7 @@ import numpy as np
 
 from bench.impls.base import BatchPool, Impl, Runner
 from bench.impls.by_hand import InPlaceAdamW
-from bench.impls.peer_models import MODELS
+from bench.impls.peer_models import MODELS, Ops
 from bench.problems import Problem
 
 
@@ -46,10 +46,10 @@ class _Model(BatchPool):
         from autograd.tracer import getval
 
         super().__init__(problem.batches)
-        model = MODELS[problem.model]
+        model, ops = MODELS[problem.model], Ops(anp, anp.dot, lambda h: anp.maximum(h, 0))
 
         def loss(params: list[Any], x: np.ndarray, y: np.ndarray) -> Any:
-            return _cross_entropy(anp, getval, model(anp, params, x), y)
+            return _cross_entropy(anp, getval, model(ops, params, x), y)
 
         self.loss_and_grads = autograd.value_and_grad(loss)
         self.params = [w.copy() for w in problem.weights.values()]

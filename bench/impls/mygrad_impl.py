@@ -15,7 +15,7 @@ import numpy as np
 
 from bench.impls.base import BatchPool, Impl, Runner
 from bench.impls.by_hand import InPlaceAdamW
-from bench.impls.peer_models import MODELS
+from bench.impls.peer_models import MODELS, Ops
 from bench.problems import Problem
 
 
@@ -36,7 +36,7 @@ class _Model(BatchPool):
         import mygrad as mg
 
         super().__init__(problem.batches)
-        self.mg = mg
+        self.ops = Ops(mg, mg.matmul, mg.nnet.relu)
         self.model = MODELS[problem.model]
         self.tensors = [mg.tensor(w, dtype=np.float32) for w in problem.weights.values()]
         self.grads: list[np.ndarray] = [np.zeros_like(t.data) for t in self.tensors]
@@ -44,8 +44,8 @@ class _Model(BatchPool):
         self.loss: Any = None
 
     def forward(self) -> None:
-        logits = self.model(self.mg, self.tensors, self.x)
-        self.loss = self.mg.nnet.softmax_crossentropy(logits, self.y)
+        logits = self.model(self.ops, self.tensors, self.x)
+        self.loss = self.ops.xp.nnet.softmax_crossentropy(logits, self.y)
 
     def backward(self) -> None:
         self.loss.backward()
