@@ -10,10 +10,9 @@
 
 import math
 
-from autograd_core import fft, linalg
+from autograd_core import fft, linalg, primitives, registry
 from autograd_core.anomaly import detect_anomaly, is_anomaly_enabled
 from autograd_core.compile import CompileFallbackWarning, compile
-from autograd_core.convolution import _conv2d, _conv2d_grad_input, _conv2d_grad_weight, _max_pool2d_backward
 from autograd_core.creation import *  # noqa: F403
 from autograd_core.dtypes import (
     DType,
@@ -38,7 +37,7 @@ from autograd_core.dtypes import (
     uint32,
     uint64,
 )
-from autograd_core.einsum import _einsum, einsum
+from autograd_core.einsum import einsum
 from autograd_core.elementwise import *  # noqa: F403
 from autograd_core.engine import grad
 from autograd_core.function import Function, FunctionCtx, custom_vjp, once_differentiable
@@ -47,17 +46,7 @@ from autograd_core.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from autograd_core.info import __array_namespace_info__
 from autograd_core.linalg import tensordot, vecdot
 from autograd_core.manipulation import *  # noqa: F403
-from autograd_core.normalization import _batch_norm_backward, _layer_norm_backward
 from autograd_core.ops import (
-    _basic_index,
-    _cross_entropy_backward,
-    _gelu_backward,
-    _index_add,
-    _map_batch_chunks,
-    _relu_backward,
-    _scatter,
-    _tanh_backward,
-    _to_backend,
     abs,
     add,
     astype,
@@ -136,4 +125,8 @@ e, inf, nan, pi, newaxis = math.e, math.inf, math.nan, math.pi, None
 
 install_methods()
 
-__all__ = [name for name in dir() if not name.startswith("_") and name not in ("install_methods", "math")]
+__all__ = [
+    name
+    for name in dir()
+    if not name.startswith("_") and name not in ("install_methods", "math", "primitives", "registry")
+]

@@ -1,6 +1,6 @@
 """`einsum`, differentiable: the gradient of each operand is itself an einsum.
 
-The subscripts are first made explicit by `Backend.einsum_plan` (``...`` as letters, an
+The subscripts are first made explicit by `primitives.einsum_plan` (``...`` as letters, an
 implicit output spelled out, a label repeated within one operand renamed and tied to its
 twin by an identity matrix passed as an extra, constant operand), so every operand has
 distinct labels. The gradient of operand i is then the einsum of the output's gradient with
@@ -13,7 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from autograd_core.dtypes import result_type
+from autograd_core.namespace import raw_namespace
 from autograd_core.ops import _cast, _tensor, common_backend, sum_to
+from autograd_core.primitives.linear import einsum as einsum_kernel, einsum_plan
 from autograd_core.tensor import Tensor, Vjp, record
 
 __all__ = ["einsum"]
@@ -39,12 +41,12 @@ def einsum(subscripts: str, /, *operands: Tensor) -> Tensor:
     backend = common_backend("einsum", *tensors)
     dtype = result_type(*tensors)
     tensors = [_cast(t, dtype) for t in tensors]
-    labels, output, identities = backend.einsum_plan(subscripts, [t.shape for t in tensors])
+    labels, output, identities = einsum_plan(subscripts, [t.shape for t in tensors])
     xp, target = backend.xp, backend.dtype(dtype.name)
     eyes = [Tensor._wrap(xp.eye(n, dtype=target, device=backend.device), backend) for _, n in identities]
     terms = labels + [pair for pair, _ in identities]
     inputs = tensors + eyes
-    data = backend.einsum(",".join(terms) + "->" + output, *(t.data for t in inputs))
+    data = einsum_kernel(raw_namespace(backend), ",".join(terms) + "->" + output, *(t.data for t in inputs))
     vjps = [_einsum_vjp(i, terms, output) for i in range(len(tensors))] + [None] * len(eyes)
     return record("einsum", data, backend, inputs, vjps)
 
@@ -58,7 +60,7 @@ def _einsum_vjp(i: int, terms: list[str], output: str) -> Vjp:
 
     def vjp(ns: Any, g: Any, out: Any, *inputs: Any) -> Any:
         x = inputs[i]
-        grad = ns._einsum(subscripts, g, *(inputs[j] for j in others))
+        grad = einsum_kernel(ns, subscripts, g, *(inputs[j] for j in others))
         if len(present) < len(terms[i]):  # labels only x has: the gradient is constant along them
             sizes = iter(grad.shape)
             kept = tuple(next(sizes) if c in elsewhere else 1 for c in terms[i])
@@ -66,8 +68,3 @@ def _einsum_vjp(i: int, terms: list[str], output: str) -> Vjp:
         return sum_to(ns, grad, x.shape)
 
     return vjp
-
-
-def _einsum(subscripts: str, *arrays: Tensor) -> Tensor:
-    """The namespace kernel behind einsum's VJP (the raw twin is ``RawNamespace._einsum``)."""
-    return einsum(subscripts, *arrays)

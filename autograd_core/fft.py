@@ -33,6 +33,7 @@ from autograd_core.dtypes import as_dtype
 from autograd_core.elementwise import conj
 from autograd_core.manipulation import _positions, roll
 from autograd_core.ops import _tensor, clone
+from autograd_core.primitives.indexing import basic_index, scatter
 from autograd_core.tensor import COMPLEX_IN_GRAPH, Tensor, Vjp, record
 
 __all__ = [
@@ -140,8 +141,8 @@ def _fit(ns: Any, grad: Any, shape: tuple[int, ...], axis: int) -> Any:
     have, want = grad.shape[axis], shape[axis]
     lead = (slice(None),) * axis
     if have > want:
-        return ns._basic_index(grad, (*lead, slice(0, want), Ellipsis))
-    return grad if have == want else ns._scatter(grad, shape, (*lead, slice(0, have), Ellipsis))
+        return basic_index(ns, grad, (*lead, slice(0, want), Ellipsis))
+    return grad if have == want else scatter(ns, grad, shape, (*lead, slice(0, have), Ellipsis))
 
 
 def _one(n: int | None) -> tuple[int] | None:

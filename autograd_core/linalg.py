@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 from autograd_core import grad_mode, ops
 from autograd_core.dtypes import finfo
 from autograd_core.ops import _axes, _operands, _tensor, _view, expand_back, matmul, matrix_transpose, sum_to
+from autograd_core.primitives.indexing import basic_index, scatter
 from autograd_core.tensor import Tensor, Vjp, record
 
 __all__ = [
@@ -147,7 +148,7 @@ def _decomposition(
 
     def unpack(ns: Any, packed: Any) -> list[Any]:
         return [
-            ns.reshape(ns._basic_index(packed, (Ellipsis, slice(lo, hi))), (*batch, *shape))
+            ns.reshape(basic_index(ns, packed, (Ellipsis, slice(lo, hi))), (*batch, *shape))
             for lo, hi, shape in zip(bounds, bounds[1:], shapes)
         ]
 
@@ -575,7 +576,7 @@ def diagonal(x: Tensor, /, *, offset: int = 0) -> Tensor:
             data,
             x.backend,
             (x,),
-            (lambda ns, g, out, x: ns.reshape(ns._scatter(g, flat, key), x.shape),),
+            (lambda ns, g, out, x: ns.reshape(scatter(ns, g, flat, key), x.shape),),
             saved=(),
         ),
         x,

@@ -7,8 +7,9 @@ compute with. A first-order backward calls it with raw backend arrays and the ba
 namespace (`autograd_core.namespace.RawNamespace`); ``create_graph=True`` calls the same rule
 with Tensors and `autograd_core` itself, so the gradient is recorded and can be differentiated
 again. A VJP therefore uses only what both namespaces answer: operators, the standard's
-functions, and the underscored kernels (`_scatter`, `_basic_index`, `_index_add`, ...).
-Composite functions (softmax, var, stack...) are built from primitives and need no VJP.
+functions, and the primitives of the registry, called with the namespace first
+(``scatter(ns, ...)``, see `autograd_core.registry`). Composite functions (softmax, var,
+stack...) are built from primitives and need no VJP.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ import backends
 from autograd_core.creation import to_array
 from autograd_core.dtypes import DType, as_dtype, kind_rank, result_type
 from autograd_core.namespace import raw_namespace
+from autograd_core.primitives import activations, indexing
+from autograd_core.primitives.indexing import basic_index, index_add, move, scatter
+from autograd_core.registry import Primitive, common_backend
 from autograd_core.tensor import COMPLEX_IN_GRAPH, CompiledBinaryOp, Tensor, Vjp, record
 
 Scalar = (int, float, bool, complex)
@@ -33,18 +37,6 @@ builtin_max, builtin_min, builtin_abs, builtin_sum = max, min, abs, sum  # befor
 
 
 # --- operands, dtype promotion and broadcasting ------------------------------------------
-def common_backend(op: str, *tensors: Tensor) -> backends.Backend:
-    """The backend all `tensors` live on, or an error that says how to move one."""
-    first = tensors[0].backend
-    for t in tensors[1:]:
-        if t.backend is not first:
-            raise RuntimeError(
-                f"{op}: the operands live on different backends ({first} and {t.backend}); "
-                f"move one with .to({t.backend.name!r}) or .to({first.name!r}) first"
-            )
-    return first
-
-
 def _python_scalar(x: Any) -> Any:
     """numpy's (and others') scalar types as the Python scalar of the same kind, so that
     they promote as Python scalars do on every backend."""
@@ -176,9 +168,11 @@ def binary_op(
     gradient), of the output's shape: the engine sums a gradient back over the axes its input
     was broadcast along.
     """
-    vjps = (vjp_a or _zero_vjp, vjp_b or _zero_vjp)
-    saved = None if saves_inputs else ()
     named = isinstance(forward, str)
+    kernel = (lambda ns, a, b: getattr(ns, forward)(a, b)) if named else (lambda ns, a, b: forward(a, b))
+    saves = "inputs" if saves_inputs else "output" if saves_output else "none"
+    vjps = Primitive(name, kernel, vjps=(vjp_a, vjp_b), saves=saves, doc=doc).vjps
+    saved = None if saves_inputs else ()
 
     def op(x1: Any, x2: Any, /) -> Tensor:
         if (
@@ -202,26 +196,26 @@ def binary_op(
 
 
 def unary_op(
-    name: str, forward: Callable[[Any, Any], Any], vjp: Vjp | None, saves: str = "input", doc: str = ""
+    name: str, forward: Callable[[Any, Any], Any], vjp: Vjp | None, saves: str = "inputs", doc: str = ""
 ) -> Callable[[Tensor], Tensor]:
     """An elementwise primitive; `forward(ns, data)` computes on the raw array, `vjp` is its
     rule (None: piecewise constant, a zero gradient as PyTorch gives), and `saves` says what
-    the rule reads: "input", "output" or "none" (for the version checks)."""
-    vjps = (vjp or _zero_vjp,)
-    saved, saves_output = (None if saves == "input" else ()), saves == "output"
+    the rule reads: "inputs", "output" or "none" (for the version checks)."""
+    return elementwise(Primitive(name, forward, vjps=(vjp,), saves=saves, doc=doc or f"Elementwise ``{name}``."))
+
+
+def elementwise(primitive: Primitive) -> Callable[[Tensor], Tensor]:
+    """The op on one tensor of a registered elementwise `primitive`, its kernel found per backend."""
+    name, vjps, saved, saves_output = primitive.name, primitive.vjps, primitive.saved, primitive.saves_output
 
     def op(x: Tensor) -> Tensor:
         x = _tensor(name, x)
-        data = forward(raw_namespace(x.backend), x.data)
+        data = primitive(raw_namespace(x.backend), x.data)
         return record(name, data, x.backend, (x,), vjps, saved, saves_output, (x.data,))
 
     op.__name__ = op.__qualname__ = name
-    op.__doc__ = doc or f"Elementwise ``{name}``."
+    op.__doc__ = primitive.__doc__
     return op
-
-
-def _zero_vjp(ns: Any, g: Any, out: Any, *inputs: Any) -> Any:
-    return ns.zeros_like(g)
 
 
 def _tensor(op: str, x: Any) -> Tensor:
@@ -280,45 +274,18 @@ def _sigmoid(ns: Any, d: Any) -> Any:
     return ns.where(d >= 0, 1 / (1 + e), e / (1 + e))
 
 
-def _erf(ns: Any, d: Any) -> Any:
-    return ns.clip(ns._erf(d), min=-1.0, max=1.0)  # a series can round past +-1
-
-
 exp = unary_op("exp", lambda ns, d: ns.exp(d), lambda ns, g, out, x: g * out, "output")
 log = unary_op("log", lambda ns, d: ns.log(d), lambda ns, g, out, x: g / x)
 log1p = unary_op("log1p", lambda ns, d: ns.log1p(d), lambda ns, g, out, x: g / (1 + x))
 sqrt = unary_op("sqrt", lambda ns, d: ns.sqrt(d), lambda ns, g, out, x: g / (2 * out), "output")
-tanh = unary_op("tanh", lambda ns, d: ns.tanh(d), lambda ns, g, out, x: ns._tanh_backward(g, out), "output")
+tanh = unary_op("tanh", lambda ns, d: ns.tanh(d), lambda ns, g, out, x: activations.tanh_backward(ns, g, out), "output")
 sigmoid = unary_op("sigmoid", _sigmoid, lambda ns, g, out, x: g * out * (1 - out), "output")
-# the output is positive exactly where the input is, so the mask comes from it
-relu = unary_op("relu", lambda ns, d: ns._relu(d), lambda ns, g, out, x: ns._relu_backward(g, out), "output")
-
-
-def _relu_backward(grad: Tensor, out: Tensor) -> Tensor:
-    """relu's VJP on tensors (the raw twin is the backend's kernel): `grad` where `out` > 0."""
-    return where(out > 0, grad, 0.0)
-
-
-def _tanh_backward(grad: Tensor, out: Tensor) -> Tensor:
-    """tanh's VJP on tensors (the raw twin is the backend's kernel)."""
-    return grad * (1 - out * out)
-
-
-def _cross_entropy_backward(row_grad: Tensor, logits: Tensor, target: Tensor, classes: Tensor) -> Tensor:
-    """The fused cross-entropy's VJP on tensors (the raw twin is the backend's kernel)."""
-    return backends.base.softmax_minus_one_hot(ag, logits, target, classes) * row_grad[..., None]
-
-
-def _gelu_backward(grad: Tensor, x: Tensor, approximate: str) -> Tensor:
-    """GELU's VJP on tensors (the raw twin is the backend's kernel), differentiable again."""
-    return grad * backends.base.gelu_slope(ag, ag.erf, x, approximate)
+relu = elementwise(activations.relu)
 
 
 abs = unary_op("abs", lambda ns, d: ns.abs(d), lambda ns, g, out, x: g * ns.sign(x))  # noqa: A001
 sign = unary_op("sign", lambda ns, d: ns.sign(d), None, "none")
-erf = unary_op(
-    "erf", _erf, lambda ns, g, out, x: g * (2 / math.sqrt(math.pi)) * ns.exp(-(x * x)), doc="The error function."
-)
+erf = elementwise(activations.erf)
 sin = unary_op("sin", lambda ns, d: ns.sin(d), lambda ns, g, out, x: g * ns.cos(x))
 cos = unary_op("cos", lambda ns, d: ns.cos(d), lambda ns, g, out, x: -g * ns.sin(x))
 
@@ -614,7 +581,7 @@ def concat(arrays: Sequence[Tensor], /, *, axis: int | None = 0) -> Tensor:
 
     def piece(i: int) -> Vjp:
         key = (slice(None),) * axis + (slice(bounds[i], bounds[i + 1]), Ellipsis)
-        return lambda ns, g, out, *inputs: ns._basic_index(g, key)
+        return lambda ns, g, out, *inputs: basic_index(ns, g, key)
 
     data = backend.xp.concat([t.data for t in tensors], axis=axis)
     return record("concat", data, backend, tensors, [piece(i) for i in range(len(tensors))], saved=())
@@ -671,16 +638,7 @@ def clone(x: Tensor) -> Tensor:
 
 def to_backend(x: Tensor, backend: backends.Backend) -> Tensor:
     """The same values on another backend (or device), through the host; differentiable."""
-    if backend is x.backend:
-        return x
-    source = x.backend
-    data = backend.asarray(x.numpy(), backend.dtype(x.dtype.name))
-    return record("to", data, backend, (x,), (lambda ns, g, out, x: ns._to_backend(g, backend, source),), saved=())
-
-
-def _to_backend(values: Tensor, source: backends.Backend, target: backends.Backend) -> Tensor:
-    """The namespace kernel behind `to_backend`'s VJP (the raw twin is in `RawNamespace`)."""
-    return to_backend(values, target)
+    return move(x, backend)
 
 
 # --- reductions -----------------------------------------------------------------------------
@@ -791,42 +749,7 @@ def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
 # --- indexing -------------------------------------------------------------------------------
 def _basic_index(x: Tensor, key: tuple) -> Tensor:
     """``x[key]`` for a basic key (ints, slices, None, one Ellipsis): a view of `x`."""
-    return _view(
-        record(
-            "getitem",
-            x.backend.getitem(x.data, key),
-            x.backend,
-            (x,),
-            (lambda ns, g, out, x: ns._scatter(g, x.shape, key),),
-            saved=(),
-        ),
-        x,
-        ("index", key),
-    )
-
-
-def _scatter(values: Tensor, shape: tuple[int, ...], key: tuple) -> Tensor:
-    """The adjoint of basic indexing: zeros of `shape` with `values` written at `key`."""
-    return record(
-        "scatter",
-        values.backend.scatter(tuple(shape), key, values.data),
-        values.backend,
-        (values,),
-        (lambda ns, g, out, v: ns._basic_index(g, key),),
-        saved=(),
-    )
-
-
-def _map_batch_chunks(
-    func: Callable[..., tuple],
-    arrays: Sequence[Any],
-    batch_axes: Sequence[int | None],
-    out_batch_axes: Sequence[int | None],
-) -> tuple:
-    """``func(autograd_core, *arrays)``: on Tensors (a backward with ``create_graph=True``)
-    the batch is one chunk and every op of `func` is recorded; the raw namespace of a
-    first-order backward runs `func` per chunk of the batch (`Backend.map_batch_chunks`)."""
-    return func(ag, *arrays)
+    return _view(basic_index.apply(x, key), x, ("index", key))
 
 
 def take(x: Tensor, indices: Any, /, axis: int | None = None) -> Tensor:
@@ -845,26 +768,7 @@ def take(x: Tensor, indices: Any, /, axis: int | None = None) -> Tensor:
 
 def _take_checked(x: Tensor, index: Any, axis: int) -> Tensor:
     """`take` of the 1-D raw `index`, already checked to lie in [0, n)."""
-    return record(
-        "take",
-        x.backend.take_rows(x.data, index, axis),
-        x.backend,
-        (x,),
-        (lambda ns, g, out, x: ns._index_add(g, x.shape, axis, index),),
-        saved=(),
-    )
-
-
-def _index_add(values: Tensor, shape: tuple[int, ...], axis: int, index: Any) -> Tensor:
-    """Zeros of `shape` with `values` added at `index` along `axis` (the adjoint of `take`)."""
-    return record(
-        "index_add",
-        values.backend.index_add(tuple(shape), axis, index, values.data),
-        values.backend,
-        (values,),
-        (lambda ns, g, out, v: ns.take(g, index, axis=axis),),
-        saved=(),
-    )
+    return indexing.take.apply(x, index, axis)
 
 
 def _index_array(indices: Any, backend: backends.Backend) -> Any:
@@ -1001,7 +905,7 @@ def _masked_put(x: Tensor, mask: Any, value: Tensor) -> Tensor:
     rows, rest = math.prod(mask.shape), x.shape[mask.ndim :]
     positions = backend.xp.nonzero(backend.xp.reshape(mask.data, (-1,)))[0]
     picked = broadcast_to(value, (positions.shape[0], *rest))
-    written = reshape(_index_add(picked, (rows, *rest), 0, positions), x.shape)  # positions are distinct
+    written = reshape(index_add.apply(picked, (rows, *rest), 0, positions), x.shape)  # positions are distinct
     return where(full_mask, written, x)
 
 
@@ -1019,10 +923,10 @@ def index_put(x: Tensor, key: Any, value: Any) -> Tensor:
     if any(_is_array_key(k) for k in key):
         raise IndexError("assignment through integer-array indices is not supported; use where(mask, value, x)")
     key = _normalize_basic(x, key)
-    xp = backend.xp
-    region = tuple(backend.getitem(x.data, key).shape)
-    inside = backend.scatter(x.shape, key, xp.ones(region, dtype=xp.bool, device=backend.device))
-    written = _scatter(broadcast_to(value, region), x.shape, key)
+    ns = raw_namespace(backend)
+    region = tuple(basic_index(ns, x.data, key).shape)
+    inside = scatter(ns, ns.ones(region, dtype=ns.bool, device=backend.device), x.shape, key)
+    written = scatter.apply(broadcast_to(value, region), x.shape, key)
     return where(Tensor._wrap(inside, backend), written, x)
 
 

@@ -37,6 +37,7 @@ from autograd_core.ops import (
     unary_op,
     var,
 )
+from autograd_core.primitives.indexing import basic_index, scatter
 from autograd_core.tensor import Tensor, record
 
 __all__ = ["all", "any", "cumulative_prod", "cumulative_sum", "diff", "prod", "std"]
@@ -67,13 +68,13 @@ def _shifted(ns: Any, a: Any, step: int, axis: int) -> Any:
     """``a[i + step]`` along `axis`, zero past the end."""
     n = a.shape[axis]
     step = min(step, n)  # array_api_strict refuses a slice that starts past the end
-    return ns._scatter(ns._basic_index(a, _along(axis, slice(step, None))), a.shape, _along(axis, slice(0, n - step)))
+    return scatter(ns, basic_index(ns, a, _along(axis, slice(step, None))), a.shape, _along(axis, slice(0, n - step)))
 
 
 def _exclusive_prod(ns: Any, a: Any, axis: int) -> Any:
     """``prod(a[:i])`` along `axis` at each i (1 at the first position)."""
     inclusive = ns.cumulative_prod(a, axis=axis, include_initial=True)
-    return ns._basic_index(inclusive, _along(axis, slice(None, -1)))
+    return basic_index(ns, inclusive, _along(axis, slice(None, -1)))
 
 
 # --- prod and std -----------------------------------------------------------------------------

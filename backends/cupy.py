@@ -8,6 +8,8 @@ import cupy
 import cupyx
 import cupyx.scipy.special
 
+from autograd_core import primitives as P
+from autograd_core.primitives.convolution import scatter_to_maxima
 from backends.base import Backend
 
 
@@ -25,16 +27,21 @@ class CupyBackend(Backend):
     def synchronize(self, *arrays):
         cupy.cuda.Device(self.device).synchronize()
 
-    def index_add(self, shape, axis, index, values):
-        out = cupy.zeros(shape, dtype=values.dtype)
-        cupyx.scatter_add(out, (slice(None),) * axis + (index,), values)
-        return out
 
-    def erf(self, x):
-        return cupyx.scipy.special.erf(x)
+# --- kernels ---------------------------------------------------------------------------------
+@P.index_add.kernel("cupy")
+def _index_add(ns, values, shape, axis, index):
+    out = cupy.zeros(tuple(shape), dtype=values.dtype)
+    cupyx.scatter_add(out, (slice(None),) * axis + (index,), values)
+    return out
 
-    def max_pool2d_backward(self, grad, indices, input_shape, **geometry):
-        return self._scatter_to_maxima(grad, indices, input_shape)
+
+@P.erf_kernel.kernel("cupy")
+def _erf(ns, x):
+    return cupyx.scipy.special.erf(x)
+
+
+P.max_pool2d_backward.kernel("cupy")(scatter_to_maxima)
 
 
 def create(device: str | None = None) -> Backend:

@@ -46,6 +46,8 @@ import numpy as np
 from dask.utils import parse_bytes
 
 import backends
+from autograd_core import primitives as P
+from autograd_core.namespace import raw_namespace
 from backends.base import Backend
 from backends.dask_kernels import (
     Namespace,
@@ -158,98 +160,111 @@ class DaskBackend(Backend):
         low, high = self._compute(xp.min(x), xp.max(x))  # one pass over the chunks, not two
         return int(low), int(high)
 
-    def index_add(self, shape: tuple[int, ...], axis: int, index: Any, values: Any) -> da.Array:
-        """Scatter-add, chunk by chunk: each chunk of `values` (rows along `axis`) is added into
-        zeros of `shape` by numpy's ``add.at`` on a worker, and the partial sums are added by
-        dask's tree reduction. O(len(index)) work, where the portable default is O(n * len(index))."""
-        values = values.rechunk({i: -1 for i in range(values.ndim) if i != axis})
-        index = da.asarray(index).rechunk((values.chunks[axis],))
-        parts = [
-            da.from_delayed(dask.delayed(_index_add_block)(shape, axis, i, v), shape, dtype=values.dtype)
-            for i, v in zip(index.to_delayed(), values.to_delayed().ravel())
-        ]
-        return da.stack(parts).sum(axis=0) if len(parts) > 1 else parts[0]
 
-    def scatter(self, shape: tuple[int, ...], key: tuple, values: Any) -> da.Array:
-        """The portable default with each integer of `key` a one-wide slice (and `values`
-        reshaped to match), and zeros where `values` is empty: dask's setitem fails on an
-        integer beside a negative step (IndexError) and refuses an empty value array."""
-        if 0 in values.shape:
-            return xp.zeros(shape, dtype=values.dtype)
-        key = tuple(slice(k, k + 1 or None) if isinstance(k, int | np.integer) else k for k in key if k is not None)
-        return super().scatter(shape, key, xp.reshape(values, np.broadcast_to(False, shape)[key].shape))
+# --- kernels ---------------------------------------------------------------------------------
+@P.index_add.kernel("dask")
+def _index_add(ns: Any, values: Any, shape: tuple[int, ...], axis: int, index: Any) -> da.Array:
+    """Scatter-add, chunk by chunk: each chunk of `values` (rows along `axis`) is added into
+    zeros of `shape` by numpy's ``add.at`` on a worker, and the partial sums are added by
+    dask's tree reduction. O(len(index)) work, where the portable default is O(n * len(index))."""
+    shape = tuple(shape)
+    values = values.rechunk({i: -1 for i in range(values.ndim) if i != axis})
+    index = da.asarray(index).rechunk((values.chunks[axis],))
+    parts = [
+        da.from_delayed(dask.delayed(_index_add_block)(shape, axis, i, v), shape, dtype=values.dtype)
+        for i, v in zip(index.to_delayed(), values.to_delayed().ravel())
+    ]
+    return da.stack(parts).sum(axis=0) if len(parts) > 1 else parts[0]
 
-    def cross_entropy_rows(self, logits: Any, target: Any) -> da.Array:
-        """The portable default's log-sum-exp minus the target's logit, that logit picked by a
-        one-hot mask (dask has no take_along_axis): the same numbers, the rows' chunks kept."""
-        shift = xp.max(logits, axis=1, keepdims=True)
-        lse = xp.log(xp.sum(xp.exp(logits - shift), axis=1, keepdims=True)) + shift
-        one_hot = xp.arange(logits.shape[1], dtype=target.dtype) == xp.expand_dims(target, axis=1)
-        return xp.reshape(lse, (-1,)) - xp.sum(xp.where(one_hot, logits, 0.0), axis=1)
 
-    def erf(self, x: Any) -> da.Array:
-        """The numpy backend's erf on each chunk: one task per chunk, not the portable series'
-        hundreds of elementwise ones."""
-        return x.map_blocks(_erf_block, dtype=x.dtype)
+@P.scatter.kernel("dask")
+def _scatter(ns: Any, values: Any, shape: tuple[int, ...], key: tuple) -> da.Array:
+    """The portable default with each integer of `key` a one-wide slice (and `values`
+    reshaped to match), and zeros where `values` is empty: dask's setitem fails on an
+    integer beside a negative step (IndexError) and refuses an empty value array."""
+    shape = tuple(shape)
+    if 0 in values.shape:
+        return xp.zeros(shape, dtype=values.dtype)
+    key = tuple(slice(k, k + 1 or None) if isinstance(k, int | np.integer) else k for k in key if k is not None)
+    return P.scatter.default(ns, xp.reshape(values, np.broadcast_to(False, shape)[key].shape), shape, key)
 
-    def map_batch_chunks(self, func: Any, arrays: Any, batch_axes: Any, out_batch_axes: Any) -> tuple:
-        """One task per chunk of the batch (a recurrence's time loop is then one task per chunk,
-        not one per step and chunk); outputs without a batch axis are summed over the chunks."""
-        return map_batch_chunks(func, arrays, batch_axes, out_batch_axes)
 
-    # --- convolution and pooling: numpy's kernels per chunk of the batch ---------------------------
-    # The portable defaults' stacks and strided slices leave chunks that dask's reshape cannot
-    # merge (NotImplementedError); each chunk of the batch, whole otherwise, is numpy's to do.
-    def im2col(
-        self,
-        x: Any,
-        kernel: tuple[int, int],
-        stride: tuple[int, int],
-        dilation: tuple[int, int],
-        out_size: tuple[int, int],
-    ) -> da.Array:
-        """numpy's im2col (one strided view, copied) per chunk of the batch."""
-        return numpy_kernel_per_batch_chunk(
-            "im2col", [x], kernel=kernel, stride=stride, dilation=dilation, out_size=out_size
-        )
+@P.cross_entropy_rows.kernel("dask")
+def _cross_entropy_rows(ns: Any, logits: Any, target: Any) -> da.Array:
+    """The portable default's log-sum-exp minus the target's logit, that logit picked by a
+    one-hot mask (dask has no take_along_axis): the same numbers, the rows' chunks kept."""
+    shift = xp.max(logits, axis=1, keepdims=True)
+    lse = xp.log(xp.sum(xp.exp(logits - shift), axis=1, keepdims=True)) + shift
+    one_hot = xp.arange(logits.shape[1], dtype=target.dtype) == xp.expand_dims(target, axis=1)
+    return xp.reshape(lse, (-1,)) - xp.sum(xp.where(one_hot, logits, 0.0), axis=1)
 
-    def col2im(
-        self,
-        cols: Any,
-        shape: tuple[int, ...],
-        kernel: tuple[int, int],
-        stride: tuple[int, int],
-        dilation: tuple[int, int],
-    ) -> da.Array:
-        """numpy's col2im per chunk of the batch (each chunk's windows land in its own images)."""
-        return numpy_kernel_per_batch_chunk(
-            "col2im", [cols], batch_shape="shape", shape=shape, kernel=kernel, stride=stride, dilation=dilation
-        )
 
-    def conv2d(self, x: Any, weight: Any, **geometry: Any) -> da.Array:
-        """numpy's convolution per chunk of the batch, the weight whole in every task."""
-        return numpy_kernel_per_batch_chunk("conv2d", [x], [weight], **geometry)
+@P.erf_kernel.kernel("dask")
+def _erf(ns: Any, x: Any) -> da.Array:
+    """The numpy backend's erf on each chunk: one task per chunk, not the portable series'
+    hundreds of elementwise ones."""
+    return x.map_blocks(_erf_block, dtype=x.dtype)
 
-    def conv2d_grad_input(self, grad: Any, weight: Any, input_shape: tuple[int, ...], **geometry: Any) -> da.Array:
-        """numpy's gradient of the convolution's input per chunk of the batch."""
-        return numpy_kernel_per_batch_chunk(
-            "conv2d_grad_input", [grad], [weight], batch_shape="input_shape", input_shape=input_shape, **geometry
-        )
 
-    def conv2d_grad_weight(self, grad: Any, x: Any, weight_shape: tuple[int, ...], **geometry: Any) -> da.Array:
-        """numpy's gradient of the convolution's weight per chunk of the batch, the chunks'
-        partial gradients summed."""
-        return numpy_kernel_summed_over_batch("conv2d_grad_weight", [grad, x], weight_shape=weight_shape, **geometry)
+@P.map_batch_chunks.kernel("dask")
+def _map_batch_chunks(ns: Any, func: Any, arrays: Any, batch_axes: Any, out_batch_axes: Any) -> tuple:
+    """One task per chunk of the batch (a recurrence's time loop is then one task per chunk,
+    not one per step and chunk); outputs without a batch axis are summed over the chunks."""
+    return map_batch_chunks(func, arrays, batch_axes, out_batch_axes)
 
-    def max_pool2d(self, x: Any, **geometry: Any) -> tuple[da.Array, da.Array]:
-        """numpy's max pooling (values and indices, one task per chunk) per chunk of the batch."""
-        return numpy_kernel_per_batch_chunk("max_pool2d", [x], **geometry)
 
-    def max_pool2d_backward(self, grad: Any, indices: Any, input_shape: tuple[int, ...], **geometry: Any) -> da.Array:
-        """numpy's gradient of max pooling per chunk of the batch (indices are within a plane)."""
-        return numpy_kernel_per_batch_chunk(
-            "max_pool2d_backward", [grad, indices], batch_shape="input_shape", input_shape=input_shape, **geometry
-        )
+# --- convolution and pooling: numpy's kernels per chunk of the batch ---------------------------
+# The portable defaults' stacks and strided slices leave chunks that dask's reshape cannot
+# merge (NotImplementedError); each chunk of the batch, whole otherwise, is numpy's to do.
+@P.im2col.kernel("dask")
+def _im2col(ns: Any, x: Any, kernel: Any, stride: Any, dilation: Any, out_size: Any) -> da.Array:
+    """numpy's im2col (one strided view, copied) per chunk of the batch."""
+    return numpy_kernel_per_batch_chunk(
+        "im2col", [x], kernel=kernel, stride=stride, dilation=dilation, out_size=out_size
+    )
+
+
+@P.col2im.kernel("dask")
+def _col2im(ns: Any, cols: Any, shape: tuple[int, ...], kernel: Any, stride: Any, dilation: Any) -> da.Array:
+    """numpy's col2im per chunk of the batch (each chunk's windows land in its own images)."""
+    return numpy_kernel_per_batch_chunk(
+        "col2im", [cols], batch_shape="shape", shape=shape, kernel=kernel, stride=stride, dilation=dilation
+    )
+
+
+@P.conv2d.kernel("dask")
+def _conv2d(ns: Any, x: Any, weight: Any, geometry: Any) -> da.Array:
+    """numpy's convolution per chunk of the batch, the weight whole in every task."""
+    return numpy_kernel_per_batch_chunk("conv2d", [x], [weight], geometry=geometry)
+
+
+@P.conv2d_grad_input.kernel("dask")
+def _conv2d_grad_input(ns: Any, grad: Any, weight: Any, input_shape: tuple[int, ...], geometry: Any) -> da.Array:
+    """numpy's gradient of the convolution's input per chunk of the batch."""
+    return numpy_kernel_per_batch_chunk(
+        "conv2d_grad_input", [grad], [weight], batch_shape="input_shape", input_shape=input_shape, geometry=geometry
+    )
+
+
+@P.conv2d_grad_weight.kernel("dask")
+def _conv2d_grad_weight(ns: Any, grad: Any, x: Any, weight_shape: tuple[int, ...], geometry: Any) -> da.Array:
+    """numpy's gradient of the convolution's weight per chunk of the batch, the chunks'
+    partial gradients summed."""
+    return numpy_kernel_summed_over_batch("conv2d_grad_weight", [grad, x], weight_shape=weight_shape, geometry=geometry)
+
+
+@P.max_pool2d.kernel("dask")
+def _max_pool2d(ns: Any, x: Any, geometry: Any) -> tuple[da.Array, da.Array]:
+    """numpy's max pooling (values and indices, one task per chunk) per chunk of the batch."""
+    return numpy_kernel_per_batch_chunk("max_pool2d", [x], geometry=geometry)
+
+
+@P.max_pool2d_backward.kernel("dask")
+def _max_pool2d_backward(ns: Any, grad: Any, indices: Any, input_shape: tuple[int, ...], geometry: Any) -> da.Array:
+    """numpy's gradient of max pooling per chunk of the batch (indices are within a plane)."""
+    return numpy_kernel_per_batch_chunk(
+        "max_pool2d_backward", [grad, indices], batch_shape="input_shape", input_shape=input_shape, geometry=geometry
+    )
 
 
 def _index_add_block(shape: tuple[int, ...], axis: int, index: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -259,7 +274,7 @@ def _index_add_block(shape: tuple[int, ...], axis: int, index: np.ndarray, value
 
 
 def _erf_block(block: np.ndarray) -> np.ndarray:
-    return backends.get("numpy").erf(block)
+    return P.erf_kernel(raw_namespace(backends.get("numpy")), block)
 
 
 @functools.cache

@@ -20,6 +20,8 @@ import dask.array as da
 import numpy as np
 
 import backends
+from autograd_core.namespace import RawNamespace, raw_namespace
+from autograd_core.registry import registry
 from backends.namespaces import CompletedNamespace
 
 
@@ -83,7 +85,7 @@ def numpy_kernel_per_batch_chunk(
     batch_shape: str | None = None,
     **params: Any,
 ) -> Any:
-    """The numpy backend's kernel `name` on each chunk of the batch axis (axis 0) of the
+    """The numpy backend's kernel of the primitive `name` on each chunk of the batch axis (axis 0) of the
     arrays `batched`, with the arrays `whole` (a weight) and `params`; the parameter called
     `batch_shape`, a shape whose first entry is the whole batch's size, gets each chunk's."""
     kernel = partial(_numpy_kernel, name, batch_shape, params)
@@ -91,7 +93,7 @@ def numpy_kernel_per_batch_chunk(
 
 
 def numpy_kernel_summed_over_batch(name: str, batched: Sequence[da.Array], **params: Any) -> da.Array:
-    """The numpy backend's kernel `name`, which sums over the batch axis (axis 0) of the
+    """The numpy backend's kernel of the primitive `name`, which sums over the batch axis (axis 0) of the
     arrays `batched`, on each chunk of that axis (the other axes made one chunk), the
     per-chunk partial results added by dask's tree reduction."""
     kernel = partial(_numpy_kernel, name, None, params)
@@ -117,15 +119,15 @@ def map_batch_chunks(
     batch_axes: Sequence[int | None],
     out_batch_axes: Sequence[int | None],
 ) -> tuple:
-    """`Backend.map_batch_chunks` on dask: one task per chunk of the batch runs
-    ``func(numpy backend, *chunks)``, each batched array chunked as the first one is along its
+    """`primitives.map_batch_chunks` on dask: one task per chunk of the batch runs
+    ``func(numpy's raw namespace, *chunks)``, each batched array chunked as the first one is along its
     batch axis (whole along the others), the other arrays whole; outputs with a batch axis are
     joined along it, the others summed over the chunks."""
     batched = [(a, axis) for a, axis in zip(arrays, batch_axes) if a is not None and axis is not None]
     first, first_axis = batched[0]
     sizes = first.chunks[first_axis]
     blocks = [[None] * len(sizes) if a is None else _blocks(a, axis, sizes) for a, axis in zip(arrays, batch_axes)]
-    samples = func(backends.get("numpy"), *(_empty_batch(a, axis) for a, axis in zip(arrays, batch_axes)))
+    samples = func(_numpy(), *(_empty_batch(a, axis) for a, axis in zip(arrays, batch_axes)))
     tasks = [dask.delayed(_on_numpy, nout=len(samples))(func, *chunk) for chunk in zip(*blocks)]
     results = []
     for k, (sample, axis) in enumerate(zip(samples, out_batch_axes)):
@@ -156,8 +158,12 @@ def _with_size(shape: tuple[int, ...], axis: int | None, size: int) -> tuple[int
     return shape if axis is None else (*shape[:axis], size, *shape[axis + 1 :])
 
 
+def _numpy() -> RawNamespace:
+    return raw_namespace(backends.get("numpy"))
+
+
 def _on_numpy(func: Callable[..., tuple], *chunks: Any) -> tuple:
-    return func(backends.get("numpy"), *chunks)
+    return func(_numpy(), *chunks)
 
 
 def _one_partial(kernel: Callable[..., np.ndarray], *blocks: np.ndarray) -> np.ndarray:
@@ -167,7 +173,7 @@ def _one_partial(kernel: Callable[..., np.ndarray], *blocks: np.ndarray) -> np.n
 def _numpy_kernel(name: str, batch_shape: str | None, params: dict[str, Any], *blocks: np.ndarray) -> Any:
     if batch_shape is not None:
         params = {**params, batch_shape: (blocks[0].shape[0], *params[batch_shape][1:])}
-    return getattr(backends.get("numpy"), name)(*blocks, **params)
+    return registry[name](_numpy(), *blocks, **params)
 
 
 def _per_matrix(func: Callable[..., Any]) -> staticmethod:

@@ -10,7 +10,9 @@ import jax.numpy as xp
 import jax.scipy.special
 import numpy as np
 
-from backends.base import Backend, _tap
+from autograd_core import primitives as P
+from autograd_core.primitives.convolution import scatter_to_maxima, tap
+from backends.base import Backend
 
 jax.config.update("jax_enable_x64", True)
 
@@ -30,48 +32,69 @@ class JaxBackend(Backend):
     def synchronize(self, *arrays):
         jax.block_until_ready(arrays)
 
-    def index_add(self, shape, axis, index, values):
-        return xp.zeros(shape, dtype=values.dtype).at[(slice(None),) * axis + (index,)].add(values)
-
-    def scatter(self, shape, key, values):
-        return xp.zeros(shape, dtype=values.dtype).at[key].set(values)
-
     def jit(self, fn):
         return jax.jit(fn)
 
     def is_traced(self, x):
         return isinstance(x, jax.core.Tracer)
 
-    def erf(self, x):
-        return jax.scipy.special.erf(x)
 
-    def adam_update(self, param, grad, exp_avg, exp_avg_sq, **settings):
-        # the portable update as one compiled kernel instead of a dozen dispatched ops; the
-        # step count and learning rate are traced, so it compiles once per shape
-        return self._compiled_adam(param, grad, exp_avg, exp_avg_sq, **settings)
+# --- kernels ---------------------------------------------------------------------------------
+@P.index_add.kernel("jax")
+def _index_add(ns, values, shape, axis, index):
+    return xp.zeros(tuple(shape), dtype=values.dtype).at[(slice(None),) * axis + (index,)].add(values)
 
-    def conv2d(self, x, weight, **geometry):
-        return _conv2d(x, weight, **geometry)
 
-    def conv2d_grad_input(self, grad, weight, input_shape, **geometry):
-        return _conv2d_grad_input(grad, weight, tuple(input_shape), **geometry)
+@P.scatter.kernel("jax")
+def _scatter(ns, values, shape, key):
+    return xp.zeros(tuple(shape), dtype=values.dtype).at[key].set(values)
 
-    def conv2d_grad_weight(self, grad, x, weight_shape, **geometry):
-        return _conv2d_grad_weight(grad, x, tuple(weight_shape), **geometry)
 
-    def max_pool2d_backward(self, grad, indices, input_shape, **geometry):
-        return self._scatter_to_maxima(grad, indices, input_shape)
+@P.erf_kernel.kernel("jax")
+def _erf(ns, x):
+    return jax.scipy.special.erf(x)
 
-    def col2im(self, cols, shape, kernel, stride, dilation):  # the portable default, functionally
-        out = xp.zeros(shape, dtype=cols.dtype, device=self.device)
-        for i in range(kernel[0]):
-            for j in range(kernel[1]):
-                out = out.at[_tap(i, j, stride, dilation, tuple(cols.shape[3:]))].add(cols[:, :, i * kernel[1] + j])
-        return out
 
-    # --- linear algebra kernels
-    def einsum(self, subscripts, *arrays):
-        return xp.einsum(subscripts, *arrays)
+@P.adam_update.kernel("jax")
+def _adam_update(ns, param, grad, exp_avg, exp_avg_sq, **settings):
+    # the portable update as one compiled kernel instead of a dozen dispatched ops; the
+    # step count and learning rate are traced, so it compiles once per shape
+    return _compiled_adam(ns, param, grad, exp_avg, exp_avg_sq, **settings)
+
+
+_compiled_adam = jax.jit(P.adam_update.default, static_argnames=("ns", "weight_decay", "decoupled"))
+
+
+@P.conv2d.kernel("jax")
+def _conv2d_kernel(ns, x, weight, geometry):
+    return _conv2d(x, weight, **geometry._asdict())
+
+
+@P.conv2d_grad_input.kernel("jax")
+def _conv2d_grad_input_kernel(ns, grad, weight, input_shape, geometry):
+    return _conv2d_grad_input(grad, weight, tuple(input_shape), **geometry._asdict())
+
+
+@P.conv2d_grad_weight.kernel("jax")
+def _conv2d_grad_weight_kernel(ns, grad, x, weight_shape, geometry):
+    return _conv2d_grad_weight(grad, x, tuple(weight_shape), **geometry._asdict())
+
+
+P.max_pool2d_backward.kernel("jax")(scatter_to_maxima)
+
+
+@P.col2im.kernel("jax")
+def _col2im(ns, cols, shape, kernel, stride, dilation):  # the portable default, functionally
+    out = xp.zeros(shape, dtype=cols.dtype, device=ns.backend.device)
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            out = out.at[tap(i, j, stride, dilation, tuple(cols.shape[3:]))].add(cols[:, :, i * kernel[1] + j])
+    return out
+
+
+@P.einsum.kernel("jax")
+def _einsum(ns, subscripts, *arrays):
+    return xp.einsum(subscripts, *arrays)
 
 
 _GEOMETRY = ("stride", "padding", "dilation", "groups")
@@ -110,8 +133,4 @@ def _conv2d_grad_weight(grad, x, weight_shape, **geometry):
 
 def create(device: str | None = None) -> Backend:
     target = jax.devices(device)[0] if device else jax.devices()[0]
-    backend = JaxBackend(xp, jax.Array, target)
-    backend._compiled_adam = jax.jit(
-        functools.partial(Backend.adam_update, backend), static_argnames=("weight_decay", "decoupled")
-    )
-    return backend
+    return JaxBackend(xp, jax.Array, target)

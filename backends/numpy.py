@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from backends.base import Backend, _pool_padding
+from autograd_core import primitives as P
+from autograd_core.primitives.convolution import pool_padding, scatter_to_maxima
+from backends.base import Backend
 
 
 class NumpyBackend(Backend):
@@ -27,170 +29,203 @@ class NumpyBackend(Backend):
     def silent_errors(self):
         return np.errstate(all="ignore")
 
-    def relu(self, x):
-        return np.maximum(x, 0.0)  # faster than np.clip
-
-    def relu_backward(self, grad, out):
-        return grad * (out > 0)  # about 3x faster than np.where
-
-    # The fused cross-entropy in place on numpy's own methods: array-api-compat's wrappers and
-    # take_along_axis cost more than the arithmetic on a small batch.
-    def cross_entropy_rows(self, logits, target):
-        shift = logits.max(axis=1, keepdims=True)
-        exp = np.exp(logits - shift)
-        lse = np.log(exp.sum(axis=1)) + shift[:, 0]
-        return lse - logits[np.arange(len(target)), target]
-
-    def cross_entropy_backward(self, row_grad, logits, target, classes):
-        grad = np.exp(logits - logits.max(axis=1, keepdims=True))
-        grad /= grad.sum(axis=1, keepdims=True)
-        grad[np.arange(len(target)), target] -= 1
-        grad *= row_grad[..., None]
-        return grad
-
     def value_range(self, x):
         return int(x.min()), int(x.max())
 
     def owns_memory(self, x):
         return x.base is None and x.flags.writeable
 
-    def erf(self, x):
-        kernels = _elementwise.get(x.dtype.name)
-        return super().erf(x) if kernels is None else kernels.erf(x)
 
-    def gelu(self, x, approximate):
-        kernels = _elementwise.get(x.dtype.name)
-        return super().gelu(x, approximate) if kernels is None or approximate != "none" else kernels.gelu(x)
+# --- kernels ---------------------------------------------------------------------------------
+@P.relu.kernel("numpy")
+def _relu(ns, x):
+    return np.maximum(x, 0.0)  # faster than np.clip
 
-    def gelu_backward(self, grad, x, approximate):
-        kernels = _elementwise.get(x.dtype.name)
-        if kernels is None or approximate != "none" or grad.dtype != x.dtype:
-            return super().gelu_backward(grad, x, approximate)
-        return kernels.gelu_slope_times(grad, x, kernels.normal_cdf(x))
 
-    def index_add(self, shape, axis, index, values):
-        if len(index) and index.min() < 0:  # -1 and n-1 are one row: count them as one
-            index = np.where(index < 0, index + shape[axis], index)
-        if len(shape) == 1 and values.dtype.kind == "f":  # one pass of bincount (summing in float64)
-            return np.bincount(index, weights=values, minlength=shape[0]).astype(values.dtype, copy=False)
-        # Sort the rows by index and sum each run of equal indices with reduceat: several
-        # times faster than np.add.at, which loops element by element.
-        moved = (shape[axis], *shape[:axis], *shape[axis + 1 :])
-        out = np.zeros((shape[axis], math.prod(moved[1:])), dtype=values.dtype)
-        if len(index):
-            rows = np.moveaxis(values, axis, 0).reshape(len(index), -1)
-            order = np.argsort(index, kind="stable")
-            ordered = index[order]
-            starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
-            out[ordered[starts]] = np.add.reduceat(rows[order], starts, axis=0)
-        return np.moveaxis(out.reshape(moved), 0, axis)
+@P.relu_backward.kernel("numpy")
+def _relu_backward(ns, grad, out):
+    return grad * (out > 0)  # about 3x faster than np.where
 
-    def adam_update(self, param, grad, exp_avg, exp_avg_sq, *, step, lr, beta1, beta2, eps, weight_decay, decoupled):
-        if _fused_adam is not None and _fusable(param, grad, exp_avg, exp_avg_sq):
-            c = param.dtype.type  # constants in the arrays' dtype, as numpy's own scalar rules give
-            _fused_adam(
-                param,
-                grad,
-                exp_avg,
-                exp_avg_sq,
-                c(1 - lr * weight_decay if decoupled else 1),
-                c(0 if decoupled else weight_decay),
-                c(1 - beta1),
-                c(beta2),
-                c(1 - beta2),
-                c(math.sqrt(1 - beta2**step)),
-                c(eps),
-                c(lr / (1 - beta1**step)),
-            )
-            return param, exp_avg, exp_avg_sq
-        return adam_update_reference(
+
+# The fused cross-entropy in place on numpy's own methods: array-api-compat's wrappers and
+# take_along_axis cost more than the arithmetic on a small batch.
+@P.cross_entropy_rows.kernel("numpy")
+def _cross_entropy_rows(ns, logits, target):
+    shift = logits.max(axis=1, keepdims=True)
+    exp = np.exp(logits - shift)
+    lse = np.log(exp.sum(axis=1)) + shift[:, 0]
+    return lse - logits[np.arange(len(target)), target]
+
+
+@P.cross_entropy_backward.kernel("numpy")
+def _cross_entropy_backward(ns, row_grad, logits, target, classes):
+    grad = np.exp(logits - logits.max(axis=1, keepdims=True))
+    grad /= grad.sum(axis=1, keepdims=True)
+    grad[np.arange(len(target)), target] -= 1
+    grad *= row_grad[..., None]
+    return grad
+
+
+@P.erf_kernel.kernel("numpy")
+def _erf(ns, x):
+    kernels = _elementwise.get(x.dtype.name)
+    return P.erf_kernel.default(ns, x) if kernels is None else kernels.erf(x)
+
+
+@P.gelu.kernel("numpy")
+def _gelu(ns, x, approximate):
+    kernels = _elementwise.get(x.dtype.name)
+    return P.gelu.default(ns, x, approximate) if kernels is None or approximate != "none" else kernels.gelu(x)
+
+
+@P.gelu_backward.kernel("numpy")
+def _gelu_backward(ns, grad, x, approximate):
+    kernels = _elementwise.get(x.dtype.name)
+    if kernels is None or approximate != "none" or grad.dtype != x.dtype:
+        return P.gelu_backward.default(ns, grad, x, approximate)
+    return kernels.gelu_slope_times(grad, x, kernels.normal_cdf(x))
+
+
+@P.index_add.kernel("numpy")
+def _index_add(ns, values, shape, axis, index):
+    if len(index) and index.min() < 0:  # -1 and n-1 are one row: count them as one
+        index = np.where(index < 0, index + shape[axis], index)
+    if len(shape) == 1 and values.dtype.kind == "f":  # one pass of bincount (summing in float64)
+        return np.bincount(index, weights=values, minlength=shape[0]).astype(values.dtype, copy=False)
+    # Sort the rows by index and sum each run of equal indices with reduceat: several
+    # times faster than np.add.at, which loops element by element.
+    moved = (shape[axis], *shape[:axis], *shape[axis + 1 :])
+    out = np.zeros((shape[axis], math.prod(moved[1:])), dtype=values.dtype)
+    if len(index):
+        rows = np.moveaxis(values, axis, 0).reshape(len(index), -1)
+        order = np.argsort(index, kind="stable")
+        ordered = index[order]
+        starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+        out[ordered[starts]] = np.add.reduceat(rows[order], starts, axis=0)
+    return np.moveaxis(out.reshape(moved), 0, axis)
+
+
+@P.adam_update.kernel("numpy")
+def _adam_update(ns, param, grad, exp_avg, exp_avg_sq, *, step, lr, beta1, beta2, eps, weight_decay, decoupled):
+    if _fused_adam is not None and _fusable(param, grad, exp_avg, exp_avg_sq):
+        c = param.dtype.type  # constants in the arrays' dtype, as numpy's own scalar rules give
+        _fused_adam(
             param,
             grad,
             exp_avg,
             exp_avg_sq,
-            step=step,
-            lr=lr,
-            beta1=beta1,
-            beta2=beta2,
-            eps=eps,
-            weight_decay=weight_decay,
-            decoupled=decoupled,
+            c(1 - lr * weight_decay if decoupled else 1),
+            c(0 if decoupled else weight_decay),
+            c(1 - beta1),
+            c(beta2),
+            c(1 - beta2),
+            c(math.sqrt(1 - beta2**step)),
+            c(eps),
+            c(lr / (1 - beta1**step)),
         )
+        return param, exp_avg, exp_avg_sq
+    return adam_update_reference(
+        param,
+        grad,
+        exp_avg,
+        exp_avg_sq,
+        step=step,
+        lr=lr,
+        beta1=beta1,
+        beta2=beta2,
+        eps=eps,
+        weight_decay=weight_decay,
+        decoupled=decoupled,
+    )
 
-    def im2col(self, x, kernel, stride, dilation, out_size):
-        # every window as a strided view of `x`, copied once into (N, C, kh*kw, Ho, Wo)
-        (kh, kw), (sh, sw), (dh, dw), (n, c), (ho, wo) = kernel, stride, dilation, x.shape[:2], out_size
-        s_n, s_c, s_h, s_w = x.strides
-        strides = (s_n, s_c, s_h * dh, s_w * dw, s_h * sh, s_w * sw)
-        windows = np.lib.stride_tricks.as_strided(x, (n, c, kh, kw, ho, wo), strides, writeable=False)
-        return windows.reshape(n, c, kh * kw, ho, wo)
 
-    def batch_norm(self, x, weight, bias, eps):
-        if _channel_kernels is None or x.dtype.kind != "f":
-            return super().batch_norm(x, weight, bias, eps)
-        rows = _channel_rows(x)
-        mean, var = np.empty(x.shape[1], x.dtype), np.empty(x.shape[1], x.dtype)
-        _channel_kernels.moments(rows, mean, var)
-        scale = 1 / np.sqrt(var + eps)
-        scale = scale if weight is None else scale * weight
-        out = np.empty_like(rows)
-        _channel_kernels.affine(rows, mean, scale, np.zeros_like(mean) if bias is None else bias, out)
-        return out.reshape(x.shape), mean, var
+@P.im2col.kernel("numpy")
+def _im2col(ns, x, kernel, stride, dilation, out_size):
+    # every window as a strided view of `x`, copied once into (N, C, kh*kw, Ho, Wo)
+    (kh, kw), (sh, sw), (dh, dw), (n, c), (ho, wo) = kernel, stride, dilation, x.shape[:2], out_size
+    s_n, s_c, s_h, s_w = x.strides
+    strides = (s_n, s_c, s_h * dh, s_w * dw, s_h * sh, s_w * sw)
+    windows = np.lib.stride_tricks.as_strided(x, (n, c, kh, kw, ho, wo), strides, writeable=False)
+    return windows.reshape(n, c, kh * kw, ho, wo)
 
-    def batch_norm_backward(self, grad, x, weight, mean, var, eps, part):
-        if _channel_kernels is None or x.dtype.kind != "f" or part == "bias":
-            return super().batch_norm_backward(grad, x, weight, mean, var, eps, part)
-        rows, grad_rows = _channel_rows(x), _channel_rows(grad)
-        sum_g, sum_g_centred = np.empty_like(mean), np.empty_like(mean)
-        _channel_kernels.grad_sums(grad_rows, rows, mean, sum_g, sum_g_centred)
-        inverse_std = 1 / np.sqrt(var + eps)
-        if part == "weight":
-            return sum_g_centred * inverse_std
-        # the portable default's formula: (grad - mean(grad)) * scale - centred * slope
-        count = grad_rows.shape[0] * grad_rows.shape[2]
-        scale = inverse_std if weight is None else weight * inverse_std
-        slope = scale * inverse_std * inverse_std * sum_g_centred / count
-        out = np.empty_like(grad_rows)
-        _channel_kernels.grad_input(grad_rows, rows, mean, sum_g / count, scale, slope, out)
-        return out.reshape(x.shape)
 
-    def col2im(self, cols, shape, kernel, stride, dilation):
-        if _window_kernels is None:
-            return super().col2im(cols, shape, kernel, stride, dilation)
-        out = np.zeros(shape, dtype=cols.dtype)
-        _window_kernels.col2im(np.ascontiguousarray(cols), *kernel, *stride, *dilation, out)
-        return out
+@P.batch_norm.kernel("numpy")
+def _batch_norm(ns, x, weight, bias, eps):
+    if _channel_kernels is None or x.dtype.kind != "f":
+        return P.batch_norm.default(ns, x, weight, bias, eps)
+    rows = _channel_rows(x)
+    mean, var = np.empty(x.shape[1], x.dtype), np.empty(x.shape[1], x.dtype)
+    _channel_kernels.moments(rows, mean, var)
+    scale = 1 / np.sqrt(var + eps)
+    scale = scale if weight is None else scale * weight
+    out = np.empty_like(rows)
+    _channel_kernels.affine(rows, mean, scale, np.zeros_like(mean) if bias is None else bias, out)
+    return out.reshape(x.shape), mean, var
 
-    def pad2d(self, x, padding, value):
-        (top, bottom), (left, right) = padding
-        if not (top or bottom or left or right):
-            return x
-        n, c, h, w = x.shape
-        out = np.full((n, c, h + top + bottom, w + left + right), value, dtype=x.dtype)
-        out[:, :, top : top + h, left : left + w] = x
-        return out
 
-    def max_pool2d(self, x, *, kernel_size, stride, padding, dilation, ceil_mode):
-        if _window_kernels is None or x.dtype.kind != "f":
-            return super().max_pool2d(
-                x, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation, ceil_mode=ceil_mode
-            )
-        out, _ = _pool_padding(x.shape[2:], kernel_size, stride, padding, dilation, ceil_mode)
-        values = np.empty((*x.shape[:2], *out), dtype=x.dtype)
-        indices = np.empty(values.shape, dtype=np.int64)
-        _window_kernels.forward(np.ascontiguousarray(x), *kernel_size, *stride, *padding, *dilation, values, indices)
-        return values, indices
+@P.batch_norm_backward.kernel("numpy")
+def _batch_norm_backward(ns, grad, x, weight, mean, var, eps, part):
+    if _channel_kernels is None or x.dtype.kind != "f" or part == "bias":
+        return P.batch_norm_backward.default(ns, grad, x, weight, mean, var, eps, part)
+    rows, grad_rows = _channel_rows(x), _channel_rows(grad)
+    sum_g, sum_g_centred = np.empty_like(mean), np.empty_like(mean)
+    _channel_kernels.grad_sums(grad_rows, rows, mean, sum_g, sum_g_centred)
+    inverse_std = 1 / np.sqrt(var + eps)
+    if part == "weight":
+        return sum_g_centred * inverse_std
+    # the portable default's formula: (grad - mean(grad)) * scale - centred * slope
+    count = grad_rows.shape[0] * grad_rows.shape[2]
+    scale = inverse_std if weight is None else weight * inverse_std
+    slope = scale * inverse_std * inverse_std * sum_g_centred / count
+    out = np.empty_like(grad_rows)
+    _channel_kernels.grad_input(grad_rows, rows, mean, sum_g / count, scale, slope, out)
+    return out.reshape(x.shape)
 
-    def max_pool2d_backward(self, grad, indices, input_shape, **geometry):
-        if _window_kernels is None:
-            return self._scatter_to_maxima(grad, indices, input_shape)
-        out = np.zeros(input_shape, dtype=grad.dtype)
-        _window_kernels.backward(np.ascontiguousarray(grad), np.ascontiguousarray(indices), out)
-        return out
 
-    # --- linear algebra kernels
-    def einsum(self, subscripts, *arrays):
-        return np.einsum(subscripts, *arrays, optimize=True)
+@P.col2im.kernel("numpy")
+def _col2im(ns, cols, shape, kernel, stride, dilation):
+    if _window_kernels is None:
+        return P.col2im.default(ns, cols, shape, kernel, stride, dilation)
+    out = np.zeros(shape, dtype=cols.dtype)
+    _window_kernels.col2im(np.ascontiguousarray(cols), *kernel, *stride, *dilation, out)
+    return out
+
+
+@P.pad2d.kernel("numpy")
+def _pad2d(ns, x, padding, value):
+    (top, bottom), (left, right) = padding
+    if not (top or bottom or left or right):
+        return x
+    n, c, h, w = x.shape
+    out = np.full((n, c, h + top + bottom, w + left + right), value, dtype=x.dtype)
+    out[:, :, top : top + h, left : left + w] = x
+    return out
+
+
+@P.max_pool2d.kernel("numpy")
+def _max_pool2d(ns, x, geometry):
+    if _window_kernels is None or x.dtype.kind != "f":
+        return P.max_pool2d.default(ns, x, geometry)
+    kernel_size, stride, padding, dilation, _ = geometry
+    out, _ = pool_padding(x.shape[2:], geometry)
+    values = np.empty((*x.shape[:2], *out), dtype=x.dtype)
+    indices = np.empty(values.shape, dtype=np.int64)
+    _window_kernels.forward(np.ascontiguousarray(x), *kernel_size, *stride, *padding, *dilation, values, indices)
+    return values, indices
+
+
+@P.max_pool2d_backward.kernel("numpy")
+def _max_pool2d_backward(ns, grad, indices, input_shape, geometry):
+    if _window_kernels is None:
+        return scatter_to_maxima(ns, grad, indices, input_shape, geometry)
+    out = np.zeros(input_shape, dtype=grad.dtype)
+    _window_kernels.backward(np.ascontiguousarray(grad), np.ascontiguousarray(indices), out)
+    return out
+
+
+@P.einsum.kernel("numpy")
+def _einsum(ns, subscripts, *arrays):
+    return np.einsum(subscripts, *arrays, optimize=True)
 
 
 def adam_update_reference(param, grad, exp_avg, exp_avg_sq, *, step, lr, beta1, beta2, eps, weight_decay, decoupled):

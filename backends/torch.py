@@ -8,6 +8,7 @@ import array_api_compat.torch as xp
 import numpy as np
 import torch
 
+from autograd_core import primitives as P
 from backends.base import Backend
 from backends.namespaces import CompletedNamespace
 
@@ -46,153 +47,201 @@ class TorchBackend(Backend):
         low, high = torch.aminmax(x)  # one pass, not two
         return int(low), int(high)
 
-    def take_rows(self, x, index, axis):
-        return torch.index_select(x, axis, index)  # array-api-compat's take wraps negative indices first
 
-    def index_add(self, shape, axis, index, values):
-        out = torch.zeros(shape, dtype=values.dtype, device=values.device)
-        return out.index_add_(axis, index, values)
+# --- kernels ---------------------------------------------------------------------------------
+@P.take_rows.kernel("torch")
+def _take_rows(ns, x, index, axis):
+    return torch.index_select(x, axis, index)  # array-api-compat's take wraps negative indices first
 
-    def getitem(self, x, key):
-        key, flips = _positive_steps(key, x.shape)
-        return torch.flip(x[key], flips) if flips else x[key]
 
-    def scatter(self, shape, key, values):
-        key, flips = _positive_steps(key, shape)
-        return super().scatter(shape, key, torch.flip(values, flips) if flips else values)
+@P.index_add.kernel("torch")
+def _index_add(ns, values, shape, axis, index):
+    out = torch.zeros(tuple(shape), dtype=values.dtype, device=values.device)
+    return out.index_add_(axis, index, values)
 
-    def linear(self, x, weight, bias):
-        return torch.nn.functional.linear(x, weight, bias)  # the bias added inside the matrix product
 
-    def relu(self, x):
-        return torch.relu(x)
+@P.basic_index.kernel("torch")
+def _getitem(ns, x, key):
+    key, flips = _positive_steps(key, x.shape)
+    return torch.flip(x[key], flips) if flips else x[key]
 
-    def relu_backward(self, grad, out):
-        return torch.ops.aten.threshold_backward(grad, out, 0)  # several times faster than where()
 
-    def tanh_backward(self, grad, out):
-        if out.is_complex():  # the engine conjugates `out` for complex values; torch's kernel would again
-            return super().tanh_backward(grad, out)
-        return torch.ops.aten.tanh_backward(grad, out)
+@P.scatter.kernel("torch")
+def _scatter(ns, values, shape, key):
+    key, flips = _positive_steps(key, shape)
+    return P.scatter.default(ns, torch.flip(values, flips) if flips else values, shape, key)
 
-    def gelu(self, x, approximate):
-        return torch.nn.functional.gelu(x, approximate=approximate)
 
-    def gelu_backward(self, grad, x, approximate):
-        return torch.ops.aten.gelu_backward(grad, x, approximate=approximate)
+@P.linear.kernel("torch")
+def _linear(ns, x, weight, bias):
+    return torch.nn.functional.linear(x, weight, bias)  # the bias added inside the matrix product
 
-    def layer_norm(self, x, normalized_shape, weight, bias, eps):
-        out, mean, rstd = torch.native_layer_norm(x, normalized_shape, weight, bias, eps)
-        return out, (mean, rstd)
 
-    def layer_norm_backward(self, grad, x, normalized_shape, weight, stats, part):
-        mean, rstd = stats
-        mask = [part == "input", part == "weight", False]
-        weight = weight if weight is not None else torch.ones(normalized_shape, dtype=x.dtype, device=x.device)
-        grads = torch.ops.aten.native_layer_norm_backward(grad, x, normalized_shape, mean, rstd, weight, None, mask)
-        return grads[mask.index(True)]
+@P.relu.kernel("torch")
+def _relu(ns, x):
+    return torch.relu(x)
 
-    def batch_norm(self, x, weight, bias, eps):
-        if x.dtype == torch.float64:
-            # In float64, torch's training-mode kernel is far less exact than its dtype (a float64
-            # PyTorch twin of the MNIST CNN drifts 1e-8 from it in an epoch, 1e-10 from this):
-            # statistics from var_mean, normalised by the evaluation-mode kernel, at 3x the cost.
-            var, mean = torch.var_mean(x, dim=(0, *range(2, x.ndim)), correction=0)
-            return torch.native_batch_norm(x, weight, bias, mean, var, False, 0.0, eps)[0], mean, var
-        out, mean, inverse_std = torch.native_batch_norm(x, weight, bias, None, None, True, 0.0, eps)
-        return out, mean, inverse_std.pow(-2) - eps
 
-    def batch_norm_backward(self, grad, x, weight, mean, var, eps, part):
-        if part == "bias":
-            return grad.sum((0, *range(2, x.ndim)))
-        mask = tuple(p == part for p in ("input", "weight", "bias"))
-        if weight is None and part == "input":
-            weight = torch.ones_like(mean)  # the kernel scales by the weight: ones is none
-        grads = torch.ops.aten.native_batch_norm_backward(
-            grad, x, weight, None, None, mean, (var + eps).rsqrt(), True, eps, mask
+@P.relu_backward.kernel("torch")
+def _relu_backward(ns, grad, out):
+    return torch.ops.aten.threshold_backward(grad, out, 0)  # several times faster than where()
+
+
+@P.tanh_backward.kernel("torch")
+def _tanh_backward(ns, grad, out):
+    if out.is_complex():  # the engine conjugates `out` for complex values; torch's kernel would again
+        return P.tanh_backward.default(ns, grad, out)
+    return torch.ops.aten.tanh_backward(grad, out)
+
+
+@P.gelu.kernel("torch")
+def _gelu(ns, x, approximate):
+    return torch.nn.functional.gelu(x, approximate=approximate)
+
+
+@P.gelu_backward.kernel("torch")
+def _gelu_backward(ns, grad, x, approximate):
+    return torch.ops.aten.gelu_backward(grad, x, approximate=approximate)
+
+
+@P.layer_norm.kernel("torch")
+def _layer_norm(ns, x, weight, bias, normalized_shape, eps):
+    out, mean, rstd = torch.native_layer_norm(x, normalized_shape, weight, bias, eps)
+    return out, (mean, rstd)
+
+
+@P.layer_norm_backward.kernel("torch")
+def _layer_norm_backward(ns, grad, x, normalized_shape, weight, eps, stats, part):
+    mean, rstd = stats
+    mask = [part == "input", part == "weight", False]
+    weight = weight if weight is not None else torch.ones(normalized_shape, dtype=x.dtype, device=x.device)
+    grads = torch.ops.aten.native_layer_norm_backward(grad, x, normalized_shape, mean, rstd, weight, None, mask)
+    return grads[mask.index(True)]
+
+
+@P.batch_norm.kernel("torch")
+def _batch_norm(ns, x, weight, bias, eps):
+    if x.dtype == torch.float64:
+        # In float64, torch's training-mode kernel is far less exact than its dtype (a float64
+        # PyTorch twin of the MNIST CNN drifts 1e-8 from it in an epoch, 1e-10 from this):
+        # statistics from var_mean, normalised by the evaluation-mode kernel, at 3x the cost.
+        var, mean = torch.var_mean(x, dim=(0, *range(2, x.ndim)), correction=0)
+        return torch.native_batch_norm(x, weight, bias, mean, var, False, 0.0, eps)[0], mean, var
+    out, mean, inverse_std = torch.native_batch_norm(x, weight, bias, None, None, True, 0.0, eps)
+    return out, mean, inverse_std.pow(-2) - eps
+
+
+@P.batch_norm_backward.kernel("torch")
+def _batch_norm_backward(ns, grad, x, weight, mean, var, eps, part):
+    if part == "bias":
+        return grad.sum((0, *range(2, x.ndim)))
+    mask = tuple(p == part for p in ("input", "weight", "bias"))
+    if weight is None and part == "input":
+        weight = torch.ones_like(mean)  # the kernel scales by the weight: ones is none
+    grads = torch.ops.aten.native_batch_norm_backward(
+        grad, x, weight, None, None, mean, (var + eps).rsqrt(), True, eps, mask
+    )
+    return grads[mask.index(True)]
+
+
+@P.cross_entropy_rows.kernel("torch")
+def _cross_entropy_rows(ns, logits, target):
+    return torch.nn.functional.cross_entropy(logits, target, reduction="none")
+
+
+@P.cross_entropy_backward.kernel("torch")
+def _cross_entropy_backward(ns, row_grad, logits, target, classes):
+    # torch's cross_entropy backward: nll_loss's, then log_softmax's
+    log_p = torch.log_softmax(logits, 1)
+    g_log_p = torch.ops.aten.nll_loss_backward(
+        row_grad.expand(target.shape), log_p, target, None, 0, -100, row_grad.new_ones(())
+    )
+    return torch.ops.aten._log_softmax_backward_data(g_log_p, log_p, 1, log_p.dtype)
+
+
+@P.erf_kernel.kernel("torch")
+def _erf(ns, x):
+    return torch.special.erf(x)
+
+
+@P.adam_update.kernel("torch")
+def _adam_update(ns, param, grad, exp_avg, exp_avg_sq, *, step, lr, beta1, beta2, eps, weight_decay, decoupled):
+    if _fusable(param, grad, exp_avg, exp_avg_sq) and isinstance(step, int):
+        # torch.optim's fused=True kernel: one pass instead of seven, ~10x faster on the CPU.
+        # It reads every operand as contiguous, so a strided gradient is copied first.
+        fused = torch._fused_adamw_ if decoupled else torch._fused_adam_
+        fused(
+            [param],
+            [grad.contiguous()],
+            [exp_avg],
+            [exp_avg_sq],
+            [],
+            [torch.tensor(float(step), device=param.device)],
+            lr=lr,
+            beta1=beta1,
+            beta2=beta2,
+            weight_decay=weight_decay,
+            eps=eps,
+            amsgrad=False,
+            maximize=False,
         )
-        return grads[mask.index(True)]
-
-    def cross_entropy_rows(self, logits, target):
-        return torch.nn.functional.cross_entropy(logits, target, reduction="none")
-
-    def cross_entropy_backward(self, row_grad, logits, target, classes):
-        # torch's cross_entropy backward: nll_loss's, then log_softmax's
-        log_p = torch.log_softmax(logits, 1)
-        g_log_p = torch.ops.aten.nll_loss_backward(
-            row_grad.expand(target.shape), log_p, target, None, 0, -100, row_grad.new_ones(())
-        )
-        return torch.ops.aten._log_softmax_backward_data(g_log_p, log_p, 1, log_p.dtype)
-
-    def erf(self, x):
-        return torch.special.erf(x)
-
-    def adam_update(self, param, grad, exp_avg, exp_avg_sq, *, step, lr, beta1, beta2, eps, weight_decay, decoupled):
-        if _fusable(param, grad, exp_avg, exp_avg_sq) and isinstance(step, int):
-            # torch.optim's fused=True kernel: one pass instead of seven, ~10x faster on the CPU.
-            # It reads every operand as contiguous, so a strided gradient is copied first.
-            fused = torch._fused_adamw_ if decoupled else torch._fused_adam_
-            fused(
-                [param],
-                [grad.contiguous()],
-                [exp_avg],
-                [exp_avg_sq],
-                [],
-                [torch.tensor(float(step), device=param.device)],
-                lr=lr,
-                beta1=beta1,
-                beta2=beta2,
-                weight_decay=weight_decay,
-                eps=eps,
-                amsgrad=False,
-                maximize=False,
-            )
-            return param, exp_avg, exp_avg_sq
-        # torch.optim.Adam's single-tensor path, in place.
-        if weight_decay:
-            if decoupled:
-                param.mul_(1 - lr * weight_decay)
-            else:
-                grad = grad.add(param, alpha=weight_decay)
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-        denom = (exp_avg_sq.sqrt() / math.sqrt(1 - beta2**step)).add_(eps)
-        param.addcdiv_(exp_avg, denom, value=-lr / (1 - beta1**step))
         return param, exp_avg, exp_avg_sq
+    # torch.optim.Adam's single-tensor path, in place.
+    if weight_decay:
+        if decoupled:
+            param.mul_(1 - lr * weight_decay)
+        else:
+            grad = grad.add(param, alpha=weight_decay)
+    exp_avg.lerp_(grad, 1 - beta1)
+    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    denom = (exp_avg_sq.sqrt() / math.sqrt(1 - beta2**step)).add_(eps)
+    param.addcdiv_(exp_avg, denom, value=-lr / (1 - beta1**step))
+    return param, exp_avg, exp_avg_sq
 
-    def conv2d(self, x, weight, *, stride, padding, dilation, groups):
-        x, padding = _symmetric(x, padding)
-        return torch.nn.functional.conv2d(x, weight, None, stride, padding, dilation, groups)
 
-    def conv2d_grad_input(self, grad, weight, input_shape, *, stride, padding, dilation, groups):
-        (top, bottom), (left, right) = padding
-        n, c, h, w = input_shape
-        padded = (n, c, h + top + bottom, w + left + right)
-        dummy = grad.new_empty(1).expand(padded)  # only its shape is read
-        out = torch.ops.aten.convolution_backward(
-            grad, dummy, weight, None, stride, (0, 0), dilation, False, (0, 0), groups, (True, False, False)
-        )[0]
-        return out[:, :, top : top + h, left : left + w]
+@P.conv2d.kernel("torch")
+def _conv2d(ns, x, weight, geometry):
+    stride, padding, dilation, groups = geometry
+    x, padding = _symmetric(x, padding)
+    return torch.nn.functional.conv2d(x, weight, None, stride, padding, dilation, groups)
 
-    def conv2d_grad_weight(self, grad, x, weight_shape, *, stride, padding, dilation, groups):
-        x, padding = _symmetric(x, padding)
-        dummy = grad.new_empty(1).expand(weight_shape)
-        return torch.ops.aten.convolution_backward(
-            grad, x, dummy, None, stride, padding, dilation, False, (0, 0), groups, (False, True, False)
-        )[1]
 
-    def max_pool2d(self, x, *, kernel_size, stride, padding, dilation, ceil_mode):
-        return torch.nn.functional.max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+@P.conv2d_grad_input.kernel("torch")
+def _conv2d_grad_input(ns, grad, weight, input_shape, geometry):
+    stride, ((top, bottom), (left, right)), dilation, groups = geometry
+    n, c, h, w = input_shape
+    padded = (n, c, h + top + bottom, w + left + right)
+    dummy = grad.new_empty(1).expand(padded)  # only its shape is read
+    out = torch.ops.aten.convolution_backward(
+        grad, dummy, weight, None, stride, (0, 0), dilation, False, (0, 0), groups, (True, False, False)
+    )[0]
+    return out[:, :, top : top + h, left : left + w]
 
-    def max_pool2d_backward(self, grad, indices, input_shape, *, kernel_size, stride, padding, dilation, ceil_mode):
-        dummy = grad.new_empty(1).expand(input_shape)  # only its shape is read
-        return torch.ops.aten.max_pool2d_with_indices_backward(
-            grad, dummy, kernel_size, stride, padding, dilation, ceil_mode, indices
-        )
 
-    # --- linear algebra kernels
-    def einsum(self, subscripts, *arrays):
-        return torch.einsum(subscripts, *arrays)
+@P.conv2d_grad_weight.kernel("torch")
+def _conv2d_grad_weight(ns, grad, x, weight_shape, geometry):
+    stride, padding, dilation, groups = geometry
+    x, padding = _symmetric(x, padding)
+    dummy = grad.new_empty(1).expand(tuple(weight_shape))
+    return torch.ops.aten.convolution_backward(
+        grad, x, dummy, None, stride, padding, dilation, False, (0, 0), groups, (False, True, False)
+    )[1]
+
+
+@P.max_pool2d.kernel("torch")
+def _max_pool2d(ns, x, geometry):
+    return torch.nn.functional.max_pool2d(x, *geometry, return_indices=True)
+
+
+@P.max_pool2d_backward.kernel("torch")
+def _max_pool2d_backward(ns, grad, indices, input_shape, geometry):
+    dummy = grad.new_empty(1).expand(tuple(input_shape))  # only its shape is read
+    return torch.ops.aten.max_pool2d_with_indices_backward(grad, dummy, *geometry, indices)
+
+
+@P.einsum.kernel("torch")
+def _einsum(ns, subscripts, *arrays):
+    return torch.einsum(subscripts, *arrays)
 
 
 def _symmetric(x, padding):

@@ -15,10 +15,11 @@ from collections.abc import Callable
 from typing import Any
 
 import autograd_core as ag
+from autograd_core import primitives as P
 from autograd_core.creation import to_array
-from autograd_core.ops import _operands, _take_checked, _tensor, common_backend, reshape, sum_to
+from autograd_core.namespace import raw_namespace
+from autograd_core.ops import _operands, _take_checked, _tensor, common_backend, reshape
 from autograd_core.tensor import Tensor, record
-from backends.base import rows_times
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -35,23 +36,8 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise ValueError(f"linear: input shape {x.shape} does not end with in_features={in_features}")
     backend = common_backend("linear", *(t for t in (x, weight, bias) if t is not None))
     _same_dtype("linear", x, weight)
-    data = backend.linear(x.data, weight.data, None if bias is None else bias.data)
-    return record("linear", data, backend, (x, weight, bias), _LINEAR_VJPS, saved=(x, weight))
-
-
-def _linear_grad_weight(ns: Any, g: Any, out: Any, x: Any, weight: Any, bias: Any) -> Any:
-    out_features, in_features = weight.shape
-    rows_g, rows_x = ns.reshape(g, (-1, out_features)), ns.reshape(x, (-1, in_features))
-    if rows_g.shape[0] == 1:  # one row: an outer product, which matmul computes 4x slower
-        return ns.matrix_transpose(rows_g) * rows_x
-    return ns.matmul(ns.matrix_transpose(rows_g), rows_x)
-
-
-_LINEAR_VJPS = (
-    lambda ns, g, out, x, weight, bias: rows_times(ns, g, weight),
-    _linear_grad_weight,
-    lambda ns, g, out, x, weight, bias: sum_to(ns, g, bias.shape),
-)
+    data = P.linear(raw_namespace(backend), x.data, weight.data, None if bias is None else bias.data)
+    return P.linear.record(data, backend, (x, weight, bias), saved=(x, weight))
 
 
 def relu(x: Tensor) -> Tensor:
@@ -79,10 +65,7 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     x = _tensor("gelu", x)
     if x.dtype.kind != "real floating":
         raise TypeError(f"gelu: expected a real floating-point tensor, got {x.dtype.name}")
-    return record("gelu", x.backend.gelu(x.data, approximate), x.backend, (x, approximate), _GELU_VJPS, saved=(x,))
-
-
-_GELU_VJPS = (lambda ns, g, out, x, approximate: ns._gelu_backward(g, x, approximate), None)
+    return P.gelu.apply(x, approximate)
 
 
 def softmax(input: Tensor, dim: int | None = -1, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
@@ -451,7 +434,7 @@ def _cross_entropy_rows(logits: Tensor, safe: Any, valid: Any, reduction: str) -
     """The fused primitive: rows' losses, reduction, and the VJP of softmax minus one-hot."""
     backend = logits.backend
     xp = backend.xp
-    rows = backend.cross_entropy_rows(logits.data, safe)
+    rows = P.cross_entropy_rows(raw_namespace(backend), logits.data, safe)
     if valid is not None:
         rows = xp.where(valid, rows, 0.0)
     scale = None
@@ -472,7 +455,7 @@ def _cross_entropy_grad(
     row_grad = g if scale is None else g / scale
     if valid is not None:
         row_grad = ns.where(valid, row_grad, 0.0)
-    return ns._cross_entropy_backward(row_grad, logits, target, classes)
+    return P.cross_entropy_backward(ns, row_grad, logits, target, classes)
 
 
 _CROSS_ENTROPY_VJPS = (_cross_entropy_grad, None, None, None, None)
@@ -742,10 +725,10 @@ def layer_norm(
         raise ValueError(f"layer_norm: input shape {x.shape} does not end with normalized_shape {shape}")
     backend = common_backend("layer_norm", *(t for t in (x, weight, bias) if t is not None))
     _same_dtype("layer_norm", x, weight)
-    data, stats = backend.layer_norm(x.data, shape, *(None if t is None else t.data for t in (weight, bias)), eps)
-    return record(
-        "layer_norm", data, backend, (x, weight, bias, shape, eps, stats), _LAYER_NORM_VJPS, saved=(x, weight)
+    data, stats = P.layer_norm(
+        raw_namespace(backend), x.data, *(None if t is None else t.data for t in (weight, bias)), shape, eps
     )
+    return P.layer_norm.record(data, backend, (x, weight, bias, shape, eps, stats), saved=(x, weight))
 
 
 def _same_dtype(layer: str, x: Tensor, weight: Tensor | None) -> None:
@@ -755,14 +738,6 @@ def _same_dtype(layer: str, x: Tensor, weight: Tensor | None) -> None:
             f"{layer}: the input is {x.dtype.name} but the weights are {weight.dtype.name}; convert "
             f"one: x.astype(...) or model.to(dtype=...) (model.double() for float64)"
         )
-
-
-_LAYER_NORM_VJPS = tuple(  # the engine sums the weight's and bias's gradients over the leading axes
-    lambda ns, g, out, x, weight, bias, shape, eps, stats, part=part: ns._layer_norm_backward(
-        g, x, shape, weight, eps, stats, part
-    )
-    for part in ("input", "weight")
-) + (lambda ns, g, out, x, weight, bias, shape, eps, stats: g, None, None, None)
 
 
 def embedding(input: Any, weight: Tensor) -> Tensor:

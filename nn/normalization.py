@@ -10,17 +10,12 @@ norm is layer norm over groups of channels.
 from __future__ import annotations
 
 import autograd_core as ag
-from autograd_core.normalization import per_channel
+from autograd_core import primitives as P
+from autograd_core.namespace import raw_namespace
 from autograd_core.ops import common_backend
-from autograd_core.tensor import Tensor, bump_version, record
+from autograd_core.primitives.normalization import per_channel
+from autograd_core.tensor import Tensor, bump_version
 from nn.functional import _same_dtype, layer_norm
-
-_BATCH_NORM_VJPS = tuple(  # the backend's kernel reuses the forward's batch statistics
-    lambda ns, g, out, x, weight, bias, eps, mean, var, part=part: ns._batch_norm_backward(
-        g, x, weight, mean, var, eps, part
-    )
-    for part in ("input", "weight", "bias")
-) + (None, None, None)
 
 
 def batch_norm(
@@ -64,8 +59,12 @@ def batch_norm(
     count = input.numel() // channels
     if count <= 1:
         raise ValueError(f"batch_norm: expected more than 1 value per channel when training, got input {input.shape}")
-    data, mean, var = backend.batch_norm(
-        input.data, None if weight is None else weight.data, None if bias is None else bias.data, eps
+    data, mean, var = P.batch_norm(
+        raw_namespace(backend),
+        input.data,
+        None if weight is None else weight.data,
+        None if bias is None else bias.data,
+        eps,
     )
     with ag.no_grad():
         for buffer, statistic in ((running_mean, mean), (running_var, var * (count / (count - 1)))):
@@ -73,9 +72,7 @@ def batch_norm(
                 buffer.data = buffer.data * (1 - momentum) + backend.xp.astype(statistic, buffer.data.dtype) * momentum
                 bump_version(buffer)
     statistics = (Tensor._wrap(mean, backend), Tensor._wrap(var, backend))
-    return record(
-        "batch_norm", data, backend, (input, weight, bias, eps, *statistics), _BATCH_NORM_VJPS, saved=(input, weight)
-    )
+    return P.batch_norm.record(data, backend, (input, weight, bias, eps, *statistics), saved=(input, weight))
 
 
 def group_norm(

@@ -35,7 +35,7 @@ from functools import partial
 from typing import Any
 
 import autograd_core as ag
-from autograd_core import grad_mode
+from autograd_core import grad_mode, primitives as P
 from autograd_core.namespace import raw_namespace
 from autograd_core.ops import _sigmoid, common_backend
 from autograd_core.tensor import Tensor, Vjp, record
@@ -185,7 +185,8 @@ def _scan_vjp(kind: Any, layout: tuple) -> Vjp:
 
     def vjp(ns: Any, g: Any, out: Any, pack: Any, *constants: Any) -> Any:
         p = _unpack(ns, pack, constants, layout)
-        grads = ns._map_batch_chunks(
+        grads = P.map_batch_chunks(
+            ns,
             partial(_scan_grads, kind, packed),
             (g, out, *(p.get(n) for n in _PIECES)),
             (1, 1, *_BATCH_AXIS.values()),
@@ -260,7 +261,8 @@ def _scan(
             + ", ".join(f"{name} {t.dtype}" for name, t in given)
             + "; convert the input with .to(dtype) or the module with .to(dtype)"
         )
-    (data,) = raw_namespace(backend)._map_batch_chunks(
+    (data,) = P.map_batch_chunks(
+        raw_namespace(backend),
         partial(_run, kind),
         tuple(None if t is None else t.data for t in (x, w_ih, b_ih, w_hh, b_hh, h0, c0)),
         tuple(_BATCH_AXIS.values()),

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from autograd_core.namespace import raw_namespace
+from autograd_core.primitives import adam_update
 from autograd_core.tensor import Tensor
 from optim.optimizer import Optimizer, hyperparameter
 
@@ -40,7 +42,8 @@ class Adam(Optimizer):
             state.update(step=0, exp_avg=xp.zeros_like(p.data), exp_avg_sq=xp.zeros_like(p.data))
         state["step"] += 1
         beta1, beta2 = group["betas"]
-        p.data, state["exp_avg"], state["exp_avg_sq"] = p.backend.adam_update(
+        p.data, state["exp_avg"], state["exp_avg_sq"] = adam_update(
+            raw_namespace(p.backend),
             p.data,
             p.grad.data,
             state["exp_avg"],

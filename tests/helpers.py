@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 import autograd_core as ag
+from autograd_core.namespace import raw_namespace
 
 # Agreement expected between two computations of the same thing in one dtype on different
 # libraries or code paths (summation order and kernel choice differ).
@@ -28,3 +29,13 @@ def host(x: Any) -> np.ndarray:
 def assert_close(actual: Any, expected: Any, dtype: str = "float64", **override: float) -> None:
     tol = {**TOLERANCES[dtype], **override}
     np.testing.assert_allclose(host(actual), host(expected), **tol)
+
+
+def kernel(backend: Any, primitive: Any, *args: Any, **options: Any) -> Any:
+    """`backend`'s kernel of `primitive` (its own, or the portable default) on raw arrays."""
+    return primitive(raw_namespace(backend), *args, **options)
+
+
+def portable(backend: Any, primitive: Any, *args: Any, **options: Any) -> Any:
+    """The portable default of `primitive` on `backend`'s raw arrays."""
+    return primitive.default(raw_namespace(backend), *args, **options)

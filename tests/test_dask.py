@@ -25,9 +25,10 @@ import backends  # noqa: E402
 import nn  # noqa: E402
 import nn.functional as F  # noqa: E402
 import optim  # noqa: E402
+from autograd_core import primitives as P  # noqa: E402
 from backends import dask as dask_backend  # noqa: E402
 from backends.__main__ import table  # noqa: E402
-from helpers import assert_close  # noqa: E402
+from helpers import assert_close, kernel  # noqa: E402
 
 CHUNK_ROWS = 16  # small, so the test data is several chunks and reductions cross chunks
 
@@ -224,33 +225,53 @@ VALUES, INDEX = RNG.standard_normal((40, 3)), RNG.integers(0, 5, 40)
 LOGITS, TARGET = RNG.standard_normal((40, 6)) * 30, RNG.integers(0, 6, 40)
 ADAM = [RNG.standard_normal((20, 2)) for _ in range(3)] + [np.abs(RNG.standard_normal((20, 2)))]
 KERNELS = {  # name: call(backend, host -> array), from host arrays to one array or a tuple of them
-    "index_add_rows": lambda b, a: b.index_add((5, 3), 0, a(INDEX), a(VALUES)),
-    "index_add_columns": lambda b, a: b.index_add((3, 5), 1, a(INDEX), a(VALUES.T)),
-    "index_add_empty": lambda b, a: b.index_add((5, 3), 0, a(INDEX[:0]), a(VALUES[:0])),
-    "scatter": lambda b, a: b.scatter((6, 4), (slice(5, 0, -2), None, slice(None, None, 3)), a(VALUES[:3, None, :2])),
-    "getitem": lambda b, a: b.getitem(a(VALUES), (slice(None, None, -3), 1)),
-    "erf": lambda b, a: b.erf(a(np.linspace(-7, 7, 57))),
-    "gelu_backward": lambda b, a: b.gelu_backward(a(VALUES), a(VALUES * 3), "none"),
-    "cross_entropy_rows": lambda b, a: b.cross_entropy_rows(a(LOGITS), a(TARGET)),
-    "cross_entropy_backward": lambda b, a: b.cross_entropy_backward(
-        a(INDEX / 4.0), a(LOGITS), a(TARGET), a(np.arange(6))
+    "index_add_rows": lambda b, a: kernel(b, P.index_add, a(VALUES), (5, 3), 0, a(INDEX)),
+    "index_add_columns": lambda b, a: kernel(b, P.index_add, a(VALUES.T), (3, 5), 1, a(INDEX)),
+    "index_add_empty": lambda b, a: kernel(b, P.index_add, a(VALUES[:0]), (5, 3), 0, a(INDEX[:0])),
+    "scatter": lambda b, a: kernel(
+        b, P.scatter, a(VALUES[:3, None, :2]), (6, 4), (slice(5, 0, -2), None, slice(None, None, 3))
+    ),
+    "getitem": lambda b, a: kernel(b, P.basic_index, a(VALUES), (slice(None, None, -3), 1)),
+    "erf": lambda b, a: kernel(b, P.erf_kernel, a(np.linspace(-7, 7, 57))),
+    "gelu_backward": lambda b, a: kernel(b, P.gelu_backward, a(VALUES), a(VALUES * 3), "none"),
+    "cross_entropy_rows": lambda b, a: kernel(b, P.cross_entropy_rows, a(LOGITS), a(TARGET)),
+    "cross_entropy_backward": lambda b, a: kernel(
+        b, P.cross_entropy_backward, a(INDEX / 4.0), a(LOGITS), a(TARGET), a(np.arange(6))
     ),
     "value_range": lambda b, a: a(np.array(b.value_range(a(INDEX - 2)))),
-    "adamw_update": lambda b, a: b.adam_update(
-        *map(a, ADAM), step=3, lr=1e-2, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.1, decoupled=True
+    "adamw_update": lambda b, a: kernel(
+        b,
+        P.adam_update,
+        *map(a, ADAM),
+        step=3,
+        lr=1e-2,
+        beta1=0.9,
+        beta2=0.999,
+        eps=1e-8,
+        weight_decay=0.1,
+        decoupled=True,
     ),
-    "adam_update": lambda b, a: b.adam_update(
-        *map(a, ADAM), step=3, lr=1e-2, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.1, decoupled=False
+    "adam_update": lambda b, a: kernel(
+        b,
+        P.adam_update,
+        *map(a, ADAM),
+        step=3,
+        lr=1e-2,
+        beta1=0.9,
+        beta2=0.999,
+        eps=1e-8,
+        weight_decay=0.1,
+        decoupled=False,
     ),
 }
 
 
 # Several chunks of the batch (CHUNK_ROWS rows each) for the per-chunk kernels.
 IMAGES, WEIGHT = RNG.standard_normal((40, 4, 7, 6)), RNG.standard_normal((6, 2, 3, 2))
-CONV = dict(stride=(2, 1), padding=((1, 2), (0, 1)), dilation=(1, 2), groups=2)
-POOL = dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 1), dilation=(1, 2), ceil_mode=True)
-OUT_GRAD = RNG.standard_normal(backends.get("numpy").conv2d(IMAGES, WEIGHT, **CONV).shape)
-POOL_GRAD = RNG.standard_normal(backends.get("numpy").max_pool2d(IMAGES, **POOL)[0].shape)
+CONV = P.ConvGeometry(stride=(2, 1), padding=((1, 2), (0, 1)), dilation=(1, 2), groups=2)
+POOL = P.PoolGeometry(kernel_size=(3, 2), stride=(2, 1), padding=(1, 1), dilation=(1, 2), ceil_mode=True)
+OUT_GRAD = RNG.standard_normal(kernel(backends.get("numpy"), P.conv2d, IMAGES, WEIGHT, CONV).shape)
+POOL_GRAD = RNG.standard_normal(kernel(backends.get("numpy"), P.max_pool2d, IMAGES, POOL)[0].shape)
 COLS = RNG.standard_normal((40, 4, 6, 3, 2))
 MATRICES = RNG.standard_normal((40, 3, 3))
 SPD = MATRICES @ np.swapaxes(MATRICES, -1, -2) + 3 * np.eye(3)
@@ -259,17 +280,17 @@ SIGNAL = RNG.standard_normal((40, 5, 7))
 
 
 def max_pool_backward(b, a):
-    _, indices = b.max_pool2d(a(IMAGES), **POOL)
-    return b.max_pool2d_backward(a(POOL_GRAD), indices, IMAGES.shape, **POOL)
+    _, indices = kernel(b, P.max_pool2d, a(IMAGES), POOL)
+    return kernel(b, P.max_pool2d_backward, a(POOL_GRAD), indices, IMAGES.shape, POOL)
 
 
 KERNELS |= {  # dask's own kernels: numpy's per chunk of the batch, and the namespace's additions
-    "im2col": lambda b, a: b.im2col(a(IMAGES), (2, 3), (1, 2), (2, 1), (3, 2)),
-    "col2im": lambda b, a: b.col2im(a(COLS), (40, 4, 7, 6), (2, 3), (1, 2), (2, 1)),
-    "conv2d": lambda b, a: b.conv2d(a(IMAGES), a(WEIGHT), **CONV),
-    "conv2d_grad_input": lambda b, a: b.conv2d_grad_input(a(OUT_GRAD), a(WEIGHT), IMAGES.shape, **CONV),
-    "conv2d_grad_weight": lambda b, a: b.conv2d_grad_weight(a(OUT_GRAD), a(IMAGES), WEIGHT.shape, **CONV),
-    "max_pool2d": lambda b, a: b.max_pool2d(a(IMAGES), **POOL),
+    "im2col": lambda b, a: kernel(b, P.im2col, a(IMAGES), (2, 3), (1, 2), (2, 1), (3, 2)),
+    "col2im": lambda b, a: kernel(b, P.col2im, a(COLS), (40, 4, 7, 6), (2, 3), (1, 2), (2, 1)),
+    "conv2d": lambda b, a: kernel(b, P.conv2d, a(IMAGES), a(WEIGHT), CONV),
+    "conv2d_grad_input": lambda b, a: kernel(b, P.conv2d_grad_input, a(OUT_GRAD), a(WEIGHT), IMAGES.shape, CONV),
+    "conv2d_grad_weight": lambda b, a: kernel(b, P.conv2d_grad_weight, a(OUT_GRAD), a(IMAGES), WEIGHT.shape, CONV),
+    "max_pool2d": lambda b, a: kernel(b, P.max_pool2d, a(IMAGES), POOL),
     "max_pool2d_backward": max_pool_backward,
     "det": lambda b, a: b.xp.linalg.det(a(MATRICES)),
     "slogdet": lambda b, a: b.xp.linalg.slogdet(a(MATRICES)),

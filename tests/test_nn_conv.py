@@ -14,7 +14,8 @@ import backends
 import nn
 import nn.functional as F
 import optim
-from helpers import assert_close, host
+from autograd_core import primitives as P
+from helpers import assert_close, host, kernel
 from torch_oracle import Arg, compare_with_torch, const, normal
 
 TF = torch.nn.functional
@@ -220,42 +221,36 @@ def test_second_order_gradients(float64_backend, fn, inputs):
 
 
 # --- each backend's kernels against the portable default (run on array-api-strict) ---------
-GEOMETRY = dict(stride=(2, 1), padding=((1, 2), (0, 1)), dilation=(1, 2), groups=2)
-POOL = dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 1), dilation=(1, 2), ceil_mode=True)
-
-
-def max_pool(b, x):
-    """A gradient for max pooling's output (twice its values) and the pooling's indices."""
-    values, indices = b.max_pool2d(x, **POOL)
-    return values * 2.0, indices
+GEOMETRY = P.ConvGeometry(stride=(2, 1), padding=((1, 2), (0, 1)), dilation=(1, 2), groups=2)
+POOL = P.PoolGeometry(kernel_size=(3, 2), stride=(2, 1), padding=(1, 1), dilation=(1, 2), ceil_mode=True)
 
 
 def kernel_calls(b, x, w, g):
+    def run(primitive, *args):
+        return kernel(b, primitive, *args)
+
+    def windows():
+        return run(P.im2col, run(P.pad2d, x, ((1, 0), (2, 1)), 0.5), (2, 3), (1, 2), (2, 1), (3, 2))
+
+    def max_pool_backward():
+        values, indices = run(P.max_pool2d, x, POOL)
+        return run(P.max_pool2d_backward, values * 2.0, indices, (2, 4, 7, 6), POOL)
+
+    channels = ([2.0, 0.5, 1.0, -1.0], [0.1, -0.2, 0.3, 0.0], [1.5, 0.5, 2.0, 1.0])
+    weight, mean, var = (b.asarray(np.array(v)) for v in channels)
     return {
-        "im2col": lambda: b.im2col(b.pad2d(x, ((1, 0), (2, 1)), 0.5), (2, 3), (1, 2), (2, 1), (3, 2)),
-        "col2im": lambda: b.col2im(
-            b.im2col(b.pad2d(x, ((1, 0), (2, 1)), 0.5), (2, 3), (1, 2), (2, 1), (3, 2)) * 2.0,
-            (2, 4, 8, 9),
-            (2, 3),
-            (1, 2),
-            (2, 1),
-        ),
-        "conv2d": lambda: b.conv2d(x, w, **GEOMETRY),
-        "conv2d_grad_input": lambda: b.conv2d_grad_input(g, w, (2, 4, 7, 6), **GEOMETRY),
-        "conv2d_grad_weight": lambda: b.conv2d_grad_weight(g, x, (6, 2, 3, 2), **GEOMETRY),
-        "max_pool2d": lambda: b.max_pool2d(x, **POOL),
-        "max_pool2d_backward": lambda: b.max_pool2d_backward(*max_pool(b, x), (2, 4, 7, 6), **POOL),
-        "batch_norm": lambda: b.batch_norm(x, b.asarray(np.array([2.0, 0.5, 1.0, -1.0])), None, 1e-3),
+        "im2col": windows,
+        "col2im": lambda: run(P.col2im, windows() * 2.0, (2, 4, 8, 9), (2, 3), (1, 2), (2, 1)),
+        "conv2d": lambda: run(P.conv2d, x, w, GEOMETRY),
+        "conv2d_grad_input": lambda: run(P.conv2d_grad_input, g, w, (2, 4, 7, 6), GEOMETRY),
+        "conv2d_grad_weight": lambda: run(P.conv2d_grad_weight, g, x, (6, 2, 3, 2), GEOMETRY),
+        "max_pool2d": lambda: run(P.max_pool2d, x, POOL),
+        "max_pool2d_backward": max_pool_backward,
+        "batch_norm": lambda: run(P.batch_norm, x, weight, None, 1e-3),
         **{
             f"batch_norm_backward_{part}{'_unscaled' if unscaled else ''}": (
-                lambda part=part, unscaled=unscaled: b.batch_norm_backward(
-                    x * 2.0,
-                    x,
-                    None if unscaled else b.asarray(np.array([2.0, 0.5, 1.0, -1.0])),
-                    b.asarray(np.array([0.1, -0.2, 0.3, 0.0])),
-                    b.asarray(np.array([1.5, 0.5, 2.0, 1.0])),
-                    1e-3,
-                    part,
+                lambda part=part, unscaled=unscaled: run(
+                    P.batch_norm_backward, x * 2.0, x, None if unscaled else weight, mean, var, 1e-3, part
                 )
             )
             for part in ("input", "weight", "bias")
@@ -265,7 +260,7 @@ def kernel_calls(b, x, w, g):
 
 
 @pytest.mark.parametrize(
-    "kernel",
+    "name",
     [
         "im2col",
         "col2im",
@@ -281,21 +276,21 @@ def kernel_calls(b, x, w, g):
         "batch_norm_backward_bias",
     ],
 )
-def test_kernel_matches_portable_default(float64_backend, kernel):
+def test_kernel_matches_portable_default(float64_backend, name):
     rng = np.random.default_rng(0)
     host_x, host_w = rng.standard_normal((2, 4, 7, 6)), rng.standard_normal((6, 2, 3, 2))
     reference = backends.get("array_api_strict")
     results = []
     for b in (float64_backend, reference):
         x, w = b.asarray(host_x), b.asarray(host_w)
-        g = b.asarray(rng.standard_normal(tuple(b.conv2d(x, w, **GEOMETRY).shape)))
+        g = b.asarray(rng.standard_normal(tuple(kernel(b, P.conv2d, x, w, GEOMETRY).shape)))
         rng = np.random.default_rng(0)  # the same draws for both backends
         rng.standard_normal((2, 4, 7, 6)), rng.standard_normal((6, 2, 3, 2))
-        out = kernel_calls(b, x, w, g)[kernel]()
+        out = kernel_calls(b, x, w, g)[name]()
         results.append([b.to_numpy(a) for a in (out if isinstance(out, tuple) else (out,))])
-    for mine, portable in zip(*results):
-        assert mine.shape == portable.shape
-        assert_close(mine, portable)
+    for mine, default in zip(*results):
+        assert mine.shape == default.shape
+        assert_close(mine, default)
 
 
 # --- modules ----------------------------------------------------------------------------------

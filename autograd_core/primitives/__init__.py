@@ -1,0 +1,68 @@
+"""Every primitive the engine and the layers build on that the array-API standard lacks:
+the fused kernels and the ops with their own VJPs, each declared once (`autograd_core.registry`).
+
+A backend adds its own kernel for any of them by name, without subclassing:
+
+>>> from autograd_core import primitives
+>>> sorted(primitives.relu.kernels)[:1]
+['numpy']
+"""
+
+from autograd_core.primitives.activations import erf_kernel, gelu, gelu_backward, relu, relu_backward, tanh_backward
+from autograd_core.primitives.batching import map_batch_chunks
+from autograd_core.primitives.convolution import (
+    ConvGeometry,
+    PoolGeometry,
+    col2im,
+    conv2d,
+    conv2d_grad_input,
+    conv2d_grad_weight,
+    im2col,
+    max_pool2d,
+    max_pool2d_backward,
+    pad2d,
+)
+from autograd_core.primitives.indexing import basic_index, index_add, scatter, take_rows, to_backend
+from autograd_core.primitives.linear import einsum, einsum_plan, linear
+from autograd_core.primitives.losses import cross_entropy_backward, cross_entropy_rows
+from autograd_core.primitives.normalization import batch_norm, batch_norm_backward, layer_norm, layer_norm_backward
+from autograd_core.primitives.optim import adam_update
+from autograd_core.registry import Primitive, primitive, registry
+
+__all__ = [
+    "ConvGeometry",
+    "PoolGeometry",
+    "Primitive",
+    "adam_update",
+    "basic_index",
+    "batch_norm",
+    "batch_norm_backward",
+    "col2im",
+    "conv2d",
+    "conv2d_grad_input",
+    "conv2d_grad_weight",
+    "cross_entropy_backward",
+    "cross_entropy_rows",
+    "einsum",
+    "einsum_plan",
+    "erf_kernel",
+    "gelu",
+    "gelu_backward",
+    "im2col",
+    "index_add",
+    "layer_norm",
+    "layer_norm_backward",
+    "linear",
+    "map_batch_chunks",
+    "max_pool2d",
+    "max_pool2d_backward",
+    "pad2d",
+    "primitive",
+    "registry",
+    "relu",
+    "relu_backward",
+    "scatter",
+    "take_rows",
+    "tanh_backward",
+    "to_backend",
+]

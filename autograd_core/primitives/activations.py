@@ -1,0 +1,92 @@
+"""The activations with kernels of their own: relu, erf and GELU, and tanh's backward."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from autograd_core.registry import Primitive, primitive
+
+_TANH_SCALE, _CUBIC = math.sqrt(2 / math.pi), 0.044715  # GELU's tanh form
+
+
+@primitive()
+def relu_backward(ns: Any, grad: Any, out: Any) -> Any:
+    """`grad` where relu's output `out` is positive, else 0."""
+    return ns.where(out > 0, grad, 0.0)
+
+
+@primitive()
+def tanh_backward(ns: Any, grad: Any, out: Any) -> Any:
+    """`grad` times tanh's derivative, from its output `out`: ``grad * (1 - out**2)``."""
+    return grad * (1 - out * out)
+
+
+# the output is positive exactly where the input is, so the mask comes from it
+relu = Primitive(
+    "relu",
+    lambda ns, x: ns.clip(x, min=0.0),
+    vjps=(lambda ns, g, out, x: relu_backward(ns, g, out),),
+    saves="output",
+    doc="max(x, 0) elementwise.",
+)
+
+
+def _erf_series(ns: Any, x: Any) -> Any:
+    """The error function, from its everywhere-convergent series of positive terms.
+
+    erf(x) = 2/sqrt(pi) * exp(-x^2) * sum_n 2^n x^(2n+1) / (1*3*...*(2n+1)).
+    No cancellation, so it is accurate to float64 rounding; |x| >= 6 gives +-1 (erfc(6) is
+    2e-17). Libraries with a native erf register their own kernel.
+    """
+    a = ns.clip(ns.abs(x), max=6.0)
+    a2 = a * a
+    term, total = a, a
+    for n in range(1, 120):
+        term = term * (2.0 * a2 / (2 * n + 1))
+        total = total + term
+    return ns.sign(x) * (2.0 / math.sqrt(math.pi)) * ns.exp(-a2) * total
+
+
+erf_kernel = Primitive("erf_kernel", _erf_series, doc="The error function of raw arrays, unclipped.")
+
+
+def _erf(ns: Any, x: Any) -> Any:
+    return ns.clip(erf_kernel(ns, x), min=-1.0, max=1.0)  # a series can round past +-1
+
+
+erf = Primitive(
+    "erf",
+    _erf,
+    vjps=(lambda ns, g, out, x: g * (2 / math.sqrt(math.pi)) * ns.exp(-(x * x)),),
+    doc="The error function.",
+)
+
+
+def gelu_value(ns: Any, x: Any, approximate: str) -> Any:
+    """``0.5 x (1 + erf(x / sqrt 2))``, or ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
+    if approximate == "tanh":
+        return 0.5 * x * (1 + ns.tanh(_TANH_SCALE * (x + _CUBIC * x * x * x)))
+    return 0.5 * x * (1 + erf(ns, x * math.sqrt(0.5)))
+
+
+def gelu_slope(ns: Any, x: Any, approximate: str) -> Any:
+    """The derivative of `gelu_value`: Phi(x) + x phi(x), or the tanh form's own derivative."""
+    if approximate == "tanh":
+        t = ns.tanh(_TANH_SCALE * (x + _CUBIC * x * x * x))
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _TANH_SCALE * (1 + 3 * _CUBIC * x * x)
+    return 0.5 * (1 + erf(ns, x * math.sqrt(0.5))) + x * ns.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
+
+
+@primitive()
+def gelu_backward(ns: Any, grad: Any, x: Any, approximate: str) -> Any:
+    """`grad` times GELU's derivative at `x`."""
+    return grad * gelu_slope(ns, x, approximate)
+
+
+gelu = Primitive(
+    "gelu",
+    gelu_value,
+    vjps=(lambda ns, g, out, x, approximate: gelu_backward(ns, g, x, approximate), None),
+    doc="GELU, ``x * Phi(x)`` (approximate='none') or its tanh approximation, as PyTorch's.",
+)

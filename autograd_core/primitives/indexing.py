@@ -1,0 +1,96 @@
+"""The index kernels the standard lacks, each the adjoint of another: basic indexing and
+scatter, a gather along one axis (`take_rows`) and the scatter-add (`index_add`); and the
+move between backends, whose adjoint is the move back."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import backends
+from autograd_core.namespace import raw_namespace
+from autograd_core.registry import Primitive, primitive
+from autograd_core.tensor import Tensor
+
+
+def _getitem(ns: Any, x: Any, key: tuple) -> Any:
+    """``x[key]`` for a basic (int, slice, None, Ellipsis) index; a library whose indexing
+    falls short of the standard's (torch: no negative steps) registers its own kernel, and
+    one for `scatter`."""
+    return x[key]
+
+
+def _scatter(ns: Any, values: Any, shape: tuple[int, ...], key: tuple) -> Any:
+    """Zeros of `shape` with `values` written at the basic (slice/int) index `key`."""
+    out = ns.zeros(tuple(shape), dtype=values.dtype, device=ns.backend.device)
+    if any(k is None for k in key):  # the standard's setitem takes no new axes: drop them (size 1)
+        key = tuple(k for k in key if k is not None)
+        values = ns.reshape(values, out[key].shape)
+    out[key] = values
+    return out
+
+
+basic_index = Primitive(
+    "getitem", _getitem, vjps=(lambda ns, g, out, x, key: scatter(ns, g, x.shape, key), None), saves="none"
+)
+scatter = Primitive(
+    "scatter", _scatter, vjps=(lambda ns, g, out, v, shape, key: basic_index(ns, g, key), None, None), saves="none"
+)
+
+
+def _index_add(ns: Any, values: Any, shape: tuple[int, ...], axis: int, index: Any) -> Any:
+    """Zeros of `shape` with `values` added at `index` along `axis`, summing repeats.
+
+    `index` is 1-D; `values` has `shape` with `shape[axis]` replaced by `len(index)`.
+    The portable default builds a one-hot matrix and multiplies: O(n * len(index)),
+    but right with repeated indices on any conforming library.
+    """
+    shape = tuple(shape)
+    pre, post = math.prod(shape[:axis]), math.prod(shape[axis + 1 :])
+    positions = ns.arange(shape[axis], dtype=index.dtype, device=ns.backend.device)
+    one_hot = ns.astype(positions[:, None] == index[None, :], values.dtype)
+    flat = ns.reshape(values, (pre, index.shape[0], post))
+    return ns.reshape(one_hot @ flat, shape)
+
+
+@primitive()
+def take_rows(ns: Any, x: Any, index: Any, axis: int) -> Any:
+    """`take` along `axis` of a 1-D `index` whose values are already known to lie in [0, n):
+    no wrapping of negative ones."""
+    return ns.take(x, index, axis=axis)
+
+
+index_add = Primitive(
+    "index_add",
+    _index_add,
+    vjps=(lambda ns, g, out, v, shape, axis, index: ns.take(g, index, axis=axis), None, None, None),
+    saves="none",
+)
+take = Primitive(
+    "take",
+    lambda ns, x, index, axis: take_rows(ns, x, index, axis),
+    vjps=(lambda ns, g, out, x, index, axis: index_add(ns, g, x.shape, axis, index), None, None),
+    saves="none",
+)
+
+
+def _to_backend(ns: Any, values: Any, target: Any, source: Any) -> Any:
+    """`values` of the backend `source` as an array of `target` (through the host)."""
+    return target.asarray(source.to_numpy(values), target.dtype(source.dtype_name(values.dtype)))
+
+
+def move(x: Tensor, target: backends.Backend) -> Tensor:
+    """`x`'s values on the backend `target`, differentiably (the gradient moves back)."""
+    if target is x.backend:
+        return x
+    source = x.backend
+    return to_backend.record(to_backend(raw_namespace(source), x.data, target, source), target, (x, target, source))
+
+
+to_backend = Primitive(
+    "to",
+    _to_backend,
+    vjps=(lambda ns, g, out, x, target, source: to_backend(ns, g, source, target), None, None),
+    differentiable=lambda ns, values, target, source: move(values, target),
+    saves="none",
+)

@@ -1,0 +1,154 @@
+"""The primitive registry: each differentiable op, or kernel, declared once.
+
+A `Primitive` has a name, a portable default written against a namespace, kernels that
+override the default for one backend (registered by the backend's name), and, when the op
+records a node of its own, one VJP per argument. VJPs use the form of every rule in the
+engine, ``vjp(ns, grad, out, *inputs)``; the slots `jvp` and `batch` are kept for forward
+mode and batching rules.
+
+A primitive is called with a namespace first, ``prim(ns, *args)``, as a VJP calls it:
+
+- with the raw namespace of a backend (`autograd_core.namespace.RawNamespace`), it runs the
+  backend's kernel, or the portable default, on raw arrays;
+- with the tensor namespace (`autograd_core` itself, as in a ``create_graph=True`` backward),
+  it runs on tensors: its `differentiable` form where it declares one (a formula of
+  differentiable ops), else one recorded node for a primitive with VJPs, else the portable
+  default on tensors, so its gradient is derived.
+
+>>> import autograd_core as ag
+>>> from autograd_core.registry import Primitive
+>>> cube = Primitive("cube", lambda ns, x: x * x * x, vjps=(lambda ns, g, out, x: 3 * g * x * x,))
+>>> x = ag.tensor([2.0], requires_grad=True)
+>>> y = cube.apply(x)
+>>> y.backward(ag.ones_like(y))
+>>> y.tolist(), x.grad.tolist()
+([8.0], [12.0])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import autograd_core as ag
+import backends
+from autograd_core import namespace
+from autograd_core.namespace import RawNamespace, raw_namespace
+from autograd_core.tensor import Tensor, Vjp, record
+
+Kernel = Callable[..., Any]
+
+
+class Primitive:
+    """One op: its portable default, its per-backend kernels, and its VJPs (if it records)."""
+
+    def __init__(
+        self,
+        name: str,
+        default: Kernel,
+        *,
+        vjps: Sequence[Vjp | None] | None = None,
+        differentiable: Kernel | None = None,
+        saves: str = "inputs",
+        jvp: Callable[..., Any] | None = None,
+        batch: Callable[..., Any] | None = None,
+        doc: str = "",
+    ) -> None:
+        self.name, self.default, self.kernels = name, default, {}
+        self.vjps = None if vjps is None else tuple(rule or zero_vjp for rule in vjps)
+        self.differentiable = differentiable
+        self.saved, self.saves_output = (None, False) if saves == "inputs" else ((), saves == "output")
+        self.jvp, self.batch = jvp, batch
+        self.__doc__ = doc or default.__doc__
+        if name in registry:
+            raise ValueError(f"a primitive named {name!r} is already registered ({registry[name]!r})")
+        registry[name] = self
+
+    def __repr__(self) -> str:
+        overrides = ", ".join(sorted(self.kernels)) or "none"
+        return f"<primitive {self.name}: kernels for {overrides}>"
+
+    def kernel(self, backend_name: str) -> Callable[[Kernel], Kernel]:
+        """A decorator registering ``kernel(ns, *args)`` as this op on the backend called
+        `backend_name`, in place of the portable default.
+
+        >>> from autograd_core.primitives import relu
+        >>> @relu.kernel("my_library")
+        ... def _relu(ns, x):
+        ...     return ns.maximum(x, 0)
+        """
+
+        def register(kernel: Kernel) -> Kernel:
+            self.kernels[backends.canonical(backend_name)] = kernel
+            namespace.forget_kernels()
+            return kernel
+
+        return register
+
+    def implementation(self, backend: backends.Backend) -> Kernel:
+        """The kernel `backend` runs: its own, or the portable default."""
+        return self.kernels.get(backend.name, self.default)
+
+    def __call__(self, ns: Any, *args: Any, **options: Any) -> Any:
+        if type(ns) is RawNamespace:
+            kernel = ns.kernels.get(self)
+            if kernel is None:
+                kernel = ns.kernels[self] = self.implementation(ns.backend)
+            return kernel(ns, *args, **options)
+        return self.apply(*args, **options)
+
+    def apply(self, *args: Any, **options: Any) -> Any:
+        """The op on tensors (other arguments pass through): one recorded node for a
+        primitive with VJPs, the differentiable formula for one without."""
+        if self.differentiable is not None or self.vjps is None:
+            return (self.differentiable or self.default)(ag, *args, **options)
+        backend = common_backend(self.name, *(a for a in args if isinstance(a, Tensor)))
+        raw = tuple(a.data if isinstance(a, Tensor) else a for a in args)
+        return self.record(self(raw_namespace(backend), *raw), backend, args, raw_inputs=raw)
+
+    def record(
+        self,
+        data: Any,
+        backend: backends.Backend,
+        inputs: Sequence[Any],
+        saved: Sequence[Any] | None = None,
+        raw_inputs: tuple | None = None,
+    ) -> Tensor:
+        """`data`, computed by this op's kernel from `inputs`, as a tensor in the graph.
+        `saved` names the tensors the VJPs read, when fewer than the declaration says;
+        `raw_inputs`, the inputs' raw arrays, spares the backward from unwrapping them."""
+        if self.vjps is None:
+            raise TypeError(f"{self.name} declares no VJPs, so it records no node; call it on tensors instead")
+        saved = self.saved if saved is None else saved
+        return record(self.name, data, backend, inputs, self.vjps, saved, self.saves_output, raw_inputs)
+
+
+def primitive(name: str | None = None, **declaration: Any) -> Callable[[Kernel], Primitive]:
+    """Declare the decorated ``default(ns, *args)`` as a registered `Primitive`.
+
+    >>> @primitive("square_plus_one", vjps=(lambda ns, g, out, x: 2 * g * x,))
+    ... def square_plus_one(ns, x):
+    ...     return x * x + 1
+    """
+    return lambda default: Primitive(name or default.__name__, default, **declaration)
+
+
+def zero_vjp(ns: Any, g: Any, out: Any, *inputs: Any) -> Any:
+    """The VJP of an input the op is piecewise constant in: a zero gradient."""
+    return ns.zeros_like(g)
+
+
+def common_backend(op: str, *tensors: Tensor) -> backends.Backend:
+    """The backend all `tensors` live on, or an error that says how to move one."""
+    first = tensors[0].backend
+    for t in tensors[1:]:
+        if t.backend is not first:
+            raise RuntimeError(
+                f"{op}: the operands live on different backends ({first} and {t.backend}); "
+                f"move one with .to({t.backend.name!r}) or .to({first.name!r}) first"
+            )
+    return first
+
+
+registry: dict[str, Primitive] = {}
+"""Every primitive by name."""
