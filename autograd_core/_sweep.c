@@ -1,10 +1,9 @@
 /* The graph's hot loops, compiled: GraphFields (the slots where a tensor keeps its graph),
- * `record` (each op's output joins the graph), and the reverse sweep's topological order and
- * visit of each node that needs nothing but its VJPs (no hooks, no version check due, its
- * inputs' raw arrays kept), which is nearly every node of a first-order backward. Anything
- * else goes to the Python functions that are the reference: tensor.python_record under anomaly
- * mode, engine's `visit` for the unusual nodes, engine._accumulate for leaves. Nothing here knows an array library: a VJP is called, shapes
- * are compared, gradients are added with `+`.
+ * `record` (each op's output joins the graph), and the loops of the reverse sweep: its
+ * topological order and the sending of a gradient through a node's VJPs. The sweep's rules are
+ * engine.py's alone: its Python functions say which node the compiled loop may take and take
+ * every other (tensor.python_record takes the records under anomaly mode). Nothing here knows
+ * an array library: a VJP is called, shapes are compared, gradients are added with `+`.
  *
  * Without a C compiler the package installs without this module and the Python functions run
  * (tests run both).
@@ -14,14 +13,15 @@
 #include <stddef.h>
 #include <structmember.h>
 
-static PyObject *s_shape, *s_enabled, *s_dtype;
+static PyObject *s_shape, *s_enabled, *s_dtype, *s_data, *s_parents;
 
 /* --- GraphFields ------------------------------------------------------------------------- */
 
 /* What every tensor holds for the graph, in slots rather than its instance dict: Tensor's base
  * class. The record writes them and the sweep reads them as struct fields; Python reads them as
- * attributes (member descriptors, as __slots__ are). Each has a value from creation on, the
- * default below until an op's record or the user sets one. */
+ * attributes (member descriptors, as __slots__ are). The fields and their defaults are
+ * tensor.GRAPH_FIELDS: graph_fields() takes that table and refuses one that names other
+ * fields than the slots below (`data` and `backend` have no default: every tensor sets them). */
 typedef struct {
     PyObject_HEAD
     PyObject *data, *backend, *grad, *requires_grad, *parents, *vjps, *inputs, *raw, *op, *saved, *hooks;
@@ -29,20 +29,22 @@ typedef struct {
 
 #define FIELDS(t) ((Fields *)(t))
 
-static PyObject *empty_tuple, *empty_string, *nothing_saved;
+static PyObject *empty_tuple, *empty_string;
+
+#define N_FIELDS 11
+static PyObject *defaults[N_FIELDS]; /* per member of fields_members, from GRAPH_FIELDS; NULL: none */
+static int configured_fields;
+static PyMemberDef fields_members[N_FIELDS + 1];
+
+/* The slot of `t` that member `m` describes. */
+#define SLOT(t, m) (*(PyObject **)((char *)(t) + (m)->offset))
 
 static void
 set_defaults(Fields *t)
 {
-    t->grad = Py_NewRef(Py_None);
-    t->requires_grad = Py_NewRef(Py_False);
-    t->parents = Py_NewRef(empty_tuple);
-    t->vjps = Py_NewRef(empty_tuple);
-    t->inputs = Py_NewRef(empty_tuple);
-    t->raw = Py_NewRef(Py_None);
-    t->op = Py_NewRef(empty_string);
-    t->saved = Py_NewRef(nothing_saved);
-    t->hooks = Py_NewRef(Py_None);
+    for (int i = 0; i < N_FIELDS; i++)
+        if (defaults[i] != NULL)
+            SLOT(t, &fields_members[i]) = Py_NewRef(defaults[i]);
 }
 
 /* A tensor of `type` with the defaults, `data` and `backend` unset (NULL: reading them raises). */
@@ -56,14 +58,11 @@ fields_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 }
 
 #define FIELD(name, member) {name, T_OBJECT_EX, offsetof(Fields, member), 0, NULL}
-static PyMemberDef fields_members[] = {
+static PyMemberDef fields_members[N_FIELDS + 1] = {
     FIELD("data", data), FIELD("backend", backend), FIELD("grad", grad), FIELD("requires_grad", requires_grad),
     FIELD("_parents", parents), FIELD("_vjps", vjps), FIELD("_inputs", inputs), FIELD("_raw", raw),
     FIELD("_op", op), FIELD("_saved", saved), FIELD("_hooks", hooks), {NULL},
 };
-
-/* The slot of `t` that member `m` describes. */
-#define SLOT(t, m) (*(PyObject **)((char *)(t) + (m)->offset))
 
 static int
 fields_traverse(Fields *t, visitproc visit, void *arg)
@@ -102,24 +101,30 @@ static PyTypeObject FieldsType = {
     .tp_members = fields_members,
 };
 
-/* 1 if `t` is a tensor with its array set; 0 with TypeError set if not. */
-static int
-is_tensor(PyObject *t)
-{
-    if (PyObject_TypeCheck(t, &FieldsType) && FIELDS(t)->data != NULL && FIELDS(t)->backend != NULL)
-        return 1;
-    PyErr_Format(PyExc_TypeError, "the graph holds a %.100s where a tensor was expected", Py_TYPE(t)->tp_name);
-    return 0;
-}
-
 PyDoc_STRVAR(graph_fields_doc,
-"graph_fields(nothing_saved) -> type\n\n"
-"GraphFields, whose `_saved` default is `nothing_saved` (tensor.NOTHING_SAVED).");
+"graph_fields(table) -> type\n\n"
+"GraphFields with the fields and defaults of `table` (tensor.GRAPH_FIELDS: name -> default),\n"
+"which must name every slot but `data` and `backend`, and no other.");
 
 static PyObject *
-graph_fields(PyObject *module, PyObject *default_saved)
+graph_fields(PyObject *module, PyObject *table)
 {
-    Py_XSETREF(nothing_saved, Py_NewRef(default_saved));
+    if (!PyDict_Check(table) || PyDict_GET_SIZE(table) != N_FIELDS - 2) {
+        PyErr_SetString(PyExc_TypeError, "graph_fields: the table must be a dict of every graph field but data and backend");
+        return NULL;
+    }
+    for (int i = 0; i < N_FIELDS; i++) {
+        const char *name = fields_members[i].name;
+        if (strcmp(name, "data") == 0 || strcmp(name, "backend") == 0)
+            continue;
+        PyObject *value = PyDict_GetItemString(table, name); /* borrowed */
+        if (value == NULL) {
+            PyErr_Format(PyExc_TypeError, "graph_fields: the table has no default for the slot %s", name);
+            return NULL;
+        }
+        Py_XSETREF(defaults[i], Py_NewRef(value));
+    }
+    configured_fields = 1;
     return Py_NewRef(&FieldsType);
 }
 
@@ -139,7 +144,7 @@ configure(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "O!OOO!O:configure", &PyType_Type, &tensor, &grad, &anomaly, &PyList_Type, &epoch,
                           &fallback))
         return NULL;
-    if (!PyType_IsSubtype((PyTypeObject *)tensor, &FieldsType) || nothing_saved == NULL) {
+    if (!PyType_IsSubtype((PyTypeObject *)tensor, &FieldsType) || !configured_fields) {
         PyErr_SetString(PyExc_TypeError, "configure(): Tensor must derive from graph_fields(NOTHING_SAVED)");
         return NULL;
     }
@@ -511,9 +516,9 @@ push(Frame **stack, Py_ssize_t *depth, Py_ssize_t *capacity, PyObject *node)
         *stack = bigger;
         *capacity = grown;
     }
-    if (!is_tensor(node))
-        return -1;
-    PyObject *parents = PySequence_Fast(FIELDS(node)->parents, "a tensor's _parents must be a sequence");
+    PyObject *field = PyObject_GetAttr(node, s_parents);
+    PyObject *parents = field == NULL ? NULL : PySequence_Fast(field, "a tensor's _parents must be a sequence");
+    Py_XDECREF(field);
     if (parents == NULL)
         return -1;
     Py_INCREF(node);
@@ -538,8 +543,7 @@ first_visit(PyObject *visited, PyObject *node)
 
 PyDoc_STRVAR(topological_order_doc,
 "topological_order(roots: list) -> list\n\n"
-"Every tensor the roots reach through ``_parents``, inputs before outputs: an iterative\n"
-"depth-first search in the order of engine.topological_order's Python loop.");
+"engine.topological_order's depth-first search, compiled: the same order.");
 
 static PyObject *
 topological_order(PyObject *module, PyObject *roots)
@@ -608,161 +612,135 @@ error:
 
 /* --- sweep ------------------------------------------------------------------------------- */
 
+/* The loop of engine.run_backward, compiled. It decides nothing: `plain_parts(node)` (Python)
+ * says whether a node's visit is only its VJPs and hands over what they need, `visit(node,
+ * grad)` (Python) takes every other node, and the loop below is that of engine's visit. */
 typedef struct {
-    PyObject *grads, *ns, *backend, *epoch, *visit, *accumulate, *reduce;
-    int release;
+    PyObject *grads, *owned, *ns, *plain_parts, *visit, *reduce;
 } Sweep;
 
-/* grads[id(key_of)] += contribution (or = it, the first time). Steals `contribution`. */
+/* engine._add_gradient: grads[id(node)] = contribution, or the sum with what is there; the
+ * sweep owns a sum, and a contribution it `made`. Steals `contribution`. */
 static int
-add_gradient(PyObject *grads, PyObject *key_of, PyObject *contribution)
+add_gradient(Sweep *s, PyObject *node, PyObject *contribution, int made)
 {
-    PyObject *key = PyLong_FromVoidPtr(key_of);
+    PyObject *key = PyLong_FromVoidPtr(node);
     if (key == NULL) {
         Py_DECREF(contribution);
         return -1;
     }
-    PyObject *previous = PyDict_GetItemWithError(grads, key); /* borrowed */
+    PyObject *previous = PyDict_GetItemWithError(s->grads, key); /* borrowed */
     PyObject *total = contribution;
     if (previous != NULL) {
         total = PyNumber_Add(previous, contribution);
         Py_DECREF(contribution);
     }
-    int failed = total == NULL || (PyErr_Occurred() != NULL && previous == NULL) || PyDict_SetItem(grads, key, total) < 0;
+    int failed = total == NULL || (previous == NULL && PyErr_Occurred() != NULL)
+        || PyDict_SetItem(s->grads, key, total) < 0 || ((previous != NULL || made) && PySet_Add(s->owned, key) < 0);
     Py_XDECREF(total);
     Py_DECREF(key);
     return failed ? -1 : 0;
 }
 
-/* Calls each VJP of `node` on the raw arrays and adds what it gives to its parent's gradient:
- * engine's visit for a node that needs nothing else. */
+/* 1 if the shape of `contribution` differs from that of `parent`'s array, 0 if not, -1 on error. */
 static int
-send_back(Sweep *s, PyObject *node, PyObject *grad, PyObject *vjps, PyObject *raw)
+broadcast(PyObject *contribution, PyObject *parent)
 {
-    PyObject *parents = PySequence_Fast(FIELDS(node)->parents, "_parents must be a sequence");
-    if (parents == NULL)
+    PyObject *data = PyObject_GetAttr(parent, s_data);
+    PyObject *want = data ? PyObject_GetAttr(data, s_shape) : NULL;
+    PyObject *got = want ? PyObject_GetAttr(contribution, s_shape) : NULL;
+    int differ = got ? PyObject_RichCompareBool(got, want, Py_NE) : -1;
+    Py_XDECREF(data);
+    Py_XDECREF(want);
+    Py_XDECREF(got);
+    return differ;
+}
+
+/* The loop of engine's visit over `node`'s parents: each VJP on (ns, grad, out, *raw), summed
+ * back to a broadcast input's shape by engine._reduce_to_input, added to the parent's
+ * gradient. `parts` is plain_parts' (out, parents, vjps, raw). */
+static int
+send_back(Sweep *s, PyObject *node, PyObject *grad, PyObject *parts)
+{
+    if (!PyTuple_Check(parts) || PyTuple_GET_SIZE(parts) != 4) {
+        PyErr_SetString(PyExc_TypeError, "plain_parts must return (out, parents, vjps, raw inputs) or None");
         return -1;
-    Py_ssize_t n_inputs = PyTuple_GET_SIZE(raw), n = PySequence_Fast_GET_SIZE(vjps);
+    }
+    PyObject *parents = PySequence_Fast(PyTuple_GET_ITEM(parts, 1), "_parents must be a sequence");
+    PyObject *vjps = parents ? PySequence_Fast(PyTuple_GET_ITEM(parts, 2), "_vjps must be a sequence") : NULL;
+    PyObject *raw = vjps ? PySequence_Fast(PyTuple_GET_ITEM(parts, 3), "_raw must be a sequence") : NULL;
+    Py_ssize_t n_inputs = raw ? PySequence_Fast_GET_SIZE(raw) : 0;
     PyObject *small[8], **args = n_inputs + 3 <= 8 ? small : PyMem_Malloc((n_inputs + 3) * sizeof(PyObject *));
-    if (args == NULL) {
-        Py_DECREF(parents);
+    int failed = raw == NULL || args == NULL;
+    if (args == NULL)
         PyErr_NoMemory();
-        return -1;
+    Py_ssize_t count = failed ? 0 : Py_MIN(PySequence_Fast_GET_SIZE(parents), PySequence_Fast_GET_SIZE(vjps));
+    if (!failed) {
+        args[0] = s->ns;
+        args[1] = grad;
+        args[2] = PyTuple_GET_ITEM(parts, 0);
+        for (Py_ssize_t i = 0; i < n_inputs; i++)
+            args[3 + i] = PySequence_Fast_GET_ITEM(raw, i);
     }
-    args[0] = s->ns;
-    args[1] = grad;
-    args[2] = FIELDS(node)->data; /* held by `node`, which the caller holds; VJPs do not rebind it */
-    for (Py_ssize_t i = 0; i < n_inputs; i++)
-        args[3 + i] = PyTuple_GET_ITEM(raw, i);
-    Py_ssize_t i = 0, count = Py_MIN(n, PySequence_Fast_GET_SIZE(parents)); /* zip(parents, vjps) */
-    for (; i < count; i++) {
+    for (Py_ssize_t i = 0; !failed && i < count; i++) { /* zip(parents, vjps) */
         PyObject *parent = PySequence_Fast_GET_ITEM(parents, i);
-        if (!is_tensor(parent))
-            break;
         PyObject *contribution = PyObject_Vectorcall(PySequence_Fast_GET_ITEM(vjps, i), args, n_inputs + 3, NULL);
-        if (contribution == NULL)
-            break;
-        PyObject *got = PyObject_GetAttr(contribution, s_shape);
-        PyObject *want = got ? PyObject_GetAttr(FIELDS(parent)->data, s_shape) : NULL;
-        int differ = want ? PyObject_RichCompareBool(got, want, Py_NE) : -1;
-        Py_XDECREF(got);
-        Py_XDECREF(want);
-        if (differ > 0) { /* a broadcast input: engine._reduce_to_input sums it back */
+        int made = 1; /* engine's visit: none of the VJP's arguments (grad, out, inputs) */
+        for (Py_ssize_t k = 1; k < n_inputs + 3; k++)
+            made = made && contribution != args[k];
+        int differ = contribution ? broadcast(contribution, parent) : -1;
+        if (differ > 0) {
             PyObject *reduced = PyObject_CallFunctionObjArgs(s->reduce, s->ns, contribution, parent, node, NULL);
-            Py_DECREF(contribution);
-            contribution = reduced;
+            Py_SETREF(contribution, reduced);
+            made = 1;
         }
-        if (differ < 0 || contribution == NULL || add_gradient(s->grads, parent, contribution) < 0) {
-            if (differ < 0)
-                Py_XDECREF(contribution);
-            break;
+        if (differ < 0 || contribution == NULL) {
+            Py_XDECREF(contribution);
+            failed = 1;
         }
+        else
+            failed = add_gradient(s, parent, contribution, made) < 0;
     }
-    if (args != small)
+    if (args != small && args != NULL)
         PyMem_Free(args);
-    Py_DECREF(parents);
-    return i == count ? 0 : -1;
-}
-
-/* Drops what `node`'s backward needed (engine's visit does the same). */
-static void
-release(Fields *node)
-{
-    Py_SETREF(node->parents, Py_NewRef(empty_tuple));
-    Py_SETREF(node->vjps, Py_NewRef(Py_None));
-    Py_SETREF(node->inputs, Py_NewRef(empty_tuple));
-    Py_SETREF(node->raw, Py_NewRef(Py_None));
-    Py_SETREF(node->saved, Py_NewRef(nothing_saved));
-}
-
-/* 1 if `node` (an op's output) needs only its VJPs: its saved tensors unchanged since the
- * forward, its inputs' arrays at hand and the sweep's backend; 0 if engine's visit must take
- * it; -1 on error. */
-static int
-plain_op(Sweep *s, Fields *node)
-{
-    PyObject *saved = node->saved;
-    int same_epoch = PyTuple_Check(saved) && PyTuple_GET_SIZE(saved) == 3
-        ? PyObject_RichCompareBool(PyTuple_GET_ITEM(saved, 2), PyList_GET_ITEM(s->epoch, 0), Py_EQ)
-        : 0;
-    if (same_epoch <= 0)
-        return same_epoch;
-    return node->backend == s->backend && PyTuple_Check(node->raw);
-}
-
-static int
-call_python(PyObject *function, PyObject *node, PyObject *grad, PyObject *third)
-{
-    PyObject *r = PyObject_CallFunctionObjArgs(function, node, grad, third, NULL);
-    Py_XDECREF(r);
-    return r == NULL ? -1 : 0;
+    Py_XDECREF(parents);
+    Py_XDECREF(vjps);
+    Py_XDECREF(raw);
+    return failed ? -1 : 0;
 }
 
 /* Visits `node` with `grad` (borrowed). */
 static int
 visit_node(Sweep *s, PyObject *node, PyObject *grad)
 {
-    if (!is_tensor(node))
+    PyObject *parts = PyObject_CallOneArg(s->plain_parts, node);
+    if (parts == NULL)
         return -1;
-    int hooked = PyObject_IsTrue(FIELDS(node)->hooks);
-    if (hooked < 0)
-        return -1;
-    PyObject *vjps = FIELDS(node)->vjps;
-    Py_ssize_t n_vjps = vjps == Py_None || hooked ? -1 : PyObject_Length(vjps);
-    if (n_vjps == -1 && PyErr_Occurred())
-        return -1;
-    if (n_vjps == 0) /* a leaf without hooks */
-        return call_python(s->accumulate, node, grad, Py_True);
-    int plain = n_vjps > 0 ? plain_op(s, FIELDS(node)) : 0;
-    if (plain <= 0)
-        return plain < 0 ? -1 : call_python(s->visit, node, grad, NULL);
-    PyObject *vjps_fast = PySequence_Fast(vjps, "_vjps must be a sequence"), *raw = Py_NewRef(FIELDS(node)->raw);
-    int failed = vjps_fast == NULL || send_back(s, node, grad, vjps_fast, raw) < 0;
-    Py_XDECREF(vjps_fast);
-    Py_DECREF(raw);
-    if (!failed && s->release)
-        release(FIELDS(node));
+    int failed;
+    if (parts == Py_None) {
+        PyObject *r = PyObject_CallFunctionObjArgs(s->visit, node, grad, NULL);
+        failed = r == NULL;
+        Py_XDECREF(r);
+    }
+    else
+        failed = send_back(s, node, grad, parts) < 0;
+    Py_DECREF(parts);
     return failed ? -1 : 0;
 }
 
 PyDoc_STRVAR(sweep_doc,
-"sweep(order, grads, ns, backend, epoch, release, visit, accumulate, reduce) -> None\n\n"
-"Visits the nodes of `order` (a topological order) from the last to the first, each that has\n"
-"a gradient in `grads` (keyed by id), as engine.run_backward's Python loop does.");
+"sweep(order, grads, owned, ns, plain_parts, visit, reduce) -> None\n\n"
+"engine.run_backward's loop, compiled: visits the nodes of `order` from the last to the first,\n"
+"each that has a gradient in `grads` (keyed by id, popped as it is visited).");
 
 static PyObject *
 sweep(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 9 || !PyList_Check(args[0]) || !PyDict_Check(args[1]) || !PyList_Check(args[4])
-        || PyList_GET_SIZE(args[4]) != 1) {
-        PyErr_SetString(PyExc_TypeError, "sweep(order: list, grads: dict, ns, backend, epoch: [int], release, "
-                                         "visit, accumulate, reduce)");
+    if (nargs != 7 || !PyList_Check(args[0]) || !PyDict_Check(args[1]) || !PySet_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "sweep(order: list, grads: dict, owned: set, ns, plain_parts, visit, reduce)");
         return NULL;
     }
-    int release_saved = PyObject_IsTrue(args[5]);
-    if (release_saved < 0)
-        return NULL;
-    Sweep s = {args[1], args[2], args[3], args[4], args[6], args[7], args[8], release_saved};
+    Sweep s = {args[1], args[2], args[3], args[4], args[5], args[6]};
     PyObject *order = args[0];
     Py_INCREF(order);
     for (Py_ssize_t k = PyList_GET_SIZE(order) - 1; k >= 0; k--) {
@@ -777,7 +755,7 @@ sweep(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 goto error;
             continue;
         }
-        Py_INCREF(grad); /* the sweep's reference: the dict's goes now, as the Python loop pops it */
+        Py_INCREF(grad); /* the loop's reference: the dict's goes now, as the Python loop pops it */
         int failed = PyDict_DelItem(s.grads, key) < 0 || visit_node(&s, node, grad) < 0;
         Py_DECREF(grad);
         Py_DECREF(key);
@@ -812,7 +790,8 @@ PyInit__sweep(void)
         PyObject **name;
         const char *text;
     } names[] = {
-        {&s_shape, "shape"}, {&s_enabled, "enabled"}, {&s_dtype, "dtype"}, {&empty_string, ""},
+        {&s_shape, "shape"}, {&s_enabled, "enabled"}, {&s_dtype, "dtype"}, {&s_data, "data"}, {&s_parents, "_parents"},
+        {&empty_string, ""},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if ((*names[i].name = PyUnicode_InternFromString(names[i].text)) == NULL)

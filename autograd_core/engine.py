@@ -3,7 +3,6 @@ release of each node's saved tensors once it has been used."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -130,18 +129,21 @@ def run_backward(
     import autograd_core
 
     raw = not create_graph
-    grads: dict[int, Any] = {}
+    grads: dict[int, Any] = {}  # id(node) -> the gradient sent to it so far
+    owned: set[int] = set()  # the ids whose gradient the sweep made itself (see OWNERSHIP)
     for root, seed in zip(roots, seeds):
-        seed = seed.data if raw else seed
-        grads[id(root)] = seed if id(root) not in grads else grads[id(root)] + seed
+        _add_gradient(grads, owned, id(root), seed.data if raw else seed)
     wanted = None if capture is None else {id(t) for t in capture}
     captured: dict[int, Tensor] = {}
-    get, check_finite, check_complex, rebound = grads.get, anomaly.state.enabled, COMPLEX_IN_GRAPH[0], REBOUND[0]
+    check_finite, check_complex, rebound = anomaly.state.enabled, COMPLEX_IN_GRAPH[0], REBOUND[0]
+    backend = roots[0].backend
 
     def visit(node: Tensor, grad: Any) -> None:
         """Send `grad`, the whole gradient of `node`, on to its parents (or into ``.grad``)."""
+        sweep_owns = id(node) in owned
         if node._hooks:
             grad = _run_hooks(node, grad, raw, store=wanted is None)
+            sweep_owns = False  # a hook saw it, and may keep it
         if wanted is not None and id(node) in wanted:
             captured[id(node)] = Tensor._wrap(grad, node.backend) if raw else grad
         vjps = node._vjps
@@ -153,7 +155,7 @@ def run_backward(
                     "call if you need to go through it again"
                 )
             if wanted is None:  # a leaf
-                _accumulate(node, grad, raw)
+                _accumulate(node, grad, raw, sweep_owns)
             return
         if node._saved[2] != EPOCH[0]:
             _check_versions(node)
@@ -167,8 +169,9 @@ def run_backward(
         parents = _parents_then(node) if rebound else node._parents
         for parent, vjp in zip(parents, vjps):
             contribution = vjp(ns, grad, out, *inputs)
+            made = contribution is not grad and contribution is not out and all(contribution is not x for x in inputs)
             if contribution.shape != parent.data.shape:
-                contribution = _reduce_to_input(ns, contribution, parent, node)
+                contribution, made = _reduce_to_input(ns, contribution, parent, node), True
             if check_finite:
                 anomaly.check_finite(
                     contribution.data if not raw else contribution,
@@ -177,32 +180,50 @@ def run_backward(
                     [id(p) for p in parents].index(id(parent)),
                     node._trace,
                 )
-            key = id(parent)
-            previous = get(key)
-            grads[key] = contribution if previous is None else previous + contribution
-        if not retain_graph:  # release the saved tensors
-            node._parents, node._vjps, node._inputs, node._raw, node._saved = (), None, (), None, NOTHING_SAVED
+            _add_gradient(grads, owned, id(parent), contribution, made)
+        if not retain_graph:
+            _release(node)
+
+    def plain_parts(node: Tensor) -> tuple | None:
+        """What the compiled loop needs to send `node`'s gradient on (its output array, parents,
+        VJPs and raw inputs) when its visit is nothing but its VJPs and sums; its graph is then
+        released here unless retained. None when `visit` must take the node: a leaf, hooks, a
+        version check due, inputs without their raw arrays, another backend."""
+        vjps, raw_inputs = node._vjps, node._raw
+        if node._hooks or not vjps or raw_inputs is None or node._saved[2] != EPOCH[0] or node.backend is not backend:
+            return None
+        parts = node.data, node._parents, vjps, raw_inputs
+        if not retain_graph:
+            _release(node)
+        return parts
 
     order = topological_order(roots)
-    backend = roots[0].backend
     with grad_mode.no_grad() if raw else grad_mode.enable_grad(), backend.silent_errors():
         if _sweep is not None and raw and wanted is None and not (check_finite or check_complex or rebound):
-            _sweep.sweep(
-                order,
-                grads,
-                raw_namespace(backend),
-                backend,
-                EPOCH,
-                not retain_graph,
-                visit,
-                _accumulate,
-                _reduce_to_input,
-            )
+            _sweep.sweep(order, grads, owned, raw_namespace(backend), plain_parts, visit, _reduce_to_input)
         else:
             for node in reversed(order):
-                if id(node) in grads:  # popped in the call: a leaf's `_accumulate` counts on that
+                if id(node) in grads:  # popped: a leaf's gradient is then held by the sweep alone
                     visit(node, grads.pop(id(node)))
     return captured
+
+
+def _add_gradient(grads: dict[int, Any], owned: set[int], key: int, contribution: Any, made: bool = False) -> None:
+    """Add `contribution` to the gradient of the node `key`; a sum, or a contribution `made`
+    by a VJP (see OWNERSHIP), is the sweep's own array."""
+    previous = grads.get(key)
+    if previous is None:
+        grads[key] = contribution
+        if made:
+            owned.add(key)
+    else:
+        grads[key] = previous + contribution
+        owned.add(key)
+
+
+def _release(node: Tensor) -> None:
+    """Drop what `node`'s VJPs needed, so its saved tensors go back during the backward."""
+    node._parents, node._vjps, node._inputs, node._raw, node._saved = (), None, (), None, NOTHING_SAVED
 
 
 # Complex values follow PyTorch's convention: the gradient of a real loss L with respect to z
@@ -288,19 +309,21 @@ def _reduce_to_input(ns: Any, grad: Any, parent: Tensor, node: Tensor) -> Any:
     return sum_to(ns, grad, shape)
 
 
-# References to a gradient array that only the sweep holds, as `sys.getrefcount` counts them
-# inside `_accumulate`: the caller's (`visit`'s argument, or the compiled sweep's), this
-# function's argument, getrefcount's argument.
-_SWEEP_ONLY_REFERENCES = 3
+# OWNERSHIP. A leaf's ``.grad`` never shares memory with another array: users and optimizers
+# change it in place (``clip_grad_norm_``, ``+=``). So its first gradient is copied, unless the
+# sweep provably owns that array and no hook has seen it, and the backend says it is no view
+# (``owns_memory``). The sweep owns what it made: the sum of two contributions, the cast to the
+# leaf's dtype, a sum back to a broadcast input's shape, and the result of a VJP that is none
+# of the VJP's arguments (its incoming gradient, the output, an input). A VJP computes its
+# result fresh or hands on one of its arguments (add's returns `g`, to both operands); a view
+# of one is caught by ``owns_memory``. A custom op's backward is the user's code, which may
+# keep what it returns, so `autograd_core.function` copies its gradients. Everything else was
+# handed in: a seed is the caller's; a hook may keep the gradient it was shown.
 
 
-def _accumulate(leaf: Tensor, grad: Any, raw: bool) -> None:
-    """Add `grad` into ``leaf.grad``, cast to the leaf's dtype.
-
-    Ownership rule: a leaf's gradient never aliases another array. The first gradient is
-    copied unless nothing else can reach its memory: no other reference to the array and no
-    view relation (PyTorch's AccumulateGrad steals such a gradient the same way).
-    """
+def _accumulate(leaf: Tensor, grad: Any, raw: bool, sweep_owns: bool) -> None:
+    """Add `grad` into ``leaf.grad``, cast to the leaf's dtype; `sweep_owns`: whether the
+    sweep made `grad` and nothing else has seen it (see OWNERSHIP)."""
     if not raw:
         from autograd_core.ops import _cast, clone
 
@@ -309,10 +332,10 @@ def _accumulate(leaf: Tensor, grad: Any, raw: bool) -> None:
         return
     backend, data = leaf.backend, leaf.data
     if grad.dtype != data.dtype:
-        grad = _cast_gradient(backend, grad, data.dtype)
+        grad, sweep_owns = _cast_gradient(backend, grad, data.dtype), True
     if leaf.grad is None:
-        shared = sys.getrefcount(grad) > _SWEEP_ONLY_REFERENCES or not backend.owns_memory(grad)
-        leaf.grad = Tensor._wrap(backend.xp.asarray(grad, copy=True) if shared else grad, backend)
+        keep = sweep_owns and backend.owns_memory(grad)
+        leaf.grad = Tensor._wrap(grad if keep else backend.xp.asarray(grad, copy=True), backend)
     else:
         leaf.grad = Tensor._wrap(leaf.grad.data + grad, backend)
 

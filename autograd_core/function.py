@@ -173,7 +173,8 @@ class _Node:
                     f"{name} returned a gradient of dtype {g.dtype.name} for argument {i}, whose dtype is "
                     f"{x.dtype.name}: return it in the argument's dtype"
                 )
-            result.append(g.data if raw else g)
+            # raw: a copy, since the user's code may keep what it returns (see engine's OWNERSHIP)
+            result.append(g.backend.xp.asarray(g.data, copy=True) if raw else g)
         return result
 
 

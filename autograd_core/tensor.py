@@ -18,23 +18,21 @@ except ImportError:
     _sweep = None
 
 
-class _GraphFields:
-    """What every tensor holds for the graph, with its defaults: the Python twin of
-    `_sweep.graph_fields`, which keeps them in slots that the compiled record and sweep read
-    as struct fields. (`data` and `backend` have no default: every tensor sets them.)"""
-
-    grad = None
-    requires_grad = False
-    _parents = ()
-    _vjps = ()
-    _inputs = ()
-    _raw = None
-    _op = ""
-    _saved = NOTHING_SAVED
-    _hooks = None
-
-
-GraphFields = _GraphFields if _sweep is None else _sweep.graph_fields(NOTHING_SAVED)
+# What every tensor holds for the graph, with its defaults (`data` and `backend` have none:
+# every tensor sets them). The compiled module keeps them in slots that its record and sweep
+# read as struct fields; without it they are class attributes, shadowed per tensor.
+GRAPH_FIELDS = {
+    "grad": None,
+    "requires_grad": False,
+    "_parents": (),
+    "_vjps": (),
+    "_inputs": (),
+    "_raw": None,
+    "_op": "",
+    "_saved": NOTHING_SAVED,
+    "_hooks": None,
+}
+GraphFields = type("GraphFields", (), dict(GRAPH_FIELDS)) if _sweep is None else _sweep.graph_fields(GRAPH_FIELDS)
 _CHANGES_KEPT = 64  # in-place changes remembered per tensor, to name the version a forward saw
 SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 # vjp(ns, grad, out, *inputs) -> the gradient of one input. `ns` is the namespace the rule

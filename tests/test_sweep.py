@@ -150,20 +150,21 @@ def test_an_error_in_a_vjp_reaches_the_caller(backend, sweep, monkeypatch):
         y.sum().backward()
 
 
-def test_a_gradient_only_the_sweep_holds_becomes_grad_without_a_copy(backend, sweep, monkeypatch):
-    """`_accumulate` copies a gradient unless nothing else holds it: `owns_memory` is asked only
-    then. The add's VJP hands one array to both leaves: the first copies it, the second takes it."""
+def test_only_a_gradient_the_sweep_made_becomes_grad_without_a_copy(backend, sweep, monkeypatch):
+    """`_accumulate` asks `owns_memory` only of a gradient the sweep made itself (a VJP's
+    fresh result, or a sum): one a VJP handed on is copied. Add's VJP hands the incoming
+    gradient to both leaves, which must not share it."""
     asked = []
     owns_memory = type(backend).owns_memory
     monkeypatch.setattr(type(backend), "owns_memory", lambda self, a: asked.append(1) or owns_memory(self, a))
     x, w = (ag.tensor([1.0, 2.0], dtype="float64", requires_grad=True) for _ in range(2))
-    (x * w).sum().backward()
+    (x * w).sum().backward()  # g * w and g * x: made by multiply's VJPs
     assert len(asked) == 2
-    asked.clear()
-    (x + w).sum().backward()  # into existing .grad: an addition, never an alias
+    (x * x).sum().backward()  # into existing .grad: an addition, never an alias
+    assert len(asked) == 2
     a, b = (ag.tensor([1.0, 2.0], dtype="float64", requires_grad=True) for _ in range(2))
-    (a + b).sum().backward()
-    assert len(asked) == 1
+    (a + b).sum().backward()  # add hands on its incoming gradient: no ownership asked for
+    assert len(asked) == 2
     assert a.grad.data is not b.grad.data
     if backend.mutable:
         a.grad.data[0] = 7.0
@@ -232,17 +233,20 @@ def test_the_compiled_record_refuses_what_record_refuses():
 
 
 def test_a_new_tensor_starts_with_graph_fields_defaults():
-    """`GraphFields` (slots where the module is built) starts every tensor as the Python twin's
-    class defaults do; `data` and `backend` are unset until the maker sets them."""
+    """`GraphFields` (slots where the module is built) starts every tensor with the defaults
+    of `GRAPH_FIELDS`, the one table of them; `data` and `backend` are unset until the maker
+    sets them. The compiled module refuses a table that names other fields than its slots."""
     fresh = ag.Tensor.__new__(ag.Tensor)
-    for name, default in vars(tensor_module._GraphFields).items():
-        if not name.startswith("__"):
-            assert getattr(fresh, name) == default and type(getattr(fresh, name)) is type(default), name
+    for name, default in tensor_module.GRAPH_FIELDS.items():
+        assert getattr(fresh, name) is default, name
     with pytest.raises(AttributeError):
         fresh.data  # noqa: B018 - the read is the test
     assert ag.Tensor.__mro__[1] is tensor_module.GraphFields
     if COMPILED is not None:
-        assert tensor_module.GraphFields is COMPILED.graph_fields(tensor_module.NOTHING_SAVED)
+        assert tensor_module.GraphFields is COMPILED.graph_fields(tensor_module.GRAPH_FIELDS)
+        for wrong in ({**tensor_module.GRAPH_FIELDS, "_extra": None}, {"grad": None}):
+            with pytest.raises(TypeError, match="graph_fields"):
+                COMPILED.graph_fields(wrong)
         assert not hasattr(fresh, "__dict__") or "_parents" not in fresh.__dict__
 
 
