@@ -28,7 +28,7 @@ from autograd_core.dtypes import DType, as_dtype, kind_rank, result_type
 from autograd_core.namespace import raw_namespace
 from autograd_core.primitives import activations, indexing
 from autograd_core.primitives.indexing import basic_index, index_add, move, scatter
-from autograd_core.registry import Primitive, common_backend
+from autograd_core.registry import Primitive, common_backend, sum_to
 from autograd_core.tensor import COMPLEX_IN_GRAPH, CompiledBinaryOp, Tensor, Vjp, record
 
 Scalar = (int, float, bool, complex)
@@ -86,20 +86,6 @@ def _constant(x: Any, like: Tensor) -> Any:
 
 def _data(x: Any) -> Any:
     return x.data if isinstance(x, Tensor) else x
-
-
-def sum_to(ns: Any, grad: Any, shape: Sequence[int]) -> Any:
-    """The adjoint of broadcasting `shape` to ``grad.shape``: sum over the prepended axes
-    and over the axes that were stretched from 1. Works in either namespace."""
-    if grad.shape == shape:
-        return grad
-    shape = tuple(shape)
-    lead = len(grad.shape) - len(shape)
-    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[lead + i] != 1)
-    if lead:
-        grad = ns.sum(grad, axis=tuple(range(lead)))
-    # keepdims rather than a reshape: the result owns its memory, so the engine need not copy it
-    return ns.sum(grad, axis=stretched, keepdims=True) if stretched else grad
 
 
 def unbroadcast(grad: Tensor, shape: Sequence[int]) -> Tensor:

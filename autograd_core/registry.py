@@ -133,6 +133,20 @@ def primitive(name: str | None = None, **declaration: Any) -> Callable[[Kernel],
     return lambda default: Primitive(name or default.__name__, default, **declaration)
 
 
+def sum_to(ns: Any, grad: Any, shape: Sequence[int]) -> Any:
+    """The adjoint of broadcasting `shape` to ``grad.shape``: sum over the prepended axes
+    and over the axes that were stretched from 1. Works in either namespace."""
+    if grad.shape == shape:
+        return grad
+    shape = tuple(shape)
+    lead = len(grad.shape) - len(shape)
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[lead + i] != 1)
+    if lead:
+        grad = ns.sum(grad, axis=tuple(range(lead)))
+    # keepdims rather than a reshape: the result owns its memory, so the engine need not copy it
+    return ns.sum(grad, axis=stretched, keepdims=True) if stretched else grad
+
+
 def zero_vjp(ns: Any, g: Any, out: Any, *inputs: Any) -> Any:
     """The VJP of an input the op is piecewise constant in: a zero gradient."""
     return ns.zeros_like(g)
@@ -152,3 +166,5 @@ def common_backend(op: str, *tensors: Tensor) -> backends.Backend:
 
 registry: dict[str, Primitive] = {}
 """Every primitive by name."""
+
+__all__ = ["Primitive", "common_backend", "primitive", "raw_namespace", "registry", "sum_to", "zero_vjp"]
