@@ -13,6 +13,10 @@ import math
 from autograd_core import fft, linalg, primitives, registry
 from autograd_core.anomaly import detect_anomaly, is_anomaly_enabled
 from autograd_core.compile import CompileFallbackWarning, compile
+
+# before creation's names: importing the module `autograd_core.tensor` binds the package's
+# attribute `tensor`, which must end as the function `tensor`
+from autograd_core.tensor import Tensor  # isort: skip
 from autograd_core.creation import *  # noqa: F403
 from autograd_core.dtypes import (
     DType,
@@ -118,15 +122,11 @@ from autograd_core.ops import (
 )
 from autograd_core.searching import *  # noqa: F403
 from autograd_core.statistics import *  # noqa: F403
-from autograd_core.tensor import Device, Tensor, install_methods
+from autograd_core.tensor_base import Device
 
 __array_api_version__ = "2024.12"
 e, inf, nan, pi, newaxis = math.e, math.inf, math.nan, math.pi, None
 
-install_methods()
-
 __all__ = [
-    name
-    for name in dir()
-    if not name.startswith("_") and name not in ("install_methods", "math", "primitives", "registry")
+    name for name in dir() if not name.startswith("_") and name not in ("math", "primitives", "registry", "tensor_base")
 ]

@@ -14,15 +14,15 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from autograd_core.tensor import Tensor
+from autograd_core.tensor_base import TensorBase
 
 
 class CompileFallbackWarning(UserWarning):
     """A step could not be traced and runs op by op instead."""
 
 
-def _unique_parameters(modules: Iterable[Any], optimizers: Iterable[Any]) -> list[Tensor]:
-    seen: dict[int, Tensor] = {}
+def _unique_parameters(modules: Iterable[Any], optimizers: Iterable[Any]) -> list[TensorBase]:
+    seen: dict[int, TensorBase] = {}
     for m in modules:
         for p in m.parameters():
             seen.setdefault(id(p), p)
@@ -46,8 +46,8 @@ def _counts_as_ints(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def compile(  # noqa: A001 - the name users know from torch.compile
-    step: Callable[..., Tensor], *, modules: Iterable[Any] = (), optimizers: Iterable[Any] = ()
-) -> Callable[..., Tensor]:
+    step: Callable[..., TensorBase], *, modules: Iterable[Any] = (), optimizers: Iterable[Any] = ()
+) -> Callable[..., TensorBase]:
     """Compile `step(*tensors) -> tensor` over the state of `modules` and `optimizers`.
 
     The step must be a pure function of its tensor arguments and that state: no `.item()`,
@@ -80,7 +80,7 @@ def compile(  # noqa: A001 - the name users know from torch.compile
             t.data = data
         if grads is not None:
             for p, grad in zip(params, grads):
-                p.grad = None if grad is None else Tensor._wrap(grad, backend)
+                p.grad = None if grad is None else TensorBase._wrap(grad, backend)
         for opt, states in zip(optimizers, opt_states):
             opt.state = {p: s for p, s in zip(params, states) if s}
 
@@ -106,7 +106,7 @@ def compile(  # noqa: A001 - the name users know from torch.compile
         def pure(tensor_data: list, opt_states: list, traced: list, args: list) -> tuple:
             install(tensor_data, opt_states, [None] * len(params))
             set_hyperparameters(traced)
-            out = step(*[Tensor._wrap(a, backend) for a in args])
+            out = step(*[TensorBase._wrap(a, backend) for a in args])
             new_tensors, new_states = state_of()
             return new_tensors, new_states, [None if p.grad is None else p.grad.data for p in params], out.data
 
@@ -114,7 +114,7 @@ def compile(  # noqa: A001 - the name users know from torch.compile
 
     compiled: dict[tuple, Callable] | None = {} if backend is not None and backend.can_compile else None
 
-    def run(*args: Tensor) -> Tensor:
+    def run(*args: TensorBase) -> TensorBase:
         nonlocal compiled
         if compiled is None:
             return step(*args)
@@ -136,6 +136,6 @@ def compile(  # noqa: A001 - the name users know from torch.compile
             return step(*args)
         set_hyperparameters(traced)  # numbers again, not the trace's placeholders
         install(new_tensors, [[_counts_as_ints(state) for state in states] for states in new_states], grads)
-        return Tensor._wrap(out, backend)
+        return TensorBase._wrap(out, backend)
 
     return run

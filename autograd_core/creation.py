@@ -14,11 +14,11 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-import autograd_core as ag
 import backends
+from autograd_core import ops
 from autograd_core.dtypes import DType, as_dtype, result_type
 from autograd_core.info import __array_namespace_info__
-from autograd_core.tensor import Device, Tensor, record
+from autograd_core.tensor_base import Device, TensorBase, record, to_array
 
 __all__ = [
     "arange",
@@ -74,38 +74,13 @@ def _backend(device: Any, like: backends.Backend | None = None) -> backends.Back
     return active if named.device == active.device else named
 
 
-def _python_default_dtype(host: Any) -> DType:
-    """What Python values become: floats float32 (as in PyTorch), ints int64, bools bool."""
-    kind = host.dtype.kind
-    names = {"f": "float32", "c": "complex64", "i": "int64", "u": "int64", "b": "bool"}
-    if kind not in names:
-        raise TypeError(f"cannot make a tensor from {type(host).__name__} data of numpy kind {host.dtype.kind!r}")
-    return as_dtype(names[kind])
-
-
-def to_array(data: Any, backend: backends.Backend, dtype: Any = None) -> Any:
-    """A new backend array holding `data` (a Tensor, an array of any library, or Python values)."""
-    target = None if dtype is None else backend.dtype(as_dtype(dtype).name)
-    if isinstance(data, Tensor):
-        if data.backend is not backend:
-            data = data.numpy()
-        else:
-            return backend.xp.asarray(data.data, dtype=target, copy=True)
-    if backend.is_native(data):
-        return backend.xp.asarray(data, dtype=target, copy=True)
-    host = backend.host_array(data)
-    if target is None and not hasattr(data, "dtype"):
-        target = backend.dtype(_python_default_dtype(host).name)
-    return backend.asarray(host, target)
-
-
-def _made(data: Any, backend: backends.Backend, requires_grad: bool) -> Tensor:
-    t = Tensor._wrap(data, backend)
+def _made(data: Any, backend: backends.Backend, requires_grad: bool) -> TensorBase:
+    t = TensorBase._wrap(data, backend)
     return t.requires_grad_() if requires_grad else t
 
 
 # --- from data ---------------------------------------------------------------------------
-def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Tensor:
+def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> TensorBase:
     """`obj` as a tensor: a tensor is returned as it is (so its graph carries on), converted
     only where `dtype` or `device` ask for it; a (nested) sequence holding tensors is stacked,
     differentiably; anything else becomes a tensor of the current backend (its memory shared
@@ -118,12 +93,12 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
     >>> ag.asarray([x[1], 3.0, x[0]]).tolist()
     [2.0, 3.0, 1.0]
     """
-    if isinstance(obj, Tensor):
+    if isinstance(obj, TensorBase):
         out = obj if device is None else obj.to_device(device)
-        out = out if dtype is None else ag.astype(out, dtype, copy=False)
+        out = out if dtype is None else ops.astype(out, dtype, copy=False)
         if copy is False and out is not obj:
             raise ValueError("asarray(copy=False): the dtype or device asked for needs a copy")
-        return ag.clone(out) if copy and out is obj else out
+        return ops.clone(out) if copy and out is obj else out
     if isinstance(obj, (list, tuple)) and _holds_tensor(obj):
         if copy is False:
             raise ValueError("asarray(copy=False): a sequence of tensors must be copied into one tensor")
@@ -131,36 +106,36 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
     backend = _backend(device)
     if backend.is_native(obj):
         target = None if dtype is None else backend.dtype(as_dtype(dtype).name)
-        return Tensor._wrap(backend.xp.asarray(obj, dtype=target, copy=copy), backend)
+        return TensorBase._wrap(backend.xp.asarray(obj, dtype=target, copy=copy), backend)
     if copy is False:
         raise ValueError(f"asarray(copy=False): a {type(obj).__name__} must be copied to make a tensor")
-    return Tensor._wrap(to_array(obj, backend, dtype), backend)
+    return TensorBase._wrap(to_array(obj, backend, dtype), backend)
 
 
 def _holds_tensor(obj: Any) -> bool:
-    return isinstance(obj, Tensor) or (isinstance(obj, (list, tuple)) and any(_holds_tensor(o) for o in obj))
+    return isinstance(obj, TensorBase) or (isinstance(obj, (list, tuple)) and any(_holds_tensor(o) for o in obj))
 
 
 def _leaves(obj: Any) -> list:
     return [leaf for o in obj for leaf in _leaves(o)] if isinstance(obj, (list, tuple)) else [obj]
 
 
-def _stacked(obj: list | tuple, dtype: Any, device: Any) -> Tensor:
+def _stacked(obj: list | tuple, dtype: Any, device: Any) -> TensorBase:
     """A nested sequence of tensors and scalars stacked into one tensor, in the dtype the
     promotion rule gives its elements (scalars weak, as in arithmetic)."""
     leaves = _leaves(obj)
     dtype = result_type(*leaves) if dtype is None else dtype
-    device = device if device is not None else next(t for t in leaves if isinstance(t, Tensor)).device
+    device = device if device is not None else next(t for t in leaves if isinstance(t, TensorBase)).device
 
-    def build(o: Any) -> Tensor:
+    def build(o: Any) -> TensorBase:
         if isinstance(o, (list, tuple)):
-            return ag.stack([build(i) for i in o])
+            return ops.stack([build(i) for i in o])
         return asarray(o, dtype=dtype, device=device)
 
     return build(obj)
 
 
-def from_dlpack(x: object, /, *, device: Any = None, copy: bool | None = None) -> Tensor:
+def from_dlpack(x: object, /, *, device: Any = None, copy: bool | None = None) -> TensorBase:
     """A tensor of the current backend sharing the memory of `x`, any DLPack-capable array
     (or copying it, when `copy` is True or the library cannot share). Outside any graph.
 
@@ -172,10 +147,10 @@ def from_dlpack(x: object, /, *, device: Any = None, copy: bool | None = None) -
     options = {} if copy is None else {"copy": copy}
     if device is not None:
         options["device"] = backend.device
-    return Tensor._wrap(backend.xp.from_dlpack(x.data if isinstance(x, Tensor) else x, **options), backend)
+    return TensorBase._wrap(backend.xp.from_dlpack(x.data if isinstance(x, TensorBase) else x, **options), backend)
 
 
-def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> TensorBase:
     """A new leaf tensor on the current backend holding a copy of `data`.
 
     Python floats become float32, ints int64; an array keeps its dtype (a float64 numpy
@@ -196,8 +171,8 @@ def _filled(
     default: DType,
     device: Any,
     requires_grad: bool,
-    like: Tensor | None = None,
-) -> Tensor:
+    like: TensorBase | None = None,
+) -> TensorBase:
     """``make(xp, dtype, device)`` on the backend `device` names (else `like`'s, else the current
     one), in `dtype` (else `like`'s, else `default`)."""
     backend = _backend(device, like.backend if like is not None else None)
@@ -210,7 +185,7 @@ def _filled(
 
 def full(
     shape: Shape, fill_value: Scalar, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
-) -> Tensor:
+) -> TensorBase:
     """A tensor of `shape` filled with `fill_value`, whose Python type gives the default dtype.
 
     >>> full((2,), 1).dtype, full((2,), 1.0).dtype, full((2,), True).dtype
@@ -226,10 +201,12 @@ def full(
     )
 
 
-def _sized(name: str) -> Callable[..., Tensor]:
+def _sized(name: str) -> Callable[..., TensorBase]:
     """zeros, ones or empty: ``f(shape)`` as the standard writes it, ``f(2, 3)`` as PyTorch does."""
 
-    def create(shape: Shape, *sizes: int, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    def create(
+        shape: Shape, *sizes: int, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    ) -> TensorBase:
         dims = _shape(shape, sizes)
         return _filled(
             lambda xp, dt, dev: getattr(xp, name)(dims, dtype=dt, device=dev),
@@ -247,10 +224,10 @@ def _sized(name: str) -> Callable[..., Tensor]:
     return create
 
 
-def _like(base: str) -> Callable[..., Tensor]:
+def _like(base: str) -> Callable[..., TensorBase]:
     """zeros_like, ones_like or empty_like: `base` in `x`'s shape, dtype, backend and device."""
 
-    def create(x: Tensor, /, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    def create(x: TensorBase, /, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> TensorBase:
         x = asarray(x)
         return _filled(
             lambda xp, dt, dev: getattr(xp, base)(x.shape, dtype=dt, device=dev),
@@ -271,8 +248,8 @@ zeros_like, ones_like, empty_like = (_like(name) for name in ("zeros", "ones", "
 
 
 def full_like(
-    x: Tensor, /, fill_value: Scalar, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
-) -> Tensor:
+    x: TensorBase, /, fill_value: Scalar, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> TensorBase:
     """A tensor of `x`'s shape filled with `fill_value`, in `x`'s dtype (unless `dtype`) on
     `x`'s backend.
 
@@ -299,7 +276,7 @@ def eye(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
-) -> Tensor:
+) -> TensorBase:
     """A `n_rows` x `n_cols` matrix with ones on diagonal `k` (above the main one if positive).
 
     >>> eye(2, 3, k=1).tolist()
@@ -324,7 +301,7 @@ def arange(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
-) -> Tensor:
+) -> TensorBase:
     """Evenly spaced values in [start, stop) (in [0, start) without `stop`): int64 when every
     argument is an int, else float32.
 
@@ -352,7 +329,7 @@ def linspace(
     device: Any = None,
     endpoint: bool = True,
     requires_grad: bool = False,
-) -> Tensor:
+) -> TensorBase:
     """`num` evenly spaced values from `start` to `stop` (included unless not `endpoint`);
     float32, or complex64 for complex ends.
 
@@ -368,7 +345,7 @@ def linspace(
     )
 
 
-def meshgrid(*arrays: Tensor, indexing: str = "xy") -> list[Tensor]:
+def meshgrid(*arrays: TensorBase, indexing: str = "xy") -> list[TensorBase]:
     """Coordinate grids from 1-D tensors, differentiable (each is a broadcast of its input);
     ``indexing="xy"`` swaps the first two axes of the grid, ``"ij"`` does not.
 
@@ -386,19 +363,19 @@ def meshgrid(*arrays: Tensor, indexing: str = "xy") -> list[Tensor]:
     for axis, a in zip(axes, arrays):
         shape[axis] = a.shape[0]
     return [
-        ag.broadcast_to(ag.reshape(a, tuple(-1 if i == axis else 1 for i in range(len(arrays)))), tuple(shape))
+        ops.broadcast_to(ops.reshape(a, tuple(-1 if i == axis else 1 for i in range(len(arrays)))), tuple(shape))
         for axis, a in zip(axes, arrays)
     ]
 
 
 # --- triangles -----------------------------------------------------------------------------
-def _triangle(name: str, below: bool) -> Callable[..., Tensor]:
+def _triangle(name: str, below: bool) -> Callable[..., TensorBase]:
     """tril or triu: the forward and the VJP keep the same triangle (of `x`, of the gradient)."""
 
     def part(ns: Any, x: Any, k: int) -> Any:
         return ns.tril(x, k=k) if below else ns.triu(x, k=k)
 
-    def triangle(x: Tensor, /, *, k: int = 0) -> Tensor:
+    def triangle(x: TensorBase, /, *, k: int = 0) -> TensorBase:
         x = asarray(x)
         return record(
             name, part(x.backend.xp, x.data, k), x.backend, (x,), (lambda ns, g, out, x: part(ns, g, k),), saved=()
@@ -420,21 +397,21 @@ triu = _triangle("triu", below=False)
 
 
 # --- random draws from the seeded host generator ---------------------------------------------------
-def randn(*size: Any, dtype: Any = "float32", requires_grad: bool = False, device: Any = None) -> Tensor:
+def randn(*size: Any, dtype: Any = "float32", requires_grad: bool = False, device: Any = None) -> TensorBase:
     """Standard normal draws from the seeded host generator (see `manual_seed`)."""
     shape = _sizes(size)
     backend = _backend(device)
     return _made(backend.randn(shape, backend.dtype(as_dtype(dtype).name)), backend, requires_grad)
 
 
-def rand(*size: Any, dtype: Any = "float32", requires_grad: bool = False, device: Any = None) -> Tensor:
+def rand(*size: Any, dtype: Any = "float32", requires_grad: bool = False, device: Any = None) -> TensorBase:
     """Uniform draws in [0, 1) from the seeded host generator."""
     return uniform(_sizes(size), 0.0, 1.0, dtype, requires_grad, device)
 
 
 def uniform(
     size: Shape, low: float, high: float, dtype: Any = "float32", requires_grad: bool = False, device: Any = None
-) -> Tensor:
+) -> TensorBase:
     """Uniform draws in [low, high) from the seeded host generator."""
     backend = _backend(device)
     return _made(backend.uniform(_shape(size), low, high, backend.dtype(as_dtype(dtype).name)), backend, requires_grad)

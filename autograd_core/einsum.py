@@ -16,12 +16,12 @@ from autograd_core.dtypes import result_type
 from autograd_core.namespace import raw_namespace
 from autograd_core.ops import _cast, _tensor, common_backend, sum_to
 from autograd_core.primitives.linear import einsum as einsum_kernel, einsum_plan
-from autograd_core.tensor import Tensor, Vjp, record
+from autograd_core.tensor_base import TensorBase, Vjp, record
 
 __all__ = ["einsum"]
 
 
-def einsum(subscripts: str, /, *operands: Tensor) -> Tensor:
+def einsum(subscripts: str, /, *operands: TensorBase) -> TensorBase:
     """The Einstein summation of `operands` over `subscripts`, with NumPy's and PyTorch's
     rules: an explicit ``->`` output or an implicit one (the labels seen once, in ASCII
     order), ``...`` for broadcast axes, repeated labels for diagonals. Ellipsis axes left
@@ -43,7 +43,7 @@ def einsum(subscripts: str, /, *operands: Tensor) -> Tensor:
     tensors = [_cast(t, dtype) for t in tensors]
     labels, output, identities = einsum_plan(subscripts, [t.shape for t in tensors])
     xp, target = backend.xp, backend.dtype(dtype.name)
-    eyes = [Tensor._wrap(xp.eye(n, dtype=target, device=backend.device), backend) for _, n in identities]
+    eyes = [TensorBase._wrap(xp.eye(n, dtype=target, device=backend.device), backend) for _, n in identities]
     terms = labels + [pair for pair, _ in identities]
     inputs = tensors + eyes
     data = einsum_kernel(raw_namespace(backend), ",".join(terms) + "->" + output, *(t.data for t in inputs))

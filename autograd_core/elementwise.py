@@ -18,7 +18,7 @@ import math
 from typing import Any
 
 from autograd_core.ops import _predicate_op, _tensor, binary_op, unary_op
-from autograd_core.tensor import Tensor, Vjp
+from autograd_core.tensor_base import TensorBase, Vjp
 
 __all__ = [
     "acos",
@@ -197,7 +197,7 @@ conj = _unary(
 _imag = _unary("imag", lambda ns, g, out, x: ns.astype(g, x.dtype) * 1j, "none")
 
 
-def imag(x: Tensor, /) -> Tensor:
+def imag(x: TensorBase, /) -> TensorBase:
     """The imaginary part of a complex tensor, in the real dtype of the same precision; a real
     tensor is refused, as PyTorch does.
 

@@ -8,30 +8,32 @@ from typing import Any
 
 import backends
 from autograd_core import anomaly, grad_mode
-from autograd_core.namespace import raw_namespace
-from autograd_core.ops import sum_to
-from autograd_core.tensor import (
+from autograd_core.creation import ones_like
+from autograd_core.namespace import raw_namespace, tensor_namespace
+from autograd_core.ops import _cast, clone, sum_to
+from autograd_core.tensor_base import (
     COMPLEX_IN_GRAPH,
     EPOCH,
     NOTHING_SAVED,
     REBOUND,
     RETAIN_GRAD,
-    Tensor,
+    TensorBase,
     _sweep,
     changes_since,
+    to_array,
 )
 
 
-def topological_order(roots: Tensor | Sequence[Tensor]) -> list[Tensor]:
+def topological_order(roots: TensorBase | Sequence[TensorBase]) -> list[TensorBase]:
     """Every tensor the roots depend on that requires a gradient, inputs before outputs.
 
     Iterative depth-first search, so a chain of any length fits.
     """
-    roots = [roots] if isinstance(roots, Tensor) else list(roots)
+    roots = [roots] if isinstance(roots, TensorBase) else list(roots)
     if _sweep is not None and not REBOUND[0]:
         return _sweep.topological_order(roots)
     parents_of = _parents_then if REBOUND[0] else _parents
-    order: list[Tensor] = []
+    order: list[TensorBase] = []
     visited: set[int] = set()
     for root in roots:
         if id(root) in visited:
@@ -51,11 +53,11 @@ def topological_order(roots: Tensor | Sequence[Tensor]) -> list[Tensor]:
     return order
 
 
-def _parents(node: Tensor) -> Sequence[Tensor]:
+def _parents(node: TensorBase) -> Sequence[TensorBase]:
     return node._parents
 
 
-def _parents_then(node: Tensor) -> list[Tensor]:
+def _parents_then(node: TensorBase) -> list[TensorBase]:
     """`node`'s parents with the graphs they had when `node` was recorded: a parent changed in
     place afterwards hands over the tensor that kept its former graph (as PyTorch's edges
     point to the old grad_fn)."""
@@ -63,16 +65,14 @@ def _parents_then(node: Tensor) -> list[Tensor]:
     return [_as_of(p, epoch) if p._former else p for p in node._parents]
 
 
-def _as_of(t: Tensor, epoch: int) -> Tensor:
+def _as_of(t: TensorBase, epoch: int) -> TensorBase:
     for changed, former in t._former:
         if changed > epoch:
             return former
     return t
 
 
-def _seed(root: Tensor, gradient: object) -> Tensor:
-    from autograd_core.creation import ones_like, to_array
-
+def _seed(root: TensorBase, gradient: object) -> TensorBase:
     if not root.requires_grad:
         raise RuntimeError(
             "backward() on a tensor that does not require grad: no input had requires_grad=True, "
@@ -85,24 +85,24 @@ def _seed(root: Tensor, gradient: object) -> Tensor:
                 "reduce it first (e.g. loss.sum()) or pass gradient=<tensor of the same shape>"
             )
         return ones_like(root)
-    if not isinstance(gradient, Tensor):
-        gradient = Tensor._wrap(to_array(gradient, root.backend, root.dtype), root.backend)
+    if not isinstance(gradient, TensorBase):
+        gradient = TensorBase._wrap(to_array(gradient, root.backend, root.dtype), root.backend)
     if gradient.shape != root.shape:
         raise RuntimeError(f"backward(): gradient has shape {gradient.shape}, the output has shape {root.shape}")
     return gradient
 
 
-def _check_versions(node: Tensor) -> None:
+def _check_versions(node: TensorBase) -> None:
     """Refuse to run `node`'s VJPs if a tensor they read changed in place after the forward."""
     saved, saves_output, epoch = node._saved
     for t in node._inputs if saved is None else saved:
-        if isinstance(t, Tensor) and (changed := changes_since(t, epoch)):
+        if isinstance(t, TensorBase) and (changed := changes_since(t, epoch)):
             _version_error(node, t, t.version - changed)
     if saves_output and (changed := changes_since(node, epoch)):
         _version_error(node, node, node.version - changed)
 
 
-def _version_error(node: Tensor, t: Tensor, version: int) -> None:
+def _version_error(node: TensorBase, t: TensorBase, version: int) -> None:
     raise RuntimeError(
         f"a tensor that the backward of {node._op} needs (shape {t.shape}) was modified by an in-place "
         f"operation: it is at version {t.version}, the forward saw version {version}. "
@@ -111,13 +111,13 @@ def _version_error(node: Tensor, t: Tensor, version: int) -> None:
 
 
 def run_backward(
-    roots: Sequence[Tensor],
-    seeds: Sequence[Tensor],
+    roots: Sequence[TensorBase],
+    seeds: Sequence[TensorBase],
     *,
     retain_graph: bool,
     create_graph: bool,
-    capture: Sequence[Tensor] | None = None,
-) -> dict[int, Tensor]:
+    capture: Sequence[TensorBase] | None = None,
+) -> dict[int, TensorBase]:
     """Send `seeds` back from `roots`. Without `capture`, gradients accumulate into the leaves'
     ``.grad``; with it, the gradients of the `capture` tensors are returned by id instead.
 
@@ -126,26 +126,24 @@ def run_backward(
     made per step); with it, on Tensors with `autograd_core` as the namespace, so the
     gradients are recorded and can be differentiated again. The same rules serve both.
     """
-    import autograd_core
-
     raw = not create_graph
     grads: dict[int, Any] = {}  # id(node) -> the gradient sent to it so far
     owned: set[int] = set()  # the ids whose gradient the sweep made itself (see OWNERSHIP)
     for root, seed in zip(roots, seeds):
         _add_gradient(grads, owned, id(root), seed.data if raw else seed)
     wanted = None if capture is None else {id(t) for t in capture}
-    captured: dict[int, Tensor] = {}
+    captured: dict[int, TensorBase] = {}
     check_finite, check_complex, rebound = anomaly.state.enabled, COMPLEX_IN_GRAPH[0], REBOUND[0]
     backend = roots[0].backend
 
-    def visit(node: Tensor, grad: Any) -> None:
+    def visit(node: TensorBase, grad: Any) -> None:
         """Send `grad`, the whole gradient of `node`, on to its parents (or into ``.grad``)."""
         sweep_owns = id(node) in owned
         if node._hooks:
             grad = _run_hooks(node, grad, raw, store=wanted is None)
             sweep_owns = False  # a hook saw it, and may keep it
         if wanted is not None and id(node) in wanted:
-            captured[id(node)] = Tensor._wrap(grad, node.backend) if raw else grad
+            captured[id(node)] = TensorBase._wrap(grad, node.backend) if raw else grad
         vjps = node._vjps
         if not vjps:
             if vjps is None:
@@ -161,9 +159,9 @@ def run_backward(
             _check_versions(node)
         if raw:
             ns, out = raw_namespace(node.backend), node.data
-            inputs = node._raw or [x.data if isinstance(x, Tensor) else x for x in node._inputs]
+            inputs = node._raw or [x.data if isinstance(x, TensorBase) else x for x in node._inputs]
         else:
-            ns, out, inputs = autograd_core, node, node._inputs
+            ns, out, inputs = tensor_namespace(), node, node._inputs
         if check_complex and node.dtype.is_complex:
             out, inputs = _complex_arguments(ns, node, out, inputs)
         parents = _parents_then(node) if rebound else node._parents
@@ -184,7 +182,7 @@ def run_backward(
         if not retain_graph:
             _release(node)
 
-    def plain_parts(node: Tensor) -> tuple | None:
+    def plain_parts(node: TensorBase) -> tuple | None:
         """What the compiled loop needs to send `node`'s gradient on (its output array, parents,
         VJPs and raw inputs) when its visit is nothing but its VJPs and sums; its graph is then
         released here unless retained. None when `visit` must take the node: a leaf, hooks, a
@@ -221,7 +219,7 @@ def _add_gradient(grads: dict[int, Any], owned: set[int], key: int, contribution
         owned.add(key)
 
 
-def _release(node: Tensor) -> None:
+def _release(node: TensorBase) -> None:
     """Drop what `node`'s VJPs needed, so its saved tensors go back during the backward."""
     node._parents, node._vjps, node._inputs, node._raw, node._saved = (), None, (), None, NOTHING_SAVED
 
@@ -286,7 +284,7 @@ COMPLEX_SAFE = frozenset(
 )
 
 
-def _complex_arguments(ns: Any, node: Tensor, out: Any, inputs: Any) -> tuple[Any, Any]:
+def _complex_arguments(ns: Any, node: TensorBase, out: Any, inputs: Any) -> tuple[Any, Any]:
     """The output and inputs a complex node's VJP is called with (see HOLOMORPHIC)."""
     if node._op in HOLOMORPHIC:
         conj = [x.conjugate() if isinstance(x, complex | float | int) else ns.conj(x) for x in inputs]
@@ -299,7 +297,7 @@ def _complex_arguments(ns: Any, node: Tensor, out: Any, inputs: Any) -> tuple[An
     return out, inputs
 
 
-def _reduce_to_input(ns: Any, grad: Any, parent: Tensor, node: Tensor) -> Any:
+def _reduce_to_input(ns: Any, grad: Any, parent: TensorBase, node: TensorBase) -> Any:
     """A gradient of a broadcast input, summed back to the input's shape (as PyTorch's engine
     does, so elementwise VJPs need not); any other mismatch is a wrong VJP."""
     shape, got = tuple(parent.data.shape), tuple(grad.shape)
@@ -321,12 +319,10 @@ def _reduce_to_input(ns: Any, grad: Any, parent: Tensor, node: Tensor) -> Any:
 # handed in: a seed is the caller's; a hook may keep the gradient it was shown.
 
 
-def _accumulate(leaf: Tensor, grad: Any, raw: bool, sweep_owns: bool) -> None:
+def _accumulate(leaf: TensorBase, grad: Any, raw: bool, sweep_owns: bool) -> None:
     """Add `grad` into ``leaf.grad``, cast to the leaf's dtype; `sweep_owns`: whether the
     sweep made `grad` and nothing else has seen it (see OWNERSHIP)."""
     if not raw:
-        from autograd_core.ops import _cast, clone
-
         grad = _cast(grad, leaf.dtype)
         leaf.grad = clone(grad) if leaf.grad is None else leaf.grad + grad
         return
@@ -335,9 +331,9 @@ def _accumulate(leaf: Tensor, grad: Any, raw: bool, sweep_owns: bool) -> None:
         grad, sweep_owns = _cast_gradient(backend, grad, data.dtype), True
     if leaf.grad is None:
         keep = sweep_owns and backend.owns_memory(grad)
-        leaf.grad = Tensor._wrap(grad if keep else backend.xp.asarray(grad, copy=True), backend)
+        leaf.grad = TensorBase._wrap(grad if keep else backend.xp.asarray(grad, copy=True), backend)
     else:
-        leaf.grad = Tensor._wrap(leaf.grad.data + grad, backend)
+        leaf.grad = TensorBase._wrap(leaf.grad.data + grad, backend)
 
 
 def _cast_gradient(backend: backends.Backend, grad: Any, dtype: Any) -> Any:
@@ -349,15 +345,15 @@ def _cast_gradient(backend: backends.Backend, grad: Any, dtype: Any) -> Any:
     return backend.xp.astype(grad, dtype)
 
 
-def _run_hooks(node: Tensor, grad: Any, raw: bool, store: bool) -> Any:
+def _run_hooks(node: TensorBase, grad: Any, raw: bool, store: bool) -> Any:
     """Call `node`'s hooks on its gradient in order; a hook's return value replaces it. The
     retained gradient is stored last, after every hook, as PyTorch does."""
     for hook in node._hooks:
         if hook is RETAIN_GRAD:
             continue
-        if (replaced := hook(Tensor._wrap(grad, node.backend) if raw else grad)) is not None:
-            if not isinstance(replaced, Tensor) or replaced.shape != node.shape:
-                got = replaced.shape if isinstance(replaced, Tensor) else type(replaced).__name__
+        if (replaced := hook(TensorBase._wrap(grad, node.backend) if raw else grad)) is not None:
+            if not isinstance(replaced, TensorBase) or replaced.shape != node.shape:
+                got = replaced.shape if isinstance(replaced, TensorBase) else type(replaced).__name__
                 raise RuntimeError(
                     f"a hook on a tensor of shape {node.shape} returned {got}; "
                     "a hook must return None or a tensor of the gradient's shape"
@@ -366,13 +362,13 @@ def _run_hooks(node: Tensor, grad: Any, raw: bool, store: bool) -> Any:
             if anomaly.state.enabled:
                 anomaly.check_finite(replaced.data, node.backend, f"a hook on {node._op or 'a leaf'}", 0, node._trace)
     if store and RETAIN_GRAD in node._hooks:
-        kept = (Tensor._wrap(grad, node.backend) if raw else grad).detach()
+        kept = (TensorBase._wrap(grad, node.backend) if raw else grad).detach()
         node.grad = kept if node.grad is None else node.grad + kept
     return grad
 
 
 def backward(
-    root: Tensor, gradient: Tensor | None = None, retain_graph: bool | None = None, create_graph: bool = False
+    root: TensorBase, gradient: TensorBase | None = None, retain_graph: bool | None = None, create_graph: bool = False
 ) -> None:
     """Accumulate the gradient of `root` (times `gradient`) into every leaf's ``.grad``."""
     run_backward(
@@ -384,13 +380,13 @@ def backward(
 
 
 def grad(
-    outputs: Tensor | Sequence[Tensor],
-    inputs: Tensor | Sequence[Tensor],
-    grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
+    outputs: TensorBase | Sequence[TensorBase],
+    inputs: TensorBase | Sequence[TensorBase],
+    grad_outputs: TensorBase | Sequence[TensorBase | None] | None = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
     allow_unused: bool = False,
-) -> tuple[Tensor | None, ...]:
+) -> tuple[TensorBase | None, ...]:
     """The gradients of `outputs` with respect to `inputs`, returned rather than accumulated.
 
     With ``create_graph=True`` they are recorded, so they can be differentiated again:
@@ -402,9 +398,9 @@ def grad(
     >>> dx.item(), d2x.item()
     (27.0, 18.0)
     """
-    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
-    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-    if grad_outputs is None or isinstance(grad_outputs, Tensor):
+    outputs = [outputs] if isinstance(outputs, TensorBase) else list(outputs)
+    inputs = [inputs] if isinstance(inputs, TensorBase) else list(inputs)
+    if grad_outputs is None or isinstance(grad_outputs, TensorBase):
         grad_outputs = [grad_outputs] * len(outputs)
     for i, x in enumerate(inputs):
         if not x.requires_grad:

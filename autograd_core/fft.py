@@ -34,7 +34,7 @@ from autograd_core.elementwise import conj
 from autograd_core.manipulation import _positions, roll
 from autograd_core.ops import _tensor, clone
 from autograd_core.primitives.indexing import basic_index, scatter
-from autograd_core.tensor import COMPLEX_IN_GRAPH, Tensor, Vjp, record
+from autograd_core.tensor_base import COMPLEX_IN_GRAPH, TensorBase, Vjp, record
 
 __all__ = [
     "fft",
@@ -60,11 +60,11 @@ _SWAPPED = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
 
 
 # --- checks and the two kinds of transform ---------------------------------------------------
-def _needs_grad(x: Tensor) -> bool:
+def _needs_grad(x: TensorBase) -> bool:
     return x.requires_grad and grad_mode.is_grad_enabled()
 
 
-def _checked(name: str, x: Tensor, norm: str, differentiable: bool) -> Tensor:
+def _checked(name: str, x: TensorBase, norm: str, differentiable: bool) -> TensorBase:
     """`x`, once `norm` is checked to be one of the standard's and `x` to need no gradient
     unless the transform is `differentiable`."""
     if norm not in _SWAPPED:
@@ -80,15 +80,15 @@ def _checked(name: str, x: Tensor, norm: str, differentiable: bool) -> Tensor:
 
 def _outside_graph(
     name: str, kernel: str, x: Any, s: Sequence[int] | None, axes: Sequence[int] | None, norm: str
-) -> Tensor:
+) -> TensorBase:
     """The backend's ``xp.fft.<kernel>`` (fftn or ifftn), a tensor outside the graph."""
     x = _checked(name, _tensor(name, x), norm, differentiable=False)
-    return Tensor._wrap(getattr(x.backend.xp.fft, kernel)(x.data, s=s, axes=axes, norm=norm), x.backend)
+    return TensorBase._wrap(getattr(x.backend.xp.fft, kernel)(x.data, s=s, axes=axes, norm=norm), x.backend)
 
 
 def _real_end(
     name: str, inverse: bool, x: Any, s: Sequence[int] | None, axes: Sequence[int] | None, norm: str
-) -> Tensor:
+) -> TensorBase:
     """The backend's rfftn (or irfftn, when `inverse`): a primitive when it transforms one
     axis of a real signal (a complex half spectrum); refused a gradient otherwise."""
     x = _tensor(name, x)
@@ -97,7 +97,7 @@ def _real_end(
     x = _checked(name, x, norm, differentiable)
     data = getattr(x.backend.xp.fft, "irfftn" if inverse else "rfftn")(x.data, s=s, axes=axes, norm=norm)
     if not _needs_grad(x):
-        return Tensor._wrap(data, x.backend)
+        return TensorBase._wrap(data, x.backend)
     (axis,) = positions
     n = data.shape[axis] if inverse else x.shape[axis] if s is None else s[-1]
     weights = _twin_weights(x, x.data.dtype if inverse else data.dtype, n, axis, 2.0 if inverse else 0.5)
@@ -105,7 +105,7 @@ def _real_end(
     return record(name, data, x.backend, (x, weights), (_real_end_vjp(inverse, n, axis, norm), None), saved=())
 
 
-def _twin_weights(x: Tensor, dtype: Any, n: int, axis: int, factor: float) -> Tensor:
+def _twin_weights(x: TensorBase, dtype: Any, n: int, axis: int, factor: float) -> TensorBase:
     """`factor` at the bins 1 .. n - (n//2 + 1) of a half spectrum of length n//2 + 1 (those
     that stand for themselves and their conjugate twin in the full spectrum), 1 at the others,
     shaped to broadcast along `axis` of `x`; a constant of `dtype`, outside the graph."""
@@ -115,7 +115,7 @@ def _twin_weights(x: Tensor, dtype: Any, n: int, axis: int, factor: float) -> Te
         return xp.full((count,), value, dtype=dtype, device=device)
 
     weights = xp.concat([run(1, 1.0), run(n - length, factor), run(2 * length - n - 1, 1.0)])
-    return Tensor._wrap(xp.reshape(weights, (length, *(1,) * (x.ndim - 1 - axis))), x.backend)
+    return TensorBase._wrap(xp.reshape(weights, (length, *(1,) * (x.ndim - 1 - axis))), x.backend)
 
 
 def _real_end_vjp(inverse: bool, n: int, axis: int, norm: str) -> Vjp:
@@ -150,7 +150,7 @@ def _one(n: int | None) -> tuple[int] | None:
 
 
 # --- the transforms ----------------------------------------------------------------------------
-def fft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Tensor:
+def fft(x: TensorBase, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> TensorBase:
     """The one-dimensional discrete Fourier transform along `axis` (cut or zero-padded to `n`
     elements); outside the graph.
 
@@ -161,27 +161,27 @@ def fft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: Norm = "bac
     return _outside_graph("fft", "fftn", x, _one(n), (axis,), norm)
 
 
-def ifft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Tensor:
+def ifft(x: TensorBase, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> TensorBase:
     """The one-dimensional inverse discrete Fourier transform along `axis`; outside the graph."""
     return _outside_graph("ifft", "ifftn", x, _one(n), (axis,), norm)
 
 
 def fftn(
-    x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: Norm = "backward"
-) -> Tensor:
+    x: TensorBase, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: Norm = "backward"
+) -> TensorBase:
     """The n-dimensional discrete Fourier transform over `axes` (all when None), each cut or
     zero-padded to its size in `s`; outside the graph."""
     return _outside_graph("fftn", "fftn", x, s, axes, norm)
 
 
 def ifftn(
-    x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: Norm = "backward"
-) -> Tensor:
+    x: TensorBase, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: Norm = "backward"
+) -> TensorBase:
     """The n-dimensional inverse discrete Fourier transform over `axes`; outside the graph."""
     return _outside_graph("ifftn", "ifftn", x, s, axes, norm)
 
 
-def rfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Tensor:
+def rfft(x: TensorBase, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> TensorBase:
     """The discrete Fourier transform of a real signal along `axis`: the n//2 + 1 bins of
     nonnegative frequency, complex. Differentiable (PyTorch's rule).
 
@@ -192,7 +192,7 @@ def rfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: Norm = "ba
     return _real_end("rfft", False, x, _one(n), (axis,), norm)
 
 
-def irfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Tensor:
+def irfft(x: TensorBase, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> TensorBase:
     """The inverse of `rfft`: the real signal of `n` elements (2 * (m - 1) by default) whose
     half spectrum is `x` along `axis`. Differentiable for a complex `x` (PyTorch's rule).
 
@@ -204,22 +204,22 @@ def irfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: Norm = "b
 
 
 def rfftn(
-    x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: Norm = "backward"
-) -> Tensor:
+    x: TensorBase, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: Norm = "backward"
+) -> TensorBase:
     """The n-dimensional transform of a real signal, the last of `axes` halved as in `rfft`;
     differentiable over one axis (as `rfft`), outside the graph over several."""
     return _real_end("rfftn", False, x, s, axes, norm)
 
 
 def irfftn(
-    x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: Norm = "backward"
-) -> Tensor:
+    x: TensorBase, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: Norm = "backward"
+) -> TensorBase:
     """The inverse of `rfftn`, a real signal (the last of `axes` of size ``s[-1]``, else
     2 * (m - 1)); differentiable over one axis (as `irfft`), outside the graph over several."""
     return _real_end("irfftn", True, x, s, axes, norm)
 
 
-def hfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Tensor:
+def hfft(x: TensorBase, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> TensorBase:
     """The transform of a signal with Hermitian symmetry given by its first half `x`: a real
     signal of `n` elements (2 * (m - 1) by default). `irfft` of ``conj(x)`` with the
     normalization swapped, and differentiable as it is.
@@ -231,14 +231,14 @@ def hfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: Norm = "ba
     return _real_end("hfft", True, conj(_tensor("hfft", x)), _one(n), (axis,), _SWAPPED.get(norm, norm))
 
 
-def ihfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Tensor:
+def ihfft(x: TensorBase, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> TensorBase:
     """The inverse of `hfft` for a real `x`: the n//2 + 1 bins ``conj(rfft(x))`` with the
     normalization swapped; differentiable as `rfft` is."""
     return conj(_real_end("ihfft", False, x, _one(n), (axis,), _SWAPPED.get(norm, norm)))
 
 
 # --- frequencies and shifts ----------------------------------------------------------------------
-def _frequencies(name: str, counts: list[tuple[int, int]], n: int, d: float, dtype: Any, device: Any) -> Tensor:
+def _frequencies(name: str, counts: list[tuple[int, int]], n: int, d: float, dtype: Any, device: Any) -> TensorBase:
     """``arange(start, stop)`` for each pair of `counts`, joined, over ``n * d``: built from
     the standard's functions (numpy's fftfreq has no `dtype`), in `dtype` (the default real
     floating dtype when None) on the backend `device` names."""
@@ -250,10 +250,10 @@ def _frequencies(name: str, counts: list[tuple[int, int]], n: int, d: float, dty
     backend = _backend(device)
     xp, target = backend.xp, backend.dtype(dtype.name)
     ranges = [xp.arange(start, stop, dtype=target, device=backend.device) for start, stop in counts]
-    return Tensor._wrap(xp.concat(ranges) / (n * d), backend)
+    return TensorBase._wrap(xp.concat(ranges) / (n * d), backend)
 
 
-def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Tensor:
+def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> TensorBase:
     """The sample frequencies of an `n`-point transform with sample spacing `d`, zero first,
     then the positive ones, then the negative ones.
 
@@ -264,7 +264,7 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None)
     return _frequencies("fftfreq", [(0, (n - 1) // 2 + 1), (-(n // 2), 0)], n, d, dtype, device)
 
 
-def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Tensor:
+def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> TensorBase:
     """The n//2 + 1 nonnegative sample frequencies of an `n`-point `rfft` (the Nyquist one
     counted positive).
 
@@ -275,7 +275,7 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None
     return _frequencies("rfftfreq", [(0, n // 2 + 1)], n, d, dtype, device)
 
 
-def _shift(name: str, x: Any, axes: int | Sequence[int] | None, sign: int) -> Tensor:
+def _shift(name: str, x: Any, axes: int | Sequence[int] | None, sign: int) -> TensorBase:
     x = _tensor(name, x)
     positions = _positions(axes, x.ndim)
     if not positions:  # a 0-d tensor: nothing to shift
@@ -283,7 +283,7 @@ def _shift(name: str, x: Any, axes: int | Sequence[int] | None, sign: int) -> Te
     return roll(x, tuple(sign * (x.shape[a] // 2) for a in positions), axis=positions)
 
 
-def fftshift(x: Tensor, /, *, axes: int | Sequence[int] | None = None) -> Tensor:
+def fftshift(x: TensorBase, /, *, axes: int | Sequence[int] | None = None) -> TensorBase:
     """`x` rolled by half its size along `axes` (all when None), zero frequency to the middle;
     differentiable (the gradient is rolled back).
 
@@ -294,6 +294,6 @@ def fftshift(x: Tensor, /, *, axes: int | Sequence[int] | None = None) -> Tensor
     return _shift("fftshift", x, axes, 1)
 
 
-def ifftshift(x: Tensor, /, *, axes: int | Sequence[int] | None = None) -> Tensor:
+def ifftshift(x: TensorBase, /, *, axes: int | Sequence[int] | None = None) -> TensorBase:
     """The inverse of `fftshift` (they differ by one place along odd sizes); differentiable."""
     return _shift("ifftshift", x, axes, -1)

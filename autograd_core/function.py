@@ -15,7 +15,7 @@ from typing import Any
 from autograd_core import grad_mode
 from autograd_core.creation import zeros_like
 from autograd_core.ops import common_backend
-from autograd_core.tensor import Tensor, record
+from autograd_core.tensor_base import TensorBase, record
 
 
 class FunctionCtx:
@@ -29,20 +29,20 @@ class FunctionCtx:
         self._to_save: tuple[Any, ...] = ()
         self._non_differentiable: set[int] = set()
 
-    def save_for_backward(self, *tensors: Tensor | None) -> None:
+    def save_for_backward(self, *tensors: TensorBase | None) -> None:
         """Keep `tensors` (inputs, outputs or intermediates) for `backward`, as
         `saved_tensors`; an in-place change to one before the backward is an error."""
         for t in tensors:
-            if not (t is None or isinstance(t, Tensor)):
+            if not (t is None or isinstance(t, TensorBase)):
                 raise TypeError(f"save_for_backward takes tensors or None, got {type(t).__name__}")
         self._to_save = tensors
 
     @property
-    def saved_tensors(self) -> tuple[Tensor | None, ...]:
+    def saved_tensors(self) -> tuple[TensorBase | None, ...]:
         """The tensors given to `save_for_backward`, an output as the tensor the caller received."""
         return tuple(t() if isinstance(t, weakref.ref) else t for t in self._to_save)
 
-    def mark_non_differentiable(self, *outputs: Tensor) -> None:
+    def mark_non_differentiable(self, *outputs: TensorBase) -> None:
         """Outputs that get no gradient (indices, masks): they do not require one, and
         `backward` receives zeros for them."""
         self._non_differentiable |= {id(t) for t in outputs}
@@ -90,15 +90,15 @@ class Function:
     def apply(cls, *args: Any) -> Any:
         """Run `forward` on `args` and record its outputs so that `backward` gives their gradients."""
         name = cls.__name__
-        tensors = [a for a in args if isinstance(a, Tensor)]
+        tensors = [a for a in args if isinstance(a, TensorBase)]
         backend = common_backend(name, *tensors) if tensors else None
-        needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        needs = tuple(isinstance(a, TensorBase) and a.requires_grad for a in args)
         ctx = FunctionCtx(needs)
         with grad_mode.no_grad():
             result = cls.forward(ctx, *args)
-        single = isinstance(result, Tensor)
+        single = isinstance(result, TensorBase)
         outputs = (result,) if single else tuple(result) if isinstance(result, tuple | list) else None
-        if outputs is None or not all(isinstance(o, Tensor) for o in outputs):
+        if outputs is None or not all(isinstance(o, TensorBase) for o in outputs):
             raise TypeError(f"{name}.forward must return a tensor or a tuple of tensors, got {_kind(result)}")
         if not (grad_mode.is_grad_enabled() and any(needs)):
             return result
@@ -117,16 +117,18 @@ class _Node:
     """The backward of one `Function.apply`: a VJP per output and input. The engine asks for each
     input's gradient in turn with the same output gradient; ``backward`` runs once for them all."""
 
-    def __init__(self, cls: type[Function], ctx: FunctionCtx, args: Sequence[Any], outputs: Sequence[Tensor]) -> None:
+    def __init__(
+        self, cls: type[Function], ctx: FunctionCtx, args: Sequence[Any], outputs: Sequence[TensorBase]
+    ) -> None:
         self.cls, self.ctx, self.args, self.outputs = cls, ctx, tuple(args), tuple(outputs)
-        self.wanted = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
+        self.wanted = [i for i, a in enumerate(args) if isinstance(a, TensorBase) and a.requires_grad]
         # (output, its gradient, the wanted arguments' gradients, the positions handed out so far)
         self.cache: tuple[int, Any, list, set[int]] | None = None
 
-    def record(self, k: int, output: Tensor, backend: Any) -> Tensor:
+    def record(self, k: int, output: TensorBase, backend: Any) -> TensorBase:
         inputs = [self.args[i] for i in self.wanted]
         vjps = [functools.partial(self.vjp, k, j) for j in range(len(self.wanted))]
-        saved = [t for t in self.ctx._to_save if isinstance(t, Tensor) and t is not output]
+        saved = [t for t in self.ctx._to_save if isinstance(t, TensorBase) and t is not output]
         saves_output = any(t is output for t in self.ctx._to_save)
         return record(self.cls.__name__, output.data, backend, inputs, vjps, saved=saved, saves_output=saves_output)
 
@@ -144,9 +146,9 @@ class _Node:
     def gradients(self, k: int, grad: Any) -> list:
         """``backward`` on the gradient of output `k` (zeros, or None, for the others); the
         gradient of each wanted argument, raw when `grad` is raw."""
-        raw = not isinstance(grad, Tensor)
+        raw = not isinstance(grad, TensorBase)
         out = self.outputs[k]
-        given = Tensor._wrap(grad, out.backend) if raw else grad
+        given = TensorBase._wrap(grad, out.backend) if raw else grad
         zero = zeros_like if self.ctx.materialize_grads else (lambda o: None)
         grads = [given if j == k else zero(o) for j, o in enumerate(self.outputs)]
         with grad_mode.no_grad() if raw else grad_mode.enable_grad():
@@ -162,7 +164,7 @@ class _Node:
         for i in self.wanted:
             g, x = returned[i], self.args[i]
             g = zeros_like(x) if g is None else g
-            if not isinstance(g, Tensor):
+            if not isinstance(g, TensorBase):
                 raise TypeError(f"{name} returned {_kind(g)} as the gradient of argument {i}: expected a tensor")
             if g.shape != x.shape:
                 raise RuntimeError(
@@ -202,7 +204,7 @@ def once_differentiable(backward: Callable) -> Callable:
 
 
 def _refuse_second_backward(g: Any, name: str) -> Any:
-    if not isinstance(g, Tensor):
+    if not isinstance(g, TensorBase):
         return g
 
     def refuse(ns: Any, grad: Any, out: Any, *inputs: Any) -> Any:

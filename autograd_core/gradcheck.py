@@ -6,9 +6,12 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import backends
 from autograd_core.creation import tensor
+from autograd_core.engine import grad
 from autograd_core.grad_mode import enable_grad, no_grad
-from autograd_core.tensor import Tensor
+from autograd_core.ops import concat, reshape
+from autograd_core.tensor_base import TensorBase
 
 
 class GradcheckError(AssertionError):
@@ -16,8 +19,8 @@ class GradcheckError(AssertionError):
 
 
 def gradcheck(
-    fn: Callable[..., Tensor],
-    inputs: Sequence[Tensor],
+    fn: Callable[..., TensorBase],
+    inputs: Sequence[TensorBase],
     *,
     eps: float = 1e-6,
     atol: float = 1e-6,
@@ -47,7 +50,7 @@ def gradcheck(
     weights = tensor(rng.standard_normal(out.shape), dtype="float64", device=out.device)
     (out * weights).sum().backward()
 
-    def objective(values: list[Tensor]) -> float:
+    def objective(values: list[TensorBase]) -> float:
         with no_grad():
             return (fn(*values) * weights).sum().item()
 
@@ -87,12 +90,10 @@ def _indices(shape: tuple[int, ...]) -> list[tuple[int, ...]]:
 
 
 def _host_generator(seed: int) -> Any:
-    import backends
-
     return backends.base.np.random.default_rng(seed)
 
 
-def gradgradcheck(fn: Callable[..., Tensor], inputs: Sequence[Tensor], **options: Any) -> bool:
+def gradgradcheck(fn: Callable[..., TensorBase], inputs: Sequence[TensorBase], **options: Any) -> bool:
     """Check second derivatives: `gradcheck` of the VJP ``(inputs, v) -> v^T J_fn(inputs)``,
     whose backward runs through the gradients recorded with ``create_graph=True``.
 
@@ -101,16 +102,13 @@ def gradgradcheck(fn: Callable[..., Tensor], inputs: Sequence[Tensor], **options
     >>> ag.gradgradcheck(ag.tanh, [x])
     True
     """
-    from autograd_core.engine import grad
-    from autograd_core.ops import concat, reshape
-
     checked = [x for x in inputs if x.requires_grad]
     with no_grad():
         out = fn(*inputs)
     rng = _host_generator(options.get("seed", 0) + 1)
     v = tensor(rng.standard_normal(out.shape), dtype="float64", device=out.device).requires_grad_()
 
-    def vjp(*args: Tensor) -> Tensor:
+    def vjp(*args: TensorBase) -> TensorBase:
         *xs, cotangent = args
         # The finite-difference pass calls this with plain tensors under no_grad; the VJP
         # still needs a graph to differentiate, so those inputs become fresh leaves.

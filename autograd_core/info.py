@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import backends
 from autograd_core.dtypes import STANDARD_DTYPES, DType, complex64, float32, int64, isdtype
+from autograd_core.tensor_base import Device
 
 
 class Info:
@@ -22,9 +24,6 @@ class Info:
 
     def default_device(self) -> Any:
         """The device arrays are created on: the current backend's."""
-        import backends
-        from autograd_core.tensor import Device
-
         return Device(backends.current())
 
     def devices(self) -> list[Any]:
@@ -47,8 +46,6 @@ class Info:
         >>> list(__array_namespace_info__().dtypes(kind="signed integer"))
         ['int8', 'int16', 'int32', 'int64']
         """
-        import backends
-
         backend = backends.current()
         supported = backend._dtype_tables()[0]
         without = set() if backend.supports_float64 else {"float64", "complex128"}

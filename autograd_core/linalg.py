@@ -27,11 +27,11 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from autograd_core import grad_mode, ops
+from autograd_core import elementwise, grad_mode, ops
 from autograd_core.dtypes import finfo
 from autograd_core.ops import _axes, _operands, _tensor, _view, expand_back, matmul, matrix_transpose, sum_to
 from autograd_core.primitives.indexing import basic_index, scatter
-from autograd_core.tensor import Tensor, Vjp, record
+from autograd_core.tensor_base import TensorBase, Vjp, record
 
 __all__ = [
     "cholesky",
@@ -63,28 +63,28 @@ Axis = int | tuple[int, ...] | None
 
 
 class EighResult(NamedTuple):
-    eigenvalues: Tensor
-    eigenvectors: Tensor
+    eigenvalues: TensorBase
+    eigenvectors: TensorBase
 
 
 class QRResult(NamedTuple):
-    Q: Tensor  # noqa: N815 - the standard's field names
-    R: Tensor  # noqa: N815
+    Q: TensorBase  # noqa: N815 - the standard's field names
+    R: TensorBase  # noqa: N815
 
 
 class SlogdetResult(NamedTuple):
-    sign: Tensor
-    logabsdet: Tensor
+    sign: TensorBase
+    logabsdet: TensorBase
 
 
 class SVDResult(NamedTuple):
-    U: Tensor  # noqa: N815
-    S: Tensor  # noqa: N815
-    Vh: Tensor  # noqa: N815
+    U: TensorBase  # noqa: N815
+    S: TensorBase  # noqa: N815
+    Vh: TensorBase  # noqa: N815
 
 
 # --- helpers --------------------------------------------------------------------------------
-def _matrices(name: str, x: Any, square: bool = False) -> Tensor:
+def _matrices(name: str, x: Any, square: bool = False) -> TensorBase:
     x = _tensor(name, x)
     if x.ndim < 2 or (square and x.shape[-1] != x.shape[-2]):
         kind = "square matrices (..., n, n)" if square else "matrices (..., m, n)"
@@ -92,24 +92,24 @@ def _matrices(name: str, x: Any, square: bool = False) -> Tensor:
     return x
 
 
-def _pair(name: str, x1: Any, x2: Any) -> tuple[Tensor, Tensor, Any]:
+def _pair(name: str, x1: Any, x2: Any) -> tuple[TensorBase, TensorBase, Any]:
     a, b, backend = _operands(name, x1, x2)
-    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+    if not (isinstance(a, TensorBase) and isinstance(b, TensorBase)):
         raise TypeError(f"{name} needs two tensors")
     return a, b, backend
 
 
-def _constant(x: Tensor, make: Callable[[Any, Any, Any], Any]) -> Tensor:
+def _constant(x: TensorBase, make: Callable[[Any, Any, Any], Any]) -> TensorBase:
     """A constant a VJP reads, passed as an extra input: ``make(xp, dtype, device)`` in `x`'s
     dtype on `x`'s backend, outside the graph."""
-    return Tensor._wrap(make(x.backend.xp, x.data.dtype, x.backend.device), x.backend)
+    return TensorBase._wrap(make(x.backend.xp, x.data.dtype, x.backend.device), x.backend)
 
 
-def _eye(x: Tensor, n: int) -> Tensor:
+def _eye(x: TensorBase, n: int) -> TensorBase:
     return _constant(x, lambda xp, dtype, device: xp.eye(n, dtype=dtype, device=device))
 
 
-def _triangle(x: Tensor, n: int, upper: bool) -> Tensor:
+def _triangle(x: TensorBase, n: int, upper: bool) -> TensorBase:
     """Ones on and below (or above) the diagonal, zeros elsewhere: a triangular mask."""
 
     def make(xp: Any, dtype: Any, device: Any) -> Any:
@@ -127,8 +127,13 @@ def _safe_divide(ns: Any, a: Any, b: Any) -> Any:
 
 
 def _decomposition(
-    name: str, x: Tensor, parts: Sequence[Any], vjp: Vjp, constants: Sequence[Tensor] = (), saved: Sequence[Tensor] = ()
-) -> list[Tensor]:
+    name: str,
+    x: TensorBase,
+    parts: Sequence[Any],
+    vjp: Vjp,
+    constants: Sequence[TensorBase] = (),
+    saved: Sequence[TensorBase] = (),
+) -> list[TensorBase]:
     """Several outputs of one function of the matrices `x` as one primitive.
 
     The `parts` (raw arrays whose leading axes are `x`'s batch axes) are packed side by side
@@ -140,7 +145,7 @@ def _decomposition(
     if len({p.dtype for p in parts}) > 1:  # complex input: real eigen/singular values beside complex vectors
         if x.requires_grad and grad_mode.is_grad_enabled():
             raise NotImplementedError(f"{name}: gradients through complex inputs are not supported")
-        return [Tensor._wrap(p, x.backend) for p in parts]
+        return [TensorBase._wrap(p, x.backend) for p in parts]
     xp, batch = x.backend.xp, x.shape[:-2]
     shapes = [tuple(p.shape)[len(batch) :] for p in parts]
     bounds = list(itertools.accumulate((math.prod(s) for s in shapes), initial=0))
@@ -162,7 +167,7 @@ def _decomposition(
 
 
 # --- inverses, determinants and solves ----------------------------------------------------
-def inv(x: Tensor, /) -> Tensor:
+def inv(x: TensorBase, /) -> TensorBase:
     """The inverse of each square matrix; its gradient is ``-inv(x)^T g inv(x)^T``.
 
     >>> import autograd_core as ag
@@ -177,7 +182,7 @@ def _inv_vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
     return -(out.mT @ g @ out.mT)
 
 
-def det(x: Tensor, /) -> Tensor:
+def det(x: TensorBase, /) -> TensorBase:
     """The determinant of each square matrix; its gradient is ``g * det(x) * inv(x)^T`` (an
     invertible `x` is assumed)."""
     x = _matrices("det", x, square=True)
@@ -188,19 +193,21 @@ def _det_vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
     return (g * out)[..., None, None] * ns.linalg.inv(x).mT
 
 
-def slogdet(x: Tensor, /) -> SlogdetResult:
+def slogdet(x: TensorBase, /) -> SlogdetResult:
     """``(sign, logabsdet)`` of the determinant of each square matrix. The sign is piecewise
     constant and outside the graph; logabsdet's gradient is ``g * inv(x)^T``."""
     x = _matrices("slogdet", x, square=True)
     sign, logabsdet = x.backend.xp.linalg.slogdet(x.data)
-    return SlogdetResult(Tensor._wrap(sign, x.backend), record("slogdet", logabsdet, x.backend, (x,), (_slogdet_vjp,)))
+    return SlogdetResult(
+        TensorBase._wrap(sign, x.backend), record("slogdet", logabsdet, x.backend, (x,), (_slogdet_vjp,))
+    )
 
 
 def _slogdet_vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
     return g[..., None, None] * ns.linalg.inv(x).mT
 
 
-def solve(x1: Tensor, x2: Tensor, /) -> Tensor:
+def solve(x1: TensorBase, x2: TensorBase, /) -> TensorBase:
     """The solution X of ``x1 @ X = x2``, batched and broadcast. A 1-D `x2` of shape (M,) is
     one right-hand side for every matrix, as the standard has it.
 
@@ -222,7 +229,7 @@ _SOLVE_VJPS = (
 )
 
 
-def pinv(x: Tensor, /, *, rtol: float | Tensor | None = None) -> Tensor:
+def pinv(x: TensorBase, /, *, rtol: float | TensorBase | None = None) -> TensorBase:
     """The Moore-Penrose pseudo-inverse, from the SVD: singular values at most ``rtol``
     times the largest count as zero (default ``rtol``: ``max(M, N) * eps``). Differentiable
     through `svd`, so where the singular values are distinct and nonzero."""
@@ -230,22 +237,22 @@ def pinv(x: Tensor, /, *, rtol: float | Tensor | None = None) -> Tensor:
     u, s, vh = svd(x, full_matrices=False)
     if rtol is None:
         rtol = max(x.shape[-2:]) * finfo(x.dtype).eps
-    elif isinstance(rtol, Tensor):
+    elif isinstance(rtol, TensorBase):
         rtol = rtol.data[..., None]
     xp, values = x.backend.xp, s.data
     largest = xp.max(values, axis=-1, keepdims=True) if values.shape[-1] else values
-    kept = Tensor._wrap(values > rtol * largest, x.backend)
+    kept = TensorBase._wrap(values > rtol * largest, x.backend)
     inverse = ops.where(kept, 1.0 / ops.where(kept, s, 1.0), 0.0)
     return (vh.mT * inverse[..., None, :]) @ u.mT
 
 
-def matrix_power(x: Tensor, n: int, /) -> Tensor:
+def matrix_power(x: TensorBase, n: int, /) -> TensorBase:
     """`x` multiplied by itself `n` times (by repeated squaring; through `inv` for n < 0);
     n == 0 gives identities, constant as in PyTorch."""
     x = _matrices("matrix_power", x, square=True)
     if n == 0:
         identity = _eye(x, x.shape[-1]).data
-        return Tensor._wrap(x.backend.xp.zeros_like(x.data) + identity, x.backend)
+        return TensorBase._wrap(x.backend.xp.zeros_like(x.data) + identity, x.backend)
     if n < 0:
         x, n = inv(x), -n
     result = None
@@ -258,16 +265,16 @@ def matrix_power(x: Tensor, n: int, /) -> Tensor:
     return result
 
 
-def matrix_rank(x: Tensor, /, *, rtol: float | Tensor | None = None) -> Tensor:
+def matrix_rank(x: TensorBase, /, *, rtol: float | TensorBase | None = None) -> TensorBase:
     """The number of singular values above ``rtol`` times the largest (an integer tensor,
     outside the graph)."""
     x = _matrices("matrix_rank", x)
-    rtol = rtol.data if isinstance(rtol, Tensor) else rtol
-    return Tensor._wrap(x.backend.xp.linalg.matrix_rank(x.data, rtol=rtol), x.backend)
+    rtol = rtol.data if isinstance(rtol, TensorBase) else rtol
+    return TensorBase._wrap(x.backend.xp.linalg.matrix_rank(x.data, rtol=rtol), x.backend)
 
 
 # --- decompositions ---------------------------------------------------------------------------
-def cholesky(x: Tensor, /, *, upper: bool = False) -> Tensor:
+def cholesky(x: TensorBase, /, *, upper: bool = False) -> TensorBase:
     """The Cholesky factor L (``x = L L^T``) of each symmetric positive-definite matrix, or
     ``U = L^T`` with ``upper=True``. Only the lower triangle of `x` is read, and the gradient
     is symmetric (PyTorch's rule), so check it through a symmetric function of the input.
@@ -294,7 +301,7 @@ def _cholesky_vjp(ns: Any, g: Any, out: Any, x: Any, eye: Any, lower: Any) -> An
     return ns.linalg.solve(out.mT, ns.linalg.solve(out.mT, phi).mT).mT
 
 
-def eigh(x: Tensor, /) -> EighResult:
+def eigh(x: TensorBase, /) -> EighResult:
     """``(eigenvalues, eigenvectors)`` of each symmetric matrix, eigenvalues ascending.
 
     The gradient is ``V (diag(g_values) + F * V^T g_vectors) V^T`` with F_ij = 1/(l_j - l_i)
@@ -314,7 +321,7 @@ def _eigh_vjp(ns: Any, grads: list, outs: list, x: Any, eye: Any) -> Any:
     return vectors @ inner @ vectors.mT
 
 
-def eigvalsh(x: Tensor, /) -> Tensor:
+def eigvalsh(x: TensorBase, /) -> TensorBase:
     """The eigenvalues of each symmetric matrix, ascending; the gradient ``V diag(g) V^T``
     recomputes the eigenvectors V (so it stays finite for repeated eigenvalues)."""
     x = _matrices("eigvalsh", x, square=True)
@@ -326,7 +333,7 @@ def _eigvalsh_vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
     return (vectors * g[..., None, :]) @ vectors.mT
 
 
-def qr(x: Tensor, /, *, mode: str = "reduced") -> QRResult:
+def qr(x: TensorBase, /, *, mode: str = "reduced") -> QRResult:
     """``(Q, R)`` with ``x = Q R``, Q with orthonormal columns and R upper triangular.
 
     Differentiable for full-rank inputs in mode "reduced", and "complete" when M <= N
@@ -369,7 +376,7 @@ def _qr_tall_vjp(ns: Any, g_q: Any, g_r: Any, q: Any, r: Any, eye: Any, upper: A
     return ns.linalg.solve(r, (q @ symmetric + g_q).mT).mT
 
 
-def svd(x: Tensor, /, *, full_matrices: bool = True) -> SVDResult:
+def svd(x: TensorBase, /, *, full_matrices: bool = True) -> SVDResult:
     """``(U, S, Vh)`` with ``x = U diag(S) Vh``, singular values descending.
 
     The gradient is PyTorch's svd_backward, for distinct nonzero singular values (repeated
@@ -405,7 +412,7 @@ def _svd_vjp(m: int, n: int, k: int, full_matrices: bool) -> Vjp:
     return vjp
 
 
-def svdvals(x: Tensor, /) -> Tensor:
+def svdvals(x: TensorBase, /) -> TensorBase:
     """The singular values, descending; the gradient ``U diag(g) Vh`` recomputes the
     singular vectors (so it stays finite for repeated singular values)."""
     x = _matrices("svdvals", x)
@@ -418,7 +425,7 @@ def _svdvals_vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
 
 
 # --- norms ----------------------------------------------------------------------------------
-def vector_norm(x: Tensor, /, *, axis: Axis = None, keepdims: bool = False, ord: float = 2) -> Tensor:  # noqa: A002 - the standard's name
+def vector_norm(x: TensorBase, /, *, axis: Axis = None, keepdims: bool = False, ord: float = 2) -> TensorBase:  # noqa: A002 - the standard's name
     """The `ord`-norm over `axis` (all axes when None): 2, 1, inf, -inf, 0 (the count of
     nonzeros, zero gradient) or any other p. Where the norm is 0 the gradient is 0, as in
     PyTorch; ties for the largest (smallest) magnitude share the inf (-inf) norm's gradient.
@@ -452,7 +459,7 @@ def _vector_norm_vjp(p: float, axes: tuple[int, ...]) -> Vjp:
     return vjp
 
 
-_MATRIX_NORMS: dict[Any, Callable[[Tensor], Tensor]] = {
+_MATRIX_NORMS: dict[Any, Callable[[TensorBase], TensorBase]] = {
     "fro": lambda x: vector_norm(x, axis=(-2, -1)),
     "nuc": lambda x: ops.sum(svdvals(x), axis=-1),
     2: lambda x: ops.max(svdvals(x), axis=-1),
@@ -464,7 +471,7 @@ _MATRIX_NORMS: dict[Any, Callable[[Tensor], Tensor]] = {
 }
 
 
-def matrix_norm(x: Tensor, /, *, keepdims: bool = False, ord: float | str = "fro") -> Tensor:  # noqa: A002 - the standard's name
+def matrix_norm(x: TensorBase, /, *, keepdims: bool = False, ord: float | str = "fro") -> TensorBase:  # noqa: A002 - the standard's name
     """The `ord`-norm of each matrix: "fro", "nuc", 2 and -2 (the extreme singular values),
     1 and -1 (column sums), inf and -inf (row sums). Built from differentiable pieces:
     `vector_norm`, `svdvals`, abs, sum, max and min."""
@@ -476,7 +483,7 @@ def matrix_norm(x: Tensor, /, *, keepdims: bool = False, ord: float | str = "fro
 
 
 # --- products, diagonals and traces -----------------------------------------------------------
-def outer(x1: Tensor, x2: Tensor, /) -> Tensor:
+def outer(x1: TensorBase, x2: TensorBase, /) -> TensorBase:
     """The outer product of two vectors."""
     a, b, backend = _pair("outer", x1, x2)
     if a.ndim != 1 or b.ndim != 1:
@@ -487,7 +494,7 @@ def outer(x1: Tensor, x2: Tensor, /) -> Tensor:
 _OUTER_VJPS = (lambda ns, g, out, a, b: g @ b, lambda ns, g, out, a, b: a @ g)
 
 
-def cross(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
+def cross(x1: TensorBase, x2: TensorBase, /, *, axis: int = -1) -> TensorBase:
     """The cross product of 3-element vectors along `axis`, broadcast over the other axes (a
     non-negative `axis` counts in the broadcast shape, as PyTorch's `dim`)."""
     a, b, backend = _pair("cross", x1, x2)
@@ -507,7 +514,7 @@ def cross(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
     )
 
 
-def tensordot(x1: Tensor, x2: Tensor, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Tensor:
+def tensordot(x1: TensorBase, x2: TensorBase, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> TensorBase:
     """The sum of products over `axes` (the last N of `x1` and first N of `x2`, or two
     sequences of axes), as one matrix product of the permuted, flattened operands.
 
@@ -533,14 +540,14 @@ def tensordot(x1: Tensor, x2: Tensor, /, *, axes: int | tuple[Sequence[int], Seq
     return ops.reshape(matmul(a2, b2), (*(a.shape[i] for i in a_free), *(b.shape[i] for i in b_free)))
 
 
-def _axis_list(x: Tensor, axes: int | Sequence[int]) -> list[int]:
+def _axis_list(x: TensorBase, axes: int | Sequence[int]) -> list[int]:
     axes = [axes] if isinstance(axes, int) else list(axes)
     if any(not -x.ndim <= i < x.ndim for i in axes):
         raise ValueError(f"tensordot: axes {axes} out of range for shape {x.shape}")
     return [i % x.ndim for i in axes]
 
 
-def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
+def vecdot(x1: TensorBase, x2: TensorBase, /, *, axis: int = -1) -> TensorBase:
     """The dot product of the vectors along `axis`, broadcast over the other axes (`x1`
     conjugated when complex), in the promoted dtype.
 
@@ -554,13 +561,11 @@ def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
     if not -min(a.ndim, b.ndim) <= axis < 0 or a.shape[axis] != b.shape[axis]:
         raise ValueError(f"vecdot: shapes {a.shape} and {b.shape} differ along axis {axis}")
     if a.dtype.is_complex:
-        import autograd_core as ag
-
-        a = ag.conj(a)
+        a = elementwise.conj(a)
     return ops.sum(a * b, axis=axis, dtype=a.dtype)
 
 
-def diagonal(x: Tensor, /, *, offset: int = 0) -> Tensor:
+def diagonal(x: TensorBase, /, *, offset: int = 0) -> TensorBase:
     """The `offset` diagonal of each matrix (above the main one for offset > 0), a view; its
     gradient is written back onto that diagonal."""
     x = _matrices("diagonal", x)
@@ -583,6 +588,6 @@ def diagonal(x: Tensor, /, *, offset: int = 0) -> Tensor:
     )
 
 
-def trace(x: Tensor, /, *, offset: int = 0, dtype: Any = None) -> Tensor:
+def trace(x: TensorBase, /, *, offset: int = 0, dtype: Any = None) -> TensorBase:
     """The sum of the `offset` diagonal of each matrix (in `dtype` when given)."""
     return ops.sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)

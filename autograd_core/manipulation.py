@@ -31,7 +31,7 @@ from autograd_core.ops import (
     take,
     where,
 )
-from autograd_core.tensor import Tensor, record
+from autograd_core.tensor_base import TensorBase, record
 
 __all__ = [
     "broadcast_arrays",
@@ -64,7 +64,7 @@ def _positions(axis: Axes | None, ndim: int) -> tuple[int, ...]:
     return tuple(_axis(a, ndim) for a in ((axis,) if isinstance(axis, int) else axis))
 
 
-def broadcast_arrays(*arrays: Tensor) -> list[Tensor]:
+def broadcast_arrays(*arrays: TensorBase) -> list[TensorBase]:
     """The tensors broadcast to their common shape (views; the gradients are summed back).
 
     >>> import autograd_core as ag
@@ -76,7 +76,7 @@ def broadcast_arrays(*arrays: Tensor) -> list[Tensor]:
     return [broadcast_to(t, shape) for t in tensors]
 
 
-def flip(x: Tensor, /, *, axis: Axes | None = None) -> Tensor:
+def flip(x: TensorBase, /, *, axis: Axes | None = None) -> TensorBase:
     """The elements reversed along `axis` (an int, a tuple, or None for every axis); the
     gradient is flipped back.
 
@@ -96,7 +96,7 @@ def flip(x: Tensor, /, *, axis: Axes | None = None) -> Tensor:
     )
 
 
-def roll(x: Tensor, /, shift: int | Sequence[int], *, axis: Axes | None = None) -> Tensor:
+def roll(x: TensorBase, /, shift: int | Sequence[int], *, axis: Axes | None = None) -> TensorBase:
     """The elements shifted by `shift` places along `axis`, wrapping around (the flattened
     tensor when `axis` is None); an int `shift` applies to every axis of a tuple `axis`. The
     gradient is rolled back.
@@ -126,7 +126,7 @@ def roll(x: Tensor, /, shift: int | Sequence[int], *, axis: Axes | None = None) 
     )
 
 
-def moveaxis(x: Tensor, source: Axes, destination: Axes, /) -> Tensor:
+def moveaxis(x: TensorBase, source: Axes, destination: Axes, /) -> TensorBase:
     """The axes `source` moved to the positions `destination`, the others kept in order (a view).
 
     >>> import autograd_core as ag
@@ -145,7 +145,7 @@ def moveaxis(x: Tensor, source: Axes, destination: Axes, /) -> Tensor:
     return permute_dims(x, order)
 
 
-def repeat(x: Tensor, repeats: int | Tensor, /, *, axis: int | None = None) -> Tensor:
+def repeat(x: TensorBase, repeats: int | TensorBase, /, *, axis: int | None = None) -> TensorBase:
     """Each element repeated `repeats` times along `axis` (the flattened tensor when None);
     `repeats` is an int or a 1-D integer array of one count per element (or a single one).
     The gradient of each element is the sum over its copies.
@@ -177,7 +177,7 @@ def _check_counts(smallest: int) -> None:
         raise ValueError(f"repeat: repeats must be non-negative, got {smallest}")
 
 
-def tile(x: Tensor, repetitions: Sequence[int], /) -> Tensor:
+def tile(x: TensorBase, repetitions: Sequence[int], /) -> TensorBase:
     """`x` repeated `repetitions[i]` times along axis i (ones prepended to whichever of the
     shape and `repetitions` is shorter); the gradient sums the tiles.
 
@@ -195,7 +195,7 @@ def tile(x: Tensor, repetitions: Sequence[int], /) -> Tensor:
     return reshape(spread, tuple(r * n for r, n in zip(reps, shape)))
 
 
-def unstack(x: Tensor, /, *, axis: int = 0) -> tuple[Tensor, ...]:
+def unstack(x: TensorBase, /, *, axis: int = 0) -> tuple[TensorBase, ...]:
     """The slices of `x` along `axis`, as views (PyTorch's `unbind`).
 
     >>> import autograd_core as ag
@@ -207,7 +207,7 @@ def unstack(x: Tensor, /, *, axis: int = 0) -> tuple[Tensor, ...]:
     return tuple(getitem(x, (*(slice(None),) * axis, i)) for i in range(x.shape[axis]))
 
 
-def take_along_axis(x: Tensor, indices: Any, /, *, axis: int = -1) -> Tensor:
+def take_along_axis(x: TensorBase, indices: Any, /, *, axis: int = -1) -> TensorBase:
     """The elements of `x` at `indices` along `axis` (PyTorch's `take_along_dim`): `indices`
     has the rank of `x` and broadcasts with it on the other axes; negative indices count from
     the end and out-of-range ones raise on every backend. The gradient is a scatter-add.
@@ -241,7 +241,7 @@ def take_along_axis(x: Tensor, indices: Any, /, *, axis: int = -1) -> Tensor:
     return reshape(take(reshape(x, (-1,)), flat, axis=0), shape)
 
 
-def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
+def masked_fill(x: TensorBase, mask: Any, value: Any) -> TensorBase:
     """`x` with `value` (a scalar or a 0-d tensor) where the boolean `mask` (broadcast to x's
     shape) is True, in x's dtype (PyTorch's `masked_fill`); no gradient flows to `x` there.
 
@@ -250,15 +250,15 @@ def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
     [1.0, -1.0, 3.0]
     """
     x = _tensor("masked_fill", x)
-    if isinstance(mask, Tensor) and mask.dtype != "bool":
+    if isinstance(mask, TensorBase) and mask.dtype != "bool":
         raise TypeError(f"masked_fill: the mask must be boolean, got {mask.dtype.name}")
-    if isinstance(value, Tensor) and value.ndim:
+    if isinstance(value, TensorBase) and value.ndim:
         raise ValueError(f"masked_fill: value must be a scalar or a 0-d tensor, got shape {value.shape}")
     filled = broadcast_to(where(mask, value, x), x.shape)
     return filled if filled.dtype == x.dtype else _cast(filled, x.dtype)
 
 
-def split(x: Tensor, split_size_or_sections: int | Sequence[int], axis: int = 0) -> tuple[Tensor, ...]:
+def split(x: TensorBase, split_size_or_sections: int | Sequence[int], axis: int = 0) -> tuple[TensorBase, ...]:
     """`x` cut along `axis` into pieces of `split_size_or_sections` elements (an int: the last
     piece may be smaller) or of the given sizes (which must add up to the axis's length); the
     pieces are views (PyTorch's `split`).
@@ -286,7 +286,7 @@ def split(x: Tensor, split_size_or_sections: int | Sequence[int], axis: int = 0)
     return tuple(getitem(x, (*lead, slice(start, start + size))) for start, size in zip(starts, sizes))
 
 
-def chunk(x: Tensor, chunks: int, axis: int = 0) -> tuple[Tensor, ...]:
+def chunk(x: TensorBase, chunks: int, axis: int = 0) -> tuple[TensorBase, ...]:
     """`x` cut along `axis` into `chunks` pieces of ceil(n / chunks) elements, so the last may
     be smaller and there may be fewer than `chunks` (PyTorch's `chunk`); views.
 

@@ -9,6 +9,8 @@ with the namespace first (``scatter(ns, ...)``), which finds the backend's kerne
 
 from __future__ import annotations
 
+import sys
+from types import ModuleType
 from typing import Any
 
 import backends
@@ -32,6 +34,13 @@ class RawNamespace:
         value = getattr(self.xp, name)
         setattr(self, name, value)  # found once, then a plain attribute
         return value
+
+
+def tensor_namespace() -> ModuleType:
+    """The namespace of tensors: `autograd_core` itself, whose functions record what they do.
+    The package imports every module of the engine, this one included, so an engine module
+    reaches it when it runs rather than importing it."""
+    return sys.modules["autograd_core"]
 
 
 def raw_namespace(backend: backends.Backend) -> RawNamespace:

@@ -21,15 +21,13 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import autograd_core as ag
 import backends
-from autograd_core.creation import to_array
 from autograd_core.dtypes import DType, as_dtype, kind_rank, result_type
-from autograd_core.namespace import raw_namespace
+from autograd_core.namespace import raw_namespace, tensor_namespace
 from autograd_core.primitives import activations, indexing
 from autograd_core.primitives.indexing import basic_index, index_add, move, scatter
 from autograd_core.registry import Primitive, common_backend, sum_to
-from autograd_core.tensor import COMPLEX_IN_GRAPH, CompiledBinaryOp, Tensor, Vjp, record
+from autograd_core.tensor_base import COMPLEX_IN_GRAPH, CompiledBinaryOp, TensorBase, Vjp, record, to_array
 
 Scalar = (int, float, bool, complex)
 Axis = int | Sequence[int] | None
@@ -52,8 +50,8 @@ def _operands(op: str, a: Any, b: Any) -> tuple[Any, Any, backends.Backend]:
     A Python scalar stays a scalar when its kind does not exceed the tensor's (so `t * 2.0`
     keeps float32); arrays and lists become tensors on the other operand's backend.
     """
-    if type(a) is Tensor or isinstance(a, Tensor):
-        if type(b) is Tensor or isinstance(b, Tensor):
+    if type(a) is TensorBase or isinstance(a, TensorBase):
+        if type(b) is TensorBase or isinstance(b, TensorBase):
             if a.backend is not b.backend:
                 common_backend(op, a, b)
             if a.data.dtype != b.data.dtype:
@@ -61,13 +59,13 @@ def _operands(op: str, a: Any, b: Any) -> tuple[Any, Any, backends.Backend]:
                 a, b = _cast(a, target), _cast(b, target)
             return a, b, a.backend
         tensor = a
-    elif isinstance(b, Tensor):
+    elif isinstance(b, TensorBase):
         tensor = b
     else:
         raise TypeError(f"{op}: at least one operand must be a tensor, got {type(a).__name__} and {type(b).__name__}")
     a, b = (_constant(x, tensor) for x in (a, b))
     scalar = b if tensor is a else a
-    if isinstance(scalar, Tensor):
+    if isinstance(scalar, TensorBase):
         return _operands(op, a, b)
     if kind_rank(scalar) > kind_rank(tensor.dtype):
         promoted = _cast(tensor, result_type(tensor.dtype, scalar))
@@ -75,25 +73,25 @@ def _operands(op: str, a: Any, b: Any) -> tuple[Any, Any, backends.Backend]:
     return a, b, tensor.backend
 
 
-def _constant(x: Any, like: Tensor) -> Any:
+def _constant(x: Any, like: TensorBase) -> Any:
     """A Python (or numpy) scalar as a Python scalar; an array or a list as a tensor."""
-    if isinstance(x, Tensor) or type(x) in Scalar:
+    if isinstance(x, TensorBase) or type(x) in Scalar:
         return x
     if isinstance(x, numbers.Number):
         return _python_scalar(x)
-    return Tensor._wrap(to_array(x, like.backend), like.backend)
+    return TensorBase._wrap(to_array(x, like.backend), like.backend)
 
 
 def _data(x: Any) -> Any:
-    return x.data if isinstance(x, Tensor) else x
+    return x.data if isinstance(x, TensorBase) else x
 
 
-def unbroadcast(grad: Tensor, shape: Sequence[int]) -> Tensor:
+def unbroadcast(grad: TensorBase, shape: Sequence[int]) -> TensorBase:
     """`sum_to` on tensors: ``unbroadcast(ones((3, 2)), (2,))`` sums the 3 rows."""
-    return sum_to(ag, grad, shape)
+    return sum_to(tensor_namespace(), grad, shape)
 
 
-def _view(out: Tensor, x: Tensor, step: tuple | None = None) -> Tensor:
+def _view(out: TensorBase, x: TensorBase, step: tuple | None = None) -> TensorBase:
     """Mark `out` as a view of `x` made by `step` (``(kind, argument)``; None for a view that
     cannot be replayed): it shares the version counter of `x`'s base, in-place changes to it
     are written through to the base, and the base's in-place changes reach it."""
@@ -109,17 +107,17 @@ def _view(out: Tensor, x: Tensor, step: tuple | None = None) -> Tensor:
     return out
 
 
-_VIEW_OPS: dict[str, Callable[[Tensor, Any], Tensor]] = {}  # filled below: kind -> the op that makes it
+_VIEW_OPS: dict[str, Callable[[TensorBase, Any], TensorBase]] = {}  # filled below: kind -> the op that makes it
 
 
-def _replay_view(base: Tensor, steps: tuple) -> Tensor:
+def _replay_view(base: TensorBase, steps: tuple) -> TensorBase:
     """The view `steps` make of `base` (its values and graph now)."""
     for kind, argument in steps:
         base = _VIEW_OPS[kind](base, argument)
     return base
 
 
-def _write_view(base: Tensor, steps: tuple, values: Tensor) -> Tensor:
+def _write_view(base: TensorBase, steps: tuple, values: TensorBase) -> TensorBase:
     """`base` with the view that `steps` make of it replaced by `values` (out of place, so
     differentiable: the gradient goes to `values` inside the view, to `base` outside)."""
     if not steps:
@@ -134,7 +132,7 @@ def _write_view(base: Tensor, steps: tuple, values: Tensor) -> Tensor:
         return index_put(base, argument, child)
     if kind == "reshape":
         return reshape(child, base.shape)
-    return permute_dims(child, tuple(sorted(range(len(argument)), key=argument.__getitem__)))
+    return permute_dims(child, _inverse(argument))
 
 
 # --- the two op factories: elementwise binary and unary --------------------------------------
@@ -146,7 +144,7 @@ def binary_op(
     saves_inputs: bool = True,
     saves_output: bool = False,
     doc: str = "",
-) -> Callable[[Any, Any], Tensor]:
+) -> Callable[[Any, Any], TensorBase]:
     """An elementwise, broadcasting primitive of two operands (tensors or Python scalars).
 
     `forward(a, b)` computes on raw arrays or scalars (a string names the library's function);
@@ -160,17 +158,17 @@ def binary_op(
     vjps = Primitive(name, kernel, vjps=(vjp_a, vjp_b), saves=saves, doc=doc).vjps
     saved = None if saves_inputs else ()
 
-    def op(x1: Any, x2: Any, /) -> Tensor:
+    def op(x1: Any, x2: Any, /) -> TensorBase:
         if (
-            isinstance(x1, Tensor)
-            and isinstance(x2, Tensor)
+            isinstance(x1, TensorBase)
+            and isinstance(x2, TensorBase)
             and (backend := x1.backend) is x2.backend
             and (d1 := x1.data).dtype == (d2 := x2.data).dtype
         ):  # the common case, no promotion logic
             a, b = x1, x2
         else:
             a, b, backend = _operands(name, x1, x2)
-            d1, d2 = (a.data if isinstance(a, Tensor) else a, b.data if isinstance(b, Tensor) else b)
+            d1, d2 = (a.data if isinstance(a, TensorBase) else a, b.data if isinstance(b, TensorBase) else b)
         data = getattr(backend.xp, forward)(d1, d2) if named else forward(d1, d2)
         return record(name, data, backend, (a, b), vjps, saved, saves_output, (d1, d2))
 
@@ -183,18 +181,18 @@ def binary_op(
 
 def unary_op(
     name: str, forward: Callable[[Any, Any], Any], vjp: Vjp | None, saves: str = "inputs", doc: str = ""
-) -> Callable[[Tensor], Tensor]:
+) -> Callable[[TensorBase], TensorBase]:
     """An elementwise primitive; `forward(ns, data)` computes on the raw array, `vjp` is its
     rule (None: piecewise constant, a zero gradient as PyTorch gives), and `saves` says what
     the rule reads: "inputs", "output" or "none" (for the version checks)."""
     return elementwise(Primitive(name, forward, vjps=(vjp,), saves=saves, doc=doc or f"Elementwise ``{name}``."))
 
 
-def elementwise(primitive: Primitive) -> Callable[[Tensor], Tensor]:
+def elementwise(primitive: Primitive) -> Callable[[TensorBase], TensorBase]:
     """The op on one tensor of a registered elementwise `primitive`, its kernel found per backend."""
     name, vjps, saved, saves_output = primitive.name, primitive.vjps, primitive.saved, primitive.saves_output
 
-    def op(x: Tensor) -> Tensor:
+    def op(x: TensorBase) -> TensorBase:
         x = _tensor(name, x)
         data = primitive(raw_namespace(x.backend), x.data)
         return record(name, data, x.backend, (x,), vjps, saved, saves_output, (x.data,))
@@ -204,8 +202,8 @@ def elementwise(primitive: Primitive) -> Callable[[Tensor], Tensor]:
     return op
 
 
-def _tensor(op: str, x: Any) -> Tensor:
-    if isinstance(x, Tensor):
+def _tensor(op: str, x: Any) -> TensorBase:
+    if isinstance(x, TensorBase):
         return x
     raise TypeError(f"{op} expects a tensor, got {type(x).__name__}; make one with autograd_core.asarray(...)")
 
@@ -221,10 +219,10 @@ _true_divide = binary_op(
 )
 
 
-def divide(a: Any, b: Any) -> Tensor:
+def divide(a: Any, b: Any) -> TensorBase:
     """``a / b``; integer operands divide as the default float dtype, as in PyTorch."""
     for x in (a, b):
-        if isinstance(x, Tensor) and kind_rank(x.dtype) < 2:
+        if isinstance(x, TensorBase) and kind_rank(x.dtype) < 2:
             return _true_divide(_cast(x, "float32"), b) if x is a else _true_divide(a, _cast(x, "float32"))
     return _true_divide(a, b)
 
@@ -276,14 +274,14 @@ sin = unary_op("sin", lambda ns, d: ns.sin(d), lambda ns, g, out, x: g * ns.cos(
 cos = unary_op("cos", lambda ns, d: ns.cos(d), lambda ns, g, out, x: -g * ns.sin(x))
 
 
-def _as_operand(value: Any, like: Tensor) -> Any:
+def _as_operand(value: Any, like: TensorBase) -> Any:
     """A scalar as a 0-d array of `like`'s dtype, for functions that take arrays only."""
-    if isinstance(value, Tensor):
+    if isinstance(value, TensorBase):
         return value.data
     return like.backend.xp.asarray(value, dtype=like.data.dtype, device=like.backend.device)
 
 
-def _select_op(name: str, pick_a: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Tensor]:
+def _select_op(name: str, pick_a: Callable[[Any, Any], Any]) -> Callable[[Any, Any], TensorBase]:
     """maximum/minimum: the gradient goes to the chosen operand, split evenly on ties."""
 
     def grad_a(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
@@ -292,13 +290,14 @@ def _select_op(name: str, pick_a: Callable[[Any, Any], Any]) -> Callable[[Any, A
     def grad_b(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
         return ns.where(a == b, g * 0.5, ns.where(pick_a(a, b), 0.0, g))
 
-    vjps = (grad_a, grad_b)
+    primitive = Primitive(name, lambda ns, a, b: getattr(ns, name)(a, b), vjps=(grad_a, grad_b))
 
-    def op(a: Any, b: Any) -> Tensor:
+    def op(a: Any, b: Any) -> TensorBase:
         a, b, backend = _operands(name, a, b)
-        like = a if isinstance(a, Tensor) else b
-        ad, bd = _as_operand(a, like), _as_operand(b, like)
-        return record(name, getattr(backend.xp, name)(ad, bd), backend, (a, b), vjps)
+        like = a if isinstance(a, TensorBase) else b
+        return primitive.record(
+            primitive(raw_namespace(backend), _as_operand(a, like), _as_operand(b, like)), backend, (a, b)
+        )
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise {name}; on ties the gradient is shared evenly between the operands."
@@ -309,28 +308,33 @@ maximum = _select_op("maximum", operator.gt)
 minimum = _select_op("minimum", operator.lt)
 
 
-_WHERE_VJPS = (None, lambda ns, g, out, c, a, b: ns.where(c, g, 0.0), lambda ns, g, out, c, a, b: ns.where(c, 0.0, g))
+_WHERE = Primitive(
+    "where",
+    lambda ns, c, a, b: ns.where(c, a, b),
+    vjps=(None, lambda ns, g, out, c, a, b: ns.where(c, g, 0.0), lambda ns, g, out, c, a, b: ns.where(c, 0.0, g)),
+    saves="none",
+)
 
 
-def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
+def where(condition: Any, x1: Any, x2: Any, /) -> TensorBase:
     """Elements of `x1` where `condition` holds, else of `x2` (either may be a Python scalar).
 
     >>> import autograd_core as ag
     >>> ag.where(ag.asarray([True, False]), 1.0, ag.asarray([5.0, 6.0])).tolist()
     [1.0, 6.0]
     """
-    if not isinstance(x1, Tensor) and not isinstance(x2, Tensor):
+    if not isinstance(x1, TensorBase) and not isinstance(x2, TensorBase):
         c = _tensor("where", condition)
         dtype = result_type(x1, x2)
-        x1 = Tensor._wrap(to_array(x1, c.backend, dtype), c.backend)
+        x1 = TensorBase._wrap(to_array(x1, c.backend, dtype), c.backend)
     a, b, backend = _operands("where", x1, x2)
-    c = condition if isinstance(condition, Tensor) else Tensor._wrap(to_array(condition, backend), backend)
-    common_backend("where", *(t for t in (c, a, b) if isinstance(t, Tensor)))
+    c = condition if isinstance(condition, TensorBase) else TensorBase._wrap(to_array(condition, backend), backend)
+    common_backend("where", *(t for t in (c, a, b) if isinstance(t, TensorBase)))
     if c.dtype != "bool":
-        c = Tensor._wrap(backend.xp.astype(c.data, backend.xp.bool), backend)
-    like = a if isinstance(a, Tensor) else b
-    data = backend.xp.where(c.data, _as_operand(a, like), _as_operand(b, like))
-    return record("where", data, backend, (c, a, b), _WHERE_VJPS, saved=())
+        c = TensorBase._wrap(backend.xp.astype(c.data, backend.xp.bool), backend)
+    like = a if isinstance(a, TensorBase) else b
+    data = _WHERE(raw_namespace(backend), c.data, _as_operand(a, like), _as_operand(b, like))
+    return _WHERE.record(data, backend, (c, a, b))
 
 
 def _clip_grad_x(ns: Any, g: Any, out: Any, x: Any, lo: Any, hi: Any) -> Any:
@@ -339,34 +343,38 @@ def _clip_grad_x(ns: Any, g: Any, out: Any, x: Any, lo: Any, hi: Any) -> Any:
     return g if hi is None else ns.where(x <= hi, g, 0.0)
 
 
-_CLIP_VJPS = (
-    _clip_grad_x,
-    lambda ns, g, out, x, lo, hi: ns.where(x < lo, g, 0.0),
-    lambda ns, g, out, x, lo, hi: ns.where(x > hi, g, 0.0),
+_CLIP = Primitive(
+    "clip",
+    lambda ns, x, lo, hi: ns.clip(x, min=lo, max=hi),
+    vjps=(
+        _clip_grad_x,
+        lambda ns, g, out, x, lo, hi: ns.where(x < lo, g, 0.0),
+        lambda ns, g, out, x, lo, hi: ns.where(x > hi, g, 0.0),
+    ),
 )
 
 
-def _bound(x: Tensor, value: Any) -> Any:
+def _bound(x: TensorBase, value: Any) -> Any:
     """A bound of `clip`: None, a Python scalar, or a tensor in `x`'s dtype."""
     if value is None:
         return None
-    return _cast(value, x.dtype) if isinstance(value, Tensor) else _constant(value, x)
+    return _cast(value, x.dtype) if isinstance(value, TensorBase) else _constant(value, x)
 
 
-def clip(x: Tensor, /, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - the standard's names
+def clip(x: TensorBase, /, min: Any = None, max: Any = None) -> TensorBase:  # noqa: A002 - the standard's names
     """Values limited to [min, max] (scalars or tensors); the gradient passes to `x` where
     min <= x <= max, and to a tensor bound where it is the one chosen (as PyTorch's clamp)."""
     x = _tensor("clip", x)
     lo, hi = (_bound(x, v) for v in (min, max))
-    data = x.backend.xp.clip(x.data, min=_data(lo), max=_data(hi))
-    return record("clip", data, x.backend, (x, lo, hi), _CLIP_VJPS)
+    data = _CLIP(raw_namespace(x.backend), x.data, _data(lo), _data(hi))
+    return _CLIP.record(data, x.backend, (x, lo, hi))
 
 
 # --- comparisons and logic (never differentiable) -----------------------------------------------
-def _compare_op(name: str, forward: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Tensor]:
-    def op(a: Any, b: Any) -> Tensor:
+def _compare_op(name: str, forward: Callable[[Any, Any], Any]) -> Callable[[Any, Any], TensorBase]:
+    def op(a: Any, b: Any) -> TensorBase:
         a, b, backend = _operands(name, a, b)
-        return Tensor._wrap(forward(_data(a), _data(b)), backend)
+        return TensorBase._wrap(forward(_data(a), _data(b)), backend)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise ``{name}``: a boolean tensor, outside the graph."
@@ -389,10 +397,10 @@ bitwise_left_shift = _compare_op("bitwise_left_shift", operator.lshift)
 bitwise_right_shift = _compare_op("bitwise_right_shift", operator.rshift)
 
 
-def _predicate_op(name: str, forward: Callable[[Any, Any], Any]) -> Callable[[Tensor], Tensor]:
-    def op(x: Tensor, /) -> Tensor:
+def _predicate_op(name: str, forward: Callable[[Any, Any], Any]) -> Callable[[TensorBase], TensorBase]:
+    def op(x: TensorBase, /) -> TensorBase:
         x = _tensor(name, x)
-        return Tensor._wrap(forward(x.backend.xp, x.data), x.backend)
+        return TensorBase._wrap(forward(x.backend.xp, x.data), x.backend)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise ``{name}``, outside the graph."
@@ -427,19 +435,19 @@ def _matmul_grads() -> tuple[Vjp, Vjp]:
     return grad_a, grad_b
 
 
-_MATMUL_VJPS = _matmul_grads()
+_MATMUL = Primitive("matmul", lambda ns, a, b: ns.matmul(a, b), vjps=_matmul_grads())
 
 
-def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
+def matmul(x1: TensorBase, x2: TensorBase, /) -> TensorBase:
     """The matrix product with the standard's rules: batched, broadcast, 1-D on either side."""
     a, b, backend = _operands("matmul", x1, x2)
-    if not (isinstance(a, Tensor) and isinstance(b, Tensor)) or a.ndim == 0 or b.ndim == 0:
+    if not (isinstance(a, TensorBase) and isinstance(b, TensorBase)) or a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul needs two tensors of at least 1 dimension, got {_describe(a)} and {_describe(b)}")
-    return record("matmul", a.data @ b.data, backend, (a, b), _MATMUL_VJPS)
+    return _MATMUL.record(_MATMUL(raw_namespace(backend), a.data, b.data), backend, (a, b))
 
 
 def _describe(x: Any) -> str:
-    return f"shape {x.shape}" if isinstance(x, Tensor) else type(x).__name__
+    return f"shape {x.shape}" if isinstance(x, TensorBase) else type(x).__name__
 
 
 def _broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -453,7 +461,7 @@ def _broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def matrix_transpose(x: Tensor, /) -> Tensor:
+def matrix_transpose(x: TensorBase, /) -> TensorBase:
     """Swap the last two axes."""
     if x.ndim < 2:
         raise ValueError(f"matrix_transpose needs at least 2 dimensions, got shape {x.shape}")
@@ -461,10 +469,15 @@ def matrix_transpose(x: Tensor, /) -> Tensor:
 
 
 # --- shapes -------------------------------------------------------------------------------
-_RESHAPE_VJPS = (lambda ns, g, out, x: ns.reshape(g, x.shape),)
+_RESHAPE = Primitive(
+    "reshape",
+    lambda ns, x, shape: ns.reshape(x, shape),
+    vjps=(lambda ns, g, out, x, shape: ns.reshape(g, x.shape), None),
+    saves="none",
+)
 
 
-def reshape(x: Tensor, /, shape: Sequence[int], *, copy: bool | None = None) -> Tensor:
+def reshape(x: TensorBase, /, shape: Sequence[int], *, copy: bool | None = None) -> TensorBase:
     """The same elements in a new shape (one axis may be -1)."""
     shape = tuple(shape)
     if shape == x.shape and not copy:
@@ -474,38 +487,38 @@ def reshape(x: Tensor, /, shape: Sequence[int], *, copy: bool | None = None) -> 
             f"reshape: cannot reshape a tensor of {x.numel()} elements to {shape}: the size of -1 is "
             "ambiguous when another size is 0"
         )
-    data = x.backend.xp.reshape(x.data, shape)
-    out = record("reshape", data, x.backend, (x,), _RESHAPE_VJPS, saved=())
+    out = _RESHAPE.record(_RESHAPE(raw_namespace(x.backend), x.data, shape), x.backend, (x, shape))
     return clone(out) if copy else _view(out, x, ("reshape", shape))
 
 
-def permute_dims(x: Tensor, /, axes: Sequence[int]) -> Tensor:
+def _inverse(axes: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(sorted(range(len(axes)), key=axes.__getitem__))
+
+
+_PERMUTE_DIMS = Primitive(
+    "permute_dims",
+    lambda ns, x, axes: ns.permute_dims(x, axes),
+    vjps=(lambda ns, g, out, x, axes: ns.permute_dims(g, _inverse(axes)), None),
+    saves="none",
+)
+
+
+def permute_dims(x: TensorBase, /, axes: Sequence[int]) -> TensorBase:
     """The axes of `x` in the order `axes`."""
     axes = tuple(a % builtin_max(x.ndim, 1) for a in axes)
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: {axes} is not a permutation of the {x.ndim} axes")
-    inverse = tuple(sorted(range(x.ndim), key=axes.__getitem__))
-    return _view(
-        record(
-            "permute_dims",
-            x.backend.xp.permute_dims(x.data, axes),
-            x.backend,
-            (x,),
-            (lambda ns, g, out, x: ns.permute_dims(g, inverse),),
-            saved=(),
-        ),
-        x,
-        ("permute", axes),
-    )
+    data = _PERMUTE_DIMS(raw_namespace(x.backend), x.data, axes)
+    return _view(_PERMUTE_DIMS.record(data, x.backend, (x, axes)), x, ("permute", axes))
 
 
-def swapaxes(x: Tensor, axis1: int, axis2: int) -> Tensor:
+def swapaxes(x: TensorBase, axis1: int, axis2: int) -> TensorBase:
     axes = list(range(x.ndim))
     axes[axis1], axes[axis2] = axes[axis2], axes[axis1]
     return permute_dims(x, axes)
 
 
-def expand_dims(x: Tensor, /, axis: int | Sequence[int] = 0) -> Tensor:
+def expand_dims(x: TensorBase, /, axis: int | Sequence[int] = 0) -> TensorBase:
     """New axes of size 1 at `axis` (an int or a tuple of positions in the result)."""
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     ndim = x.ndim + len(axes)
@@ -518,7 +531,7 @@ def expand_dims(x: Tensor, /, axis: int | Sequence[int] = 0) -> Tensor:
     return reshape(x, tuple(1 if i in positions else next(sizes) for i in range(ndim)))
 
 
-def squeeze(x: Tensor, /, axis: Axis = None) -> Tensor:
+def squeeze(x: TensorBase, /, axis: Axis = None) -> TensorBase:
     """Drop axes of size 1 (all of them when `axis` is None, as PyTorch does)."""
     if axis is None:
         axes = {i for i, n in enumerate(x.shape) if n == 1}
@@ -529,28 +542,49 @@ def squeeze(x: Tensor, /, axis: Axis = None) -> Tensor:
     return reshape(x, tuple(n for i, n in enumerate(x.shape) if i not in axes))
 
 
-def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+def flatten(x: TensorBase, start_dim: int = 0, end_dim: int = -1) -> TensorBase:
     if x.ndim == 0:
         return reshape(x, (1,))
     start, end = start_dim % x.ndim, end_dim % x.ndim
     return reshape(x, (*x.shape[:start], math.prod(x.shape[start : end + 1]), *x.shape[end + 1 :]))
 
 
-_BROADCAST_VJPS = (lambda ns, g, out, x: sum_to(ns, g, x.shape),)
+_BROADCAST_TO = Primitive(
+    "broadcast_to",
+    lambda ns, x, shape: ns.broadcast_to(x, shape),
+    vjps=(lambda ns, g, out, x, shape: sum_to(ns, g, x.shape), None),
+    saves="none",
+)
 
 
-def broadcast_to(x: Tensor, /, shape: Sequence[int]) -> Tensor:
+def broadcast_to(x: TensorBase, /, shape: Sequence[int]) -> TensorBase:
     shape = tuple(shape)
     if shape == x.shape:
         return x
-    return _view(
-        record("broadcast_to", x.backend.xp.broadcast_to(x.data, shape), x.backend, (x,), _BROADCAST_VJPS, saved=()),
-        x,
-        ("broadcast", shape),
-    )
+    data = _BROADCAST_TO(raw_namespace(x.backend), x.data, shape)
+    return _view(_BROADCAST_TO.record(data, x.backend, (x, shape)), x, ("broadcast", shape))
 
 
-def concat(arrays: Sequence[Tensor], /, *, axis: int | None = 0) -> Tensor:
+def _concat_piece(position: int, count: int) -> Vjp | None:
+    """The VJP of concat's input at `position` (0 is the axis): its slice of the gradient."""
+    if position == 0:
+        return None
+
+    def piece(ns: Any, g: Any, out: Any, axis: int, *parts: Any) -> Any:
+        start = builtin_sum(p.shape[axis] for p in parts[: position - 1])
+        return basic_index(
+            ns, g, (slice(None),) * axis + (slice(start, start + parts[position - 1].shape[axis]), Ellipsis)
+        )
+
+    return piece
+
+
+_CONCAT = Primitive(
+    "concat", lambda ns, axis, *parts: ns.concat(list(parts), axis=axis), vjps=_concat_piece, saves="none"
+)
+
+
+def concat(arrays: Sequence[TensorBase], /, *, axis: int | None = 0) -> TensorBase:
     """The tensors joined along `axis` (flattened first when `axis` is None)."""
     tensors = list(arrays)
     if axis is None:
@@ -561,35 +595,27 @@ def concat(arrays: Sequence[Tensor], /, *, axis: int | None = 0) -> Tensor:
     target = result_type(*tensors)
     tensors = [_cast(t, target) for t in tensors]
     axis = axis % tensors[0].ndim
-    bounds = [0]
-    for t in tensors:
-        bounds.append(bounds[-1] + t.shape[axis])
-
-    def piece(i: int) -> Vjp:
-        key = (slice(None),) * axis + (slice(bounds[i], bounds[i + 1]), Ellipsis)
-        return lambda ns, g, out, *inputs: basic_index(ns, g, key)
-
-    data = backend.xp.concat([t.data for t in tensors], axis=axis)
-    return record("concat", data, backend, tensors, [piece(i) for i in range(len(tensors))], saved=())
+    data = _CONCAT(raw_namespace(backend), axis, *(t.data for t in tensors))
+    return _CONCAT.record(data, backend, (axis, *tensors))
 
 
-def stack(arrays: Sequence[Tensor], /, *, axis: int = 0) -> Tensor:
+def stack(arrays: Sequence[TensorBase], /, *, axis: int = 0) -> TensorBase:
     tensors = list(arrays)
     axis = axis % (tensors[0].ndim + 1)
     return concat([expand_dims(t, axis=axis) for t in tensors], axis=axis)
 
 
-def _astype_grad(ns: Any, g: Any, out: Any, x: Any) -> Any:
+def _astype_grad(ns: Any, g: Any, out: Any, x: Any, dtype: Any) -> Any:
     """The gradient back in `x`'s dtype; a real input of a complex cast gets the real part."""
     if ns.isdtype(g.dtype, "complex floating") and not ns.isdtype(x.dtype, "complex floating"):
         g = ns.real(g)
     return ns.astype(g, x.dtype, copy=False)
 
 
-_ASTYPE_VJPS = (_astype_grad,)
+_ASTYPE = Primitive("astype", lambda ns, x, dtype: ns.astype(x, dtype), vjps=(_astype_grad, None), saves="none")
 
 
-def astype(x: Tensor, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Tensor:
+def astype(x: TensorBase, dtype: Any, /, *, copy: bool = True, device: Any = None) -> TensorBase:
     """`x` converted to `dtype` (a new tensor unless ``copy=False`` and nothing changes); the
     gradient is converted back to `x`'s dtype."""
     x = _tensor("astype", x)
@@ -599,30 +625,30 @@ def astype(x: Tensor, dtype: Any, /, *, copy: bool = True, device: Any = None) -
     return clone(cast) if cast is x and copy else cast
 
 
-def _cast(x: Tensor, dtype: Any) -> Tensor:
+def _cast(x: TensorBase, dtype: Any) -> TensorBase:
     """`x` in `dtype`: `x` itself when it already is (the engine's cast, which never copies)."""
     dtype = as_dtype(dtype)
     target = x.backend.dtype(dtype.name)
     if x.data.dtype == target:
         return x
-    data = x.backend.xp.astype(x.data, target)
+    data = _ASTYPE(raw_namespace(x.backend), x.data, target)
     if not (dtype.is_floating_point or dtype.is_complex):  # integers and bools carry no gradient
-        return Tensor._wrap(data, x.backend)
-    out = record("astype", data, x.backend, (x,), _ASTYPE_VJPS, saved=())
+        return TensorBase._wrap(data, x.backend)
+    out = _ASTYPE.record(data, x.backend, (x, target))
     if dtype.is_complex and out.requires_grad:
         COMPLEX_IN_GRAPH[0] = True
     return out
 
 
-_CLONE_VJPS = (lambda ns, g, out, x: g,)
+_CLONE = Primitive("clone", lambda ns, x: ns.asarray(x, copy=True), vjps=(lambda ns, g, out, x: g,), saves="none")
 
 
-def clone(x: Tensor) -> Tensor:
+def clone(x: TensorBase) -> TensorBase:
     """A copy that owns its memory; the gradient passes through unchanged."""
-    return record("clone", x.backend.xp.asarray(x.data, copy=True), x.backend, (x,), _CLONE_VJPS, saved=())
+    return _CLONE.record(_CLONE(raw_namespace(x.backend), x.data), x.backend, (x,))
 
 
-def to_backend(x: Tensor, backend: backends.Backend) -> Tensor:
+def to_backend(x: TensorBase, backend: backends.Backend) -> TensorBase:
     """The same values on another backend (or device), through the host; differentiable."""
     return move(x, backend)
 
@@ -647,76 +673,104 @@ def expand_back(ns: Any, g: Any, shape: tuple[int, ...], axes: tuple[int, ...]) 
     return ns.broadcast_to(ns.reshape(g, _kept_shape(shape, axes)), shape)
 
 
-def sum(x: Tensor, /, axis: Axis = None, *, dtype: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def sum(x: TensorBase, /, axis: Axis = None, *, dtype: Any = None, keepdims: bool = False) -> TensorBase:  # noqa: A001
     """The sum over `axis` (all axes when None)."""
     x = _tensor("sum", x)
     axes = _axes(axis, x.ndim)
     target = None if dtype is None else x.backend.dtype(as_dtype(dtype).name)
-    data = x.backend.xp.sum(x.data, axis=axes, keepdims=keepdims, dtype=target)
-    vjp = _sum_vjp(axes) if target is None or target == x.data.dtype else _cast_back(_sum_vjp(axes))
-    return record("sum", data, x.backend, (x,), (vjp,), saved=())
+    data = _SUM(raw_namespace(x.backend), x.data, axes, keepdims, target)
+    return _SUM.record(data, x.backend, (x, axes, keepdims, target))
 
 
-def _sum_vjp(axes: tuple[int, ...]) -> Vjp:
-    return lambda ns, g, out, x: expand_back(ns, g, x.shape, axes)
+def _sum_grad(ns: Any, g: Any, out: Any, x: Any, axes: tuple[int, ...], keepdims: bool, dtype: Any) -> Any:
+    """The output's gradient spread over the summed axes, in `x`'s dtype (a sum may be
+    computed in another)."""
+    grad = expand_back(ns, g, x.shape, axes)
+    return grad if grad.dtype == x.dtype else ns.astype(grad, x.dtype, copy=False)
 
 
-def _cast_back(vjp: Vjp) -> Vjp:
-    """`vjp` with its result cast to its input's dtype (for ops computed in another dtype)."""
-    return lambda ns, g, out, x: ns.astype(vjp(ns, g, out, x), x.dtype, copy=False)
+_SUM = Primitive(
+    "sum",
+    lambda ns, x, axes, keepdims, dtype: ns.sum(x, axis=axes, keepdims=keepdims, dtype=dtype),
+    vjps=(_sum_grad, None, None, None),
+    saves="none",
+)
 
 
-def mean(x: Tensor, /, axis: Axis = None, *, keepdims: bool = False) -> Tensor:
+def mean(x: TensorBase, /, axis: Axis = None, *, keepdims: bool = False) -> TensorBase:
     axes = _axes(axis, x.ndim)
     return sum(x, axis=axes, keepdims=keepdims) / builtin_max(math.prod(x.shape[a] for a in axes), 0)
 
 
-def _extreme(op: str, x: Tensor, axis: Axis, keepdims: bool) -> Tensor:
+def _extreme(op: str, x: TensorBase, axis: Axis, keepdims: bool) -> TensorBase:
     """max/min; the gradient is shared evenly among tied extremes (among the NaNs, when the
     extreme is NaN, as PyTorch does)."""
     x = _tensor(op, x)
     axes = _axes(axis, x.ndim)
     if any(x.shape[a] == 0 for a in axes):
         raise ValueError(f"{op} over an empty axis of a tensor of shape {x.shape}")
-    data = getattr(x.backend.xp, op)(x.data, axis=axes, keepdims=keepdims)
-
-    def vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
-        hits = ns.astype((x == ns.reshape(out, _kept_shape(x.shape, axes))) | ns.isnan(x), x.dtype)
-        return expand_back(ns, g, x.shape, axes) * (hits / ns.sum(hits, axis=axes, keepdims=True))
-
-    return record(op, data, x.backend, (x,), (vjp,), saves_output=True)
+    primitive = _EXTREMES[op]
+    return primitive.record(primitive(raw_namespace(x.backend), x.data, axes, keepdims), x.backend, (x, axes, keepdims))
 
 
-def max(x: Tensor, /, axis: Axis = None, *, keepdims: bool = False) -> Tensor:  # noqa: A001
+def _extreme_grad(ns: Any, g: Any, out: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
+    hits = ns.astype((x == ns.reshape(out, _kept_shape(x.shape, axes))) | ns.isnan(x), x.dtype)
+    return expand_back(ns, g, x.shape, axes) * (hits / ns.sum(hits, axis=axes, keepdims=True))
+
+
+_EXTREMES = {
+    op: Primitive(
+        op,
+        lambda ns, x, axes, keepdims, op=op: getattr(ns, op)(x, axis=axes, keepdims=keepdims),
+        vjps=(_extreme_grad, None, None),
+        saves="output",
+    )
+    for op in ("max", "min")
+}
+
+
+def max(x: TensorBase, /, axis: Axis = None, *, keepdims: bool = False) -> TensorBase:  # noqa: A001
     """The largest element over `axis`."""
     return _extreme("max", x, axis, keepdims)
 
 
-def min(x: Tensor, /, axis: Axis = None, *, keepdims: bool = False) -> Tensor:  # noqa: A001
+def min(x: TensorBase, /, axis: Axis = None, *, keepdims: bool = False) -> TensorBase:  # noqa: A001
     """The smallest element over `axis`."""
     return _extreme("min", x, axis, keepdims)
 
 
-def logsumexp(x: Tensor, /, axis: Axis = None, *, keepdims: bool = False) -> Tensor:
+def logsumexp(x: TensorBase, /, axis: Axis = None, *, keepdims: bool = False) -> TensorBase:
     """log(sum(exp(x))) computed without overflow, for logits of any size."""
     xp, axes = x.backend.xp, _axes(axis, x.ndim)
     if any(x.shape[a] == 0 for a in axes):  # the log of an empty sum: -inf, as PyTorch gives
-        return ag.full_like(sum(x, axis=axes, keepdims=keepdims), -math.inf)
-    shift = xp.max(x.data, axis=axes, keepdims=True)
-    shift = xp.where(xp.isfinite(shift), shift, xp.zeros_like(shift))
-    kept = xp.log(xp.sum(xp.exp(x.data - shift), axis=axes, keepdims=True)) + shift
-    data = kept if keepdims else xp.reshape(kept, tuple(n for i, n in enumerate(x.shape) if i not in axes))
-    return record(
-        "logsumexp",
-        data,
-        x.backend,
-        (x,),
-        (lambda ns, g, out, x: expand_back(ns, g, x.shape, axes) * ns.exp(x - expand_back(ns, out, x.shape, axes)),),
-        saves_output=True,
-    )
+        empty = sum(x, axis=axes, keepdims=keepdims)
+        return TensorBase._wrap(xp.full_like(empty.data, -math.inf), x.backend)
+    data = _LOGSUMEXP(raw_namespace(x.backend), x.data, axes, keepdims)
+    return _LOGSUMEXP.record(data, x.backend, (x, axes, keepdims))
 
 
-def var(x: Tensor, /, axis: Axis = None, *, correction: float = 0.0, keepdims: bool = False) -> Tensor:
+def _logsumexp(ns: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
+    shift = ns.max(x, axis=axes, keepdims=True)
+    shift = ns.where(ns.isfinite(shift), shift, ns.zeros_like(shift))
+    kept = ns.log(ns.sum(ns.exp(x - shift), axis=axes, keepdims=True)) + shift
+    return kept if keepdims else ns.reshape(kept, tuple(n for i, n in enumerate(x.shape) if i not in axes))
+
+
+_LOGSUMEXP = Primitive(
+    "logsumexp",
+    _logsumexp,
+    vjps=(
+        lambda ns, g, out, x, axes, keepdims: (
+            expand_back(ns, g, x.shape, axes) * ns.exp(x - expand_back(ns, out, x.shape, axes))
+        ),
+        None,
+        None,
+    ),
+    saves="output",
+)
+
+
+def var(x: TensorBase, /, axis: Axis = None, *, correction: float = 0.0, keepdims: bool = False) -> TensorBase:
     """Variance; `correction=1` gives the unbiased estimate (the standard's default is 0)."""
     axes = _axes(axis, x.ndim)
     centred = x - mean(x, axis=axes, keepdims=True)
@@ -724,21 +778,21 @@ def var(x: Tensor, /, axis: Axis = None, *, correction: float = 0.0, keepdims: b
     return sum(centred * centred, axis=axes, keepdims=keepdims) / builtin_max(count - correction, 0)
 
 
-def softmax(x: Tensor, axis: int = -1) -> Tensor:
+def softmax(x: TensorBase, axis: int = -1) -> TensorBase:
     return exp(log_softmax(x, axis=axis))
 
 
-def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
+def log_softmax(x: TensorBase, axis: int = -1) -> TensorBase:
     return x - logsumexp(x, axis=axis, keepdims=True)
 
 
 # --- indexing -------------------------------------------------------------------------------
-def _basic_index(x: Tensor, key: tuple) -> Tensor:
+def _basic_index(x: TensorBase, key: tuple) -> TensorBase:
     """``x[key]`` for a basic key (ints, slices, None, one Ellipsis): a view of `x`."""
     return _view(basic_index.apply(x, key), x, ("index", key))
 
 
-def take(x: Tensor, indices: Any, /, axis: int | None = None) -> Tensor:
+def take(x: TensorBase, indices: Any, /, axis: int | None = None) -> TensorBase:
     """Elements of `x` at the 1-D integer `indices` along `axis` (a gather); its gradient is
     an accumulating scatter-add, right with repeated indices."""
     if axis is None:
@@ -752,13 +806,13 @@ def take(x: Tensor, indices: Any, /, axis: int | None = None) -> Tensor:
     return _take_checked(x, index, axis)
 
 
-def _take_checked(x: Tensor, index: Any, axis: int) -> Tensor:
+def _take_checked(x: TensorBase, index: Any, axis: int) -> TensorBase:
     """`take` of the 1-D raw `index`, already checked to lie in [0, n)."""
     return indexing.take.apply(x, index, axis)
 
 
 def _index_array(indices: Any, backend: backends.Backend) -> Any:
-    if isinstance(indices, Tensor):
+    if isinstance(indices, TensorBase):
         if indices.backend is not backend:
             raise RuntimeError(
                 f"indexing a tensor on {backend} with indices on {indices.backend}; move the "
@@ -783,7 +837,7 @@ def _is_array_key(k: Any) -> bool:
     return isinstance(k, bool) or not isinstance(k, (int, slice, type(None), type(Ellipsis)))
 
 
-def _normalize_basic(x: Tensor, key: tuple) -> tuple:
+def _normalize_basic(x: TensorBase, key: tuple) -> tuple:
     """Check integer keys against the shape (every backend raises, none clamps)."""
     explicit = builtin_sum(k is not None and k is not Ellipsis for k in key)
     if explicit > x.ndim:
@@ -799,7 +853,7 @@ def _normalize_basic(x: Tensor, key: tuple) -> tuple:
     return key if any(k is Ellipsis for k in key) else (*key, Ellipsis)
 
 
-def getitem(x: Tensor, key: Any) -> Tensor:
+def getitem(x: TensorBase, key: Any) -> TensorBase:
     """``x[key]`` with the standard's indexing: ints, slices, None and Ellipsis (a view),
     integer arrays on adjacent axes (a gather), and a boolean mask (its True positions)."""
     key = tuple(_index_key(k) for k in (key if isinstance(key, tuple) else (key,)))
@@ -823,7 +877,7 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     return _gather(sliced, positions[0], [_index_array(key[i], x.backend) for i in positions])
 
 
-def _without_ellipsis(x: Tensor, key: tuple) -> tuple:
+def _without_ellipsis(x: TensorBase, key: tuple) -> tuple:
     """`key` with its Ellipsis (if any) spelled out as full slices."""
     for i, k in enumerate(key):
         if k is Ellipsis:
@@ -848,12 +902,12 @@ def _is_bool(k: Any) -> bool:
     return dtype is not None and (dtype == "bool" if isinstance(dtype, DType) else str(dtype).endswith("bool"))
 
 
-def _expand_masks(x: Tensor, key: tuple) -> tuple:
+def _expand_masks(x: TensorBase, key: tuple) -> tuple:
     """Each boolean mask in `key` replaced by the integer arrays of its True positions."""
     out: list[Any] = []
     for k in key:
         if _is_array_key(k) and _is_bool(k):
-            mask = _index_array(k, x.backend) if isinstance(k, Tensor) else to_array(k, x.backend, "bool")
+            mask = _index_array(k, x.backend) if isinstance(k, TensorBase) else to_array(k, x.backend, "bool")
             if mask.ndim == 0:
                 raise IndexError("a 0-d boolean index is not supported; use where(mask, x, 0) instead")
             out.extend(x.backend.xp.nonzero(mask))
@@ -862,7 +916,7 @@ def _expand_masks(x: Tensor, key: tuple) -> tuple:
     return tuple(out)
 
 
-def _gather(x: Tensor, first: int, arrays: list) -> Tensor:
+def _gather(x: TensorBase, first: int, arrays: list) -> TensorBase:
     """Index axes first..first+len(arrays) of `x` by the broadcast integer `arrays`: the axes
     are merged into one and the arrays into one flat index, so one `take` does it."""
     xp, sizes = x.backend.xp, x.shape[first : first + len(arrays)]
@@ -878,11 +932,11 @@ def _gather(x: Tensor, first: int, arrays: list) -> Tensor:
     return reshape(picked, (*x.shape[:first], *index_shape, *x.shape[first + len(arrays) :]))
 
 
-def _masked_put(x: Tensor, mask: Any, value: Tensor) -> Tensor:
+def _masked_put(x: TensorBase, mask: Any, value: TensorBase) -> TensorBase:
     """`x` with `value` written where the boolean `mask` (over x's leading axes) is True:
     `value` is one element per True position (or broadcasts to them, a scalar to all)."""
     backend = x.backend
-    mask = mask if isinstance(mask, Tensor) else Tensor._wrap(to_array(mask, backend, "bool"), backend)
+    mask = mask if isinstance(mask, TensorBase) else TensorBase._wrap(to_array(mask, backend, "bool"), backend)
     if mask.ndim == 0:
         mask = broadcast_to(mask, x.shape[:0])
     full_mask = broadcast_to(reshape(mask, (*mask.shape, *(1,) * (x.ndim - mask.ndim))), x.shape)
@@ -895,14 +949,14 @@ def _masked_put(x: Tensor, mask: Any, value: Tensor) -> Tensor:
     return where(full_mask, written, x)
 
 
-def index_put(x: Tensor, key: Any, value: Any) -> Tensor:
+def index_put(x: TensorBase, key: Any, value: Any) -> TensorBase:
     """`x` with `value` written at `key` (a basic index or one boolean mask), out of place
     (``x[key] = value`` on a Tensor uses it); the gradient goes to `x` outside `key` and to
     `value` inside."""
     key = key if isinstance(key, tuple) else (key,)
     backend = x.backend
-    if not isinstance(value, Tensor):
-        value = Tensor._wrap(to_array(value, backend, x.dtype), backend)
+    if not isinstance(value, TensorBase):
+        value = TensorBase._wrap(to_array(value, backend, x.dtype), backend)
     value = _cast(value, x.dtype)
     if len(key) == 1 and _is_array_key(key[0]) and _is_bool(key[0]):
         return _masked_put(x, key[0], value)
@@ -913,7 +967,7 @@ def index_put(x: Tensor, key: Any, value: Any) -> Tensor:
     region = tuple(basic_index(ns, x.data, key).shape)
     inside = scatter(ns, ns.ones(region, dtype=ns.bool, device=backend.device), x.shape, key)
     written = scatter.apply(broadcast_to(value, region), x.shape, key)
-    return where(Tensor._wrap(inside, backend), written, x)
+    return where(TensorBase._wrap(inside, backend), written, x)
 
 
 _VIEW_OPS.update(index=_basic_index, reshape=reshape, permute=permute_dims, broadcast=broadcast_to)

@@ -30,24 +30,30 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import autograd_core as ag
 import backends
 from autograd_core import namespace
-from autograd_core.namespace import RawNamespace, raw_namespace
-from autograd_core.tensor import Tensor, Vjp, record
+from autograd_core.namespace import RawNamespace, raw_namespace, tensor_namespace
+from autograd_core.tensor_base import TensorBase, Vjp, record
 
 Kernel = Callable[..., Any]
+VjpRule = Callable[[int, int], Vjp | None]  # (position, count of inputs) -> that input's VJP
 
 
 class Primitive:
-    """One op: its portable default, its per-backend kernels, and its VJPs (if it records)."""
+    """One op: its portable default, its per-backend kernels, and its VJPs (if it records).
+
+    `vjps` gives one rule per input, or for an op of any number of inputs a function
+    ``rule(position, count)`` giving each; `differentiable` is the op's form on tensors where
+    it is not one recorded node; `saves` what the VJPs read ("inputs", "output" or "none");
+    `jvp` and `batch` are the slots for a forward-mode and a batching rule.
+    """
 
     def __init__(
         self,
         name: str,
         default: Kernel,
         *,
-        vjps: Sequence[Vjp | None] | None = None,
+        vjps: Sequence[Vjp | None] | VjpRule | None = None,
         differentiable: Kernel | None = None,
         saves: str = "inputs",
         jvp: Callable[..., Any] | None = None,
@@ -55,7 +61,10 @@ class Primitive:
         doc: str = "",
     ) -> None:
         self.name, self.default, self.kernels = name, default, {}
-        self.vjps = None if vjps is None else tuple(rule or zero_vjp for rule in vjps)
+        variadic = callable(vjps)
+        self.vjps = None if vjps is None or variadic else tuple(rule or zero_vjp for rule in vjps)
+        self.vjp_rule: VjpRule | None = vjps if variadic else None
+        self._vjps_by_count: dict[int, tuple] = {}
         self.differentiable = differentiable
         self.saved, self.saves_output = (None, False) if saves == "inputs" else ((), saves == "output")
         self.jvp, self.batch = jvp, batch
@@ -63,6 +72,22 @@ class Primitive:
         if name in registry:
             raise ValueError(f"a primitive named {name!r} is already registered ({registry[name]!r})")
         registry[name] = self
+
+    @property
+    def records(self) -> bool:
+        """Whether the op records a node of its own (it declares VJPs)."""
+        return self.vjps is not None or self.vjp_rule is not None
+
+    def vjps_for(self, count: int) -> Sequence[Vjp]:
+        """The VJPs of a call with `count` inputs: the declared ones, or for a variadic op
+        (concat, einsum) those its rule gives each position."""
+        if self.vjp_rule is None:
+            return self.vjps
+        rules = self._vjps_by_count.get(count)
+        if rules is None:
+            rules = tuple(self.vjp_rule(i, count) or zero_vjp for i in range(count))
+            self._vjps_by_count[count] = rules
+        return rules
 
     def __repr__(self) -> str:
         overrides = ", ".join(sorted(self.kernels)) or "none"
@@ -72,10 +97,12 @@ class Primitive:
         """A decorator registering ``kernel(ns, *args)`` as this op on the backend called
         `backend_name`, in place of the portable default.
 
-        >>> from autograd_core.primitives import relu
-        >>> @relu.kernel("my_library")
-        ... def _relu(ns, x):
-        ...     return ns.maximum(x, 0)
+        >>> halve = Primitive("halve_example", lambda ns, x: x / 2)
+        >>> @halve.kernel("my_library")
+        ... def _halve(ns, x):
+        ...     return x * 0.5
+        >>> sorted(halve.kernels)
+        ['my_library']
         """
 
         def register(kernel: Kernel) -> Kernel:
@@ -100,10 +127,10 @@ class Primitive:
     def apply(self, *args: Any, **options: Any) -> Any:
         """The op on tensors (other arguments pass through): one recorded node for a
         primitive with VJPs, the differentiable formula for one without."""
-        if self.differentiable is not None or self.vjps is None:
-            return (self.differentiable or self.default)(ag, *args, **options)
-        backend = common_backend(self.name, *(a for a in args if isinstance(a, Tensor)))
-        raw = tuple(a.data if isinstance(a, Tensor) else a for a in args)
+        if self.differentiable is not None or not self.records:
+            return (self.differentiable or self.default)(tensor_namespace(), *args, **options)
+        backend = common_backend(self.name, *(a for a in args if isinstance(a, TensorBase)))
+        raw = tuple(a.data if isinstance(a, TensorBase) else a for a in args)
         return self.record(self(raw_namespace(backend), *raw), backend, args, raw_inputs=raw)
 
     def record(
@@ -113,14 +140,15 @@ class Primitive:
         inputs: Sequence[Any],
         saved: Sequence[Any] | None = None,
         raw_inputs: tuple | None = None,
-    ) -> Tensor:
+    ) -> TensorBase:
         """`data`, computed by this op's kernel from `inputs`, as a tensor in the graph.
         `saved` names the tensors the VJPs read, when fewer than the declaration says;
         `raw_inputs`, the inputs' raw arrays, spares the backward from unwrapping them."""
-        if self.vjps is None:
+        if not self.records:
             raise TypeError(f"{self.name} declares no VJPs, so it records no node; call it on tensors instead")
         saved = self.saved if saved is None else saved
-        return record(self.name, data, backend, inputs, self.vjps, saved, self.saves_output, raw_inputs)
+        vjps = self.vjps if self.vjp_rule is None else self.vjps_for(len(inputs))
+        return record(self.name, data, backend, inputs, vjps, saved, self.saves_output, raw_inputs)
 
 
 def primitive(name: str | None = None, **declaration: Any) -> Callable[[Kernel], Primitive]:
@@ -152,7 +180,7 @@ def zero_vjp(ns: Any, g: Any, out: Any, *inputs: Any) -> Any:
     return ns.zeros_like(g)
 
 
-def common_backend(op: str, *tensors: Tensor) -> backends.Backend:
+def common_backend(op: str, *tensors: TensorBase) -> backends.Backend:
     """The backend all `tensors` live on, or an error that says how to move one."""
     first = tensors[0].backend
     for t in tensors[1:]:

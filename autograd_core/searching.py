@@ -15,7 +15,7 @@ from typing import Any, Literal, NamedTuple
 import backends
 from autograd_core.manipulation import _axis, take_along_axis
 from autograd_core.ops import Axis, _as_operand, _index_array, _operands, _tensor, reshape
-from autograd_core.tensor import Tensor
+from autograd_core.tensor_base import TensorBase
 
 __all__ = [
     "argmax",
@@ -32,15 +32,15 @@ __all__ = [
 ]
 
 
-def _indices(backend: backends.Backend, data: Any) -> Tensor:
+def _indices(backend: backends.Backend, data: Any) -> TensorBase:
     """An integer result in the standard's default index dtype (int64), outside the graph."""
     int64 = backend.dtype("int64")
-    return Tensor._wrap(data if data.dtype == int64 else backend.xp.astype(data, int64), backend)
+    return TensorBase._wrap(data if data.dtype == int64 else backend.xp.astype(data, int64), backend)
 
 
 # --- searching ------------------------------------------------------------------------------
-def _index_reduction(name: str, doc: str) -> Callable[..., Tensor]:
-    def op(x: Tensor, /, *, axis: Axis = None, keepdims: bool = False) -> Tensor:
+def _index_reduction(name: str, doc: str) -> Callable[..., TensorBase]:
+    def op(x: TensorBase, /, *, axis: Axis = None, keepdims: bool = False) -> TensorBase:
         x = _tensor(name, x)
         return _indices(x.backend, getattr(x.backend.xp, name)(x.data, axis=axis, keepdims=keepdims))
 
@@ -76,7 +76,7 @@ count_nonzero = _index_reduction(
 )
 
 
-def nonzero(x: Tensor, /) -> tuple[Tensor, ...]:
+def nonzero(x: TensorBase, /) -> tuple[TensorBase, ...]:
     """The indices of the non-zero elements, one int64 tensor per axis, in row-major order.
 
     >>> import autograd_core as ag
@@ -89,7 +89,9 @@ def nonzero(x: Tensor, /) -> tuple[Tensor, ...]:
     return tuple(_indices(x.backend, i) for i in x.backend.xp.nonzero(x.data))
 
 
-def searchsorted(x1: Tensor, x2: Any, /, *, side: Literal["left", "right"] = "left", sorter: Any = None) -> Tensor:
+def searchsorted(
+    x1: TensorBase, x2: Any, /, *, side: Literal["left", "right"] = "left", sorter: Any = None
+) -> TensorBase:
     """Where each element of `x2` would be inserted into the ascending 1-D `x1` (sorted by the
     indices `sorter`, if given) to keep it sorted: before equal elements for ``side="left"``,
     after them for ``"right"``. An int64 tensor of `x2`'s shape, outside the graph.
@@ -99,7 +101,7 @@ def searchsorted(x1: Tensor, x2: Any, /, *, side: Literal["left", "right"] = "le
     [3, 4]
     """
     a, b, backend = _operands("searchsorted", x1, x2)
-    if not isinstance(a, Tensor) or a.ndim != 1:
+    if not isinstance(a, TensorBase) or a.ndim != 1:
         raise ValueError("searchsorted: x1 must be a 1-D tensor")
     xp, values = backend.xp, _as_operand(b, a)
     order = None if sorter is None else _index_array(sorter, backend)
@@ -109,11 +111,11 @@ def searchsorted(x1: Tensor, x2: Any, /, *, side: Literal["left", "right"] = "le
 
 
 # --- sorting --------------------------------------------------------------------------------
-def _one_element_0d(sorting: Callable[..., Tensor]) -> Callable[..., Tensor]:
+def _one_element_0d(sorting: Callable[..., TensorBase]) -> Callable[..., TensorBase]:
     """A 0-d tensor sorted as one element (as PyTorch does; axis 0 or -1)."""
 
     @functools.wraps(sorting)
-    def wrapper(x: Tensor, /, **options: Any) -> Tensor:
+    def wrapper(x: TensorBase, /, **options: Any) -> TensorBase:
         x = _tensor(sorting.__name__, x)
         return reshape(sorting(reshape(x, (1,)), **options), ()) if x.ndim == 0 else sorting(x, **options)
 
@@ -121,7 +123,7 @@ def _one_element_0d(sorting: Callable[..., Tensor]) -> Callable[..., Tensor]:
 
 
 @_one_element_0d
-def argsort(x: Tensor, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
+def argsort(x: TensorBase, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> TensorBase:
     """The indices that sort `x` along `axis` (an int64 tensor outside the graph); with
     `stable`, equal elements keep their order, in descending sorts too.
 
@@ -139,7 +141,7 @@ def argsort(x: Tensor, /, *, axis: int = -1, descending: bool = False, stable: b
 
 
 @_one_element_0d
-def sort(x: Tensor, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
+def sort(x: TensorBase, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> TensorBase:
     """`x` sorted along `axis`; differentiable: the gradient goes back to the element that
     moved to each position (ties: by the stable order).
 
@@ -157,23 +159,23 @@ def sort(x: Tensor, /, *, axis: int = -1, descending: bool = False, stable: bool
 
 # --- sets -----------------------------------------------------------------------------------
 class UniqueAllResult(NamedTuple):
-    values: Tensor
-    indices: Tensor
-    inverse_indices: Tensor
-    counts: Tensor
+    values: TensorBase
+    indices: TensorBase
+    inverse_indices: TensorBase
+    counts: TensorBase
 
 
 class UniqueCountsResult(NamedTuple):
-    values: Tensor
-    counts: Tensor
+    values: TensorBase
+    counts: TensorBase
 
 
 class UniqueInverseResult(NamedTuple):
-    values: Tensor
-    inverse_indices: Tensor
+    values: TensorBase
+    inverse_indices: TensorBase
 
 
-def unique_values(x: Tensor, /) -> Tensor:
+def unique_values(x: TensorBase, /) -> TensorBase:
     """The distinct elements of `x` (flattened), NaNs each distinct, in an order the backend
     chooses (sorted on every current one). Outside the graph, as torch.unique has no gradient.
 
@@ -182,25 +184,25 @@ def unique_values(x: Tensor, /) -> Tensor:
     [1, 2, 3]
     """
     x = _tensor("unique_values", x)
-    return Tensor._wrap(x.backend.xp.unique_values(x.data), x.backend)
+    return TensorBase._wrap(x.backend.xp.unique_values(x.data), x.backend)
 
 
-def unique_counts(x: Tensor, /) -> UniqueCountsResult:
+def unique_counts(x: TensorBase, /) -> UniqueCountsResult:
     """`unique_values` and how many times each occurs: a namedtuple ``(values, counts)``."""
     x = _tensor("unique_counts", x)
     values, counts = x.backend.xp.unique_counts(x.data)
-    return UniqueCountsResult(Tensor._wrap(values, x.backend), _indices(x.backend, counts))
+    return UniqueCountsResult(TensorBase._wrap(values, x.backend), _indices(x.backend, counts))
 
 
-def unique_inverse(x: Tensor, /) -> UniqueInverseResult:
+def unique_inverse(x: TensorBase, /) -> UniqueInverseResult:
     """`unique_values` and, for each element of `x`, the index of its value among them: a
     namedtuple ``(values, inverse_indices)``, ``inverse_indices`` of `x`'s shape."""
     x = _tensor("unique_inverse", x)
     values, inverse = x.backend.xp.unique_inverse(x.data)
-    return UniqueInverseResult(Tensor._wrap(values, x.backend), _indices(x.backend, inverse))
+    return UniqueInverseResult(TensorBase._wrap(values, x.backend), _indices(x.backend, inverse))
 
 
-def unique_all(x: Tensor, /) -> UniqueAllResult:
+def unique_all(x: TensorBase, /) -> UniqueAllResult:
     """A namedtuple ``(values, indices, inverse_indices, counts)``: the distinct values, the
     index of each one's first occurrence in the flattened `x`, the index of each element's
     value, and the counts.
@@ -223,7 +225,7 @@ def unique_all(x: Tensor, /) -> UniqueAllResult:
     starts = xp.searchsorted(grouped, groups)
     counts = xp.searchsorted(grouped, groups, side="right") - starts
     return UniqueAllResult(
-        Tensor._wrap(values, backend),
+        TensorBase._wrap(values, backend),
         _indices(backend, xp.take(order, starts)),
         _indices(backend, inverse),
         _indices(backend, counts),

@@ -38,13 +38,13 @@ from autograd_core.ops import (
     var,
 )
 from autograd_core.primitives.indexing import basic_index, scatter
-from autograd_core.tensor import Tensor, record
+from autograd_core.tensor_base import TensorBase, record
 
 __all__ = ["all", "any", "cumulative_prod", "cumulative_sum", "diff", "prod", "std"]
 
 
 # --- helpers: dtypes and moves along one axis ------------------------------------------------
-def _accumulated(x: Tensor, dtype: Any) -> tuple[Tensor, Any]:
+def _accumulated(x: TensorBase, dtype: Any) -> tuple[TensorBase, Any]:
     """`x` cast to the dtype it accumulates in, and the dtype of the result if another: `dtype`,
     or by the standard's rule when None: integers (and bools, as in PyTorch) accumulate in
     int64, and unsigned ones give uint64 (computed in int64, which every library has kernels
@@ -78,7 +78,7 @@ def _exclusive_prod(ns: Any, a: Any, axis: int) -> Any:
 
 
 # --- prod and std -----------------------------------------------------------------------------
-def prod(x: Tensor, /, *, axis: Axis = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
+def prod(x: TensorBase, /, *, axis: Axis = None, dtype: Any = None, keepdims: bool = False) -> TensorBase:
     """The product over `axis` (all axes when None); ints narrower than int64 give int64.
 
     The gradient of each element is the product of the others in its group, right where
@@ -97,7 +97,7 @@ def prod(x: Tensor, /, *, axis: Axis = None, dtype: Any = None, keepdims: bool =
     return out if result is None else _cast(out, result)
 
 
-def _prod_vjp(x: Tensor, axes: tuple[int, ...]) -> Callable[..., Any]:
+def _prod_vjp(x: TensorBase, axes: tuple[int, ...]) -> Callable[..., Any]:
     """The reduced axes are moved last and merged into one, where each element's cofactor
     (the product of the others) is its exclusive prefix product times its exclusive suffix
     product; then the axes go back."""
@@ -126,7 +126,7 @@ def _root_vjp(ns: Any, g: Any, out: Any, v: Any) -> Any:
 _std_root = unary_op("std", lambda ns, d: ns.sqrt(d), _root_vjp, "output")
 
 
-def std(x: Tensor, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> Tensor:
+def std(x: TensorBase, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> TensorBase:
     """The standard deviation, ``sqrt(var(x, ...))``; where it is zero (all the elements
     equal) the gradient is zero, as PyTorch gives, not nan.
 
@@ -141,8 +141,8 @@ def std(x: Tensor, /, *, axis: Axis = None, correction: int | float = 0.0, keepd
 
 # --- cumulative sums and products ---------------------------------------------------------------
 def cumulative_sum(
-    x: Tensor, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False
-) -> Tensor:
+    x: TensorBase, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False
+) -> TensorBase:
     """Running sums along `axis` (optional for a 1-D `x`); `include_initial` puts a 0 first.
     The gradient is the reversed running sum of the output's gradient.
 
@@ -154,8 +154,8 @@ def cumulative_sum(
 
 
 def cumulative_prod(
-    x: Tensor, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False
-) -> Tensor:
+    x: TensorBase, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False
+) -> TensorBase:
     """Running products along `axis` (optional for a 1-D `x`); `include_initial` puts a 1
     first. The gradient is right where elements are zero, to every order.
 
@@ -168,12 +168,12 @@ def cumulative_prod(
     return _cumulative("cumulative_prod", x, axis, dtype, include_initial)
 
 
-def _cumsum_vjp(x: Tensor, axis: int) -> Callable[..., Any]:
+def _cumsum_vjp(x: TensorBase, axis: int) -> Callable[..., Any]:
     """The reversed running sum: d/dx_i of sum_j g_j sum_{k<=j} x_k is sum_{j>=i} g_j."""
     return lambda ns, g, out, x: ns.flip(ns.cumulative_sum(ns.flip(g, axis=axis), axis=axis), axis=axis)
 
 
-def _cumprod_vjp(x: Tensor, axis: int) -> Callable[..., Any]:
+def _cumprod_vjp(x: TensorBase, axis: int) -> Callable[..., Any]:
     """d/dx_i of sum_j g_j prod_{k<=j} x_k = prod_{k<i} x_k * R_i, where
     R_i = sum_{j>=i} g_j prod_{i<k<=j} x_k, that is R_i = g_i + x_{i+1} R_{i+1}."""
     return lambda ns, g, out, x: (
@@ -199,13 +199,13 @@ _CUMULATIVE = {
 }
 
 
-def _cumulative(name: str, x: Tensor, axis: int | None, dtype: Any, include_initial: bool) -> Tensor:
+def _cumulative(name: str, x: TensorBase, axis: int | None, dtype: Any, include_initial: bool) -> TensorBase:
     x, result = _accumulated(_tensor(name, x), dtype)
     out = _cumulative_of(name, x, axis, include_initial)
     return out if result is None else _cast(out, result)
 
 
-def _cumulative_of(name: str, x: Tensor, axis: int | None, include_initial: bool) -> Tensor:
+def _cumulative_of(name: str, x: TensorBase, axis: int | None, include_initial: bool) -> TensorBase:
     if axis is None and x.ndim > 1:
         raise ValueError(f"{name}: axis is required for a tensor of {x.ndim} dimensions")
     axes = _axes(0 if axis is None else axis, x.ndim)
@@ -219,16 +219,16 @@ def _cumulative_of(name: str, x: Tensor, axis: int | None, include_initial: bool
     if not include_initial:
         return out
     shape = tuple(1 if i == axis else n for i, n in enumerate(x.shape))
-    initial = Tensor._wrap(xp.full(shape, identity, dtype=x.data.dtype, device=x.backend.device), x.backend)
+    initial = TensorBase._wrap(xp.full(shape, identity, dtype=x.data.dtype, device=x.backend.device), x.backend)
     return concat([initial, out], axis=axis)
 
 
 # --- any, all and diff ---------------------------------------------------------------------------
-def _logical_reduction(name: str, verb: str) -> Callable[..., Tensor]:
-    def op(x: Tensor, /, *, axis: Axis = None, keepdims: bool = False) -> Tensor:
+def _logical_reduction(name: str, verb: str) -> Callable[..., TensorBase]:
+    def op(x: TensorBase, /, *, axis: Axis = None, keepdims: bool = False) -> TensorBase:
         x = _tensor(name, x)
         data = getattr(x.backend.xp, name)(x.data, axis=_axes(axis, x.ndim), keepdims=keepdims)
-        return Tensor._wrap(data, x.backend)
+        return TensorBase._wrap(data, x.backend)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = (
@@ -243,8 +243,8 @@ all = _logical_reduction("all", "every")  # noqa: A001
 
 
 def diff(
-    x: Tensor, /, *, axis: int = -1, n: int = 1, prepend: Tensor | None = None, append: Tensor | None = None
-) -> Tensor:
+    x: TensorBase, /, *, axis: int = -1, n: int = 1, prepend: TensorBase | None = None, append: TensorBase | None = None
+) -> TensorBase:
     """The `n`-th forward difference along `axis`, ``out[i] = x[i+1] - x[i]`` applied `n`
     times, after joining `prepend` and `append` to `x` (dtypes promoted); boolean `x`
     differs by ``!=``, as in PyTorch. Differentiable in `x`, `prepend` and `append`.

@@ -14,19 +14,19 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from autograd_core.engine import topological_order
-from autograd_core.tensor import Tensor
+from autograd_core.tensor_base import TensorBase
 
 SMALL = 4  # tensors with at most this many elements show their value and gradient
 
 
-def _values(t: Tensor | None) -> str:
+def _values(t: TensorBase | None) -> str:
     if t is None:
         return "None"
     values = t.numpy().reshape(-1).tolist()
     return ", ".join(f"{v:.4g}" for v in values) if len(values) > 1 else f"{values[0]:.4g}"
 
 
-def _label(t: Tensor, name: str | None) -> str:
+def _label(t: TensorBase, name: str | None) -> str:
     lines = [name] if name else []
     lines.append(t._op or ("leaf" if t.requires_grad else "constant"))
     lines.append(f"{t.shape} {t.dtype.name}")
@@ -37,7 +37,7 @@ def _label(t: Tensor, name: str | None) -> str:
     return "\\n".join(line.replace('"', '\\"') for line in lines)
 
 
-def to_dot(root: Tensor, names: Mapping[str, Tensor] | Iterable[tuple[str, Tensor]] | None = None) -> str:
+def to_dot(root: TensorBase, names: Mapping[str, TensorBase] | Iterable[tuple[str, TensorBase]] | None = None) -> str:
     """DOT text of every tensor `root` depends on, inputs at the top.
 
     Each node shows its name (from `names`, e.g. ``dict(model.named_parameters())``), the op
@@ -60,7 +60,7 @@ def to_dot(root: Tensor, names: Mapping[str, Tensor] | Iterable[tuple[str, Tenso
     return "\n".join([*lines, "}"]) + "\n"
 
 
-def render(root: Tensor, path: str | Path, names: Mapping[str, Tensor] | None = None) -> Path:
+def render(root: TensorBase, path: str | Path, names: Mapping[str, TensorBase] | None = None) -> Path:
     """Draw the graph of `root` into `path` (format from the suffix: .svg, .png, .pdf)."""
     dot = shutil.which("dot")
     if dot is None:

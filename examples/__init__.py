@@ -7,4 +7,7 @@ folder (``--reference``: the repository's ``results/``). Each shows its model an
 loop in its own file; what they share (the command line, the data, the records, the plots)
 is the installed package `example_support`. The scripts are also importable (``main(argv)``
 and smaller functions), so the tests drive them in-process.
+
+``custom_op_swish.py`` is the worked custom op of docs/custom-ops.md, a registered primitive
+with a kernel per library: it trains for a moment and prints, with no flags and no record.
 """

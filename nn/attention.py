@@ -1,64 +1,26 @@
 """Scaled dot-product attention and the multi-head attention built on it, with PyTorch's
 semantics.
 
-Attention is two fused primitives and a matmul, not a chain of small ops: the scores
-``scale * q @ k^T`` (whose VJPs are two matmuls), then the masked softmax of the scores
-(whose VJP reads only its output P: ``dS = P * (g - sum(g * P))``), then ``P @ v``. Masked
-entries get P = 0 exactly, so a fully masked row gives P = 0 and an output of 0 with a
-finite gradient, as PyTorch 2.13's `scaled_dot_product_attention` gives.
-"""
+Attention is two fused primitives (`autograd_core.primitives.attention`) and a matmul, not a
+chain of small ops: the scores ``scale * q @ k^T`` (whose VJPs are two matmuls), then the
+masked softmax of the scores (whose VJP reads only its output P: ``dS = P * (g - sum(g * P))``),
+then ``P @ v``. Masked entries get P = 0 exactly, so a fully masked row gives P = 0 and an
+output of 0 with a finite gradient, as PyTorch 2.13's `scaled_dot_product_attention` gives."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
+import numpy as np
+
 import autograd_core as ag
-from autograd_core.ops import _broadcast_shapes, _cast, common_backend, sum_to
-from autograd_core.tensor import Tensor, record
-from nn import functional as F
+from autograd_core import primitives as P
+from autograd_core.registry import common_backend
+from autograd_core.tensor import Tensor
+from nn.functional_base import dropout, linear
 
 _CAUSAL: dict[tuple[int, int, int], Any] = {}  # (id(backend), L, S) -> the lower-triangular bool array
-
-
-def _scores_grad_query(ns: Any, g: Any, out: Any, q: Any, k: Any, scale: float) -> Any:
-    return sum_to(ns, ns.matmul(g, k) * scale, q.shape)
-
-
-def _scores_grad_key(ns: Any, g: Any, out: Any, q: Any, k: Any, scale: float) -> Any:
-    return sum_to(ns, ns.matmul(ns.matrix_transpose(g), q) * scale, k.shape)
-
-
-_SCORES_VJPS = (_scores_grad_query, _scores_grad_key, None)
-
-
-def _scores(q: Tensor, k: Tensor, scale: float) -> Tensor:
-    """``scale * q @ k^T`` as one primitive (the key's gradient comes out in its own layout)."""
-    return record("attention_scores", (q.data * scale) @ k.data.mT, q.backend, (q, k, scale), _SCORES_VJPS)
-
-
-def _softmax_grad(ns: Any, g: Any, out: Any, scores: Any, mask: Any) -> Any:
-    return out * (g - ns.sum(g * out, axis=-1, keepdims=True))
-
-
-_SOFTMAX_VJPS = (_softmax_grad, lambda ns, g, out, s, m: sum_to(ns, _softmax_grad(ns, g, out, s, m), m.shape))
-
-
-def _masked_softmax(scores: Tensor, mask: Tensor | None) -> Tensor:
-    """softmax(scores + mask) over the last axis for a float `mask`, or over the entries where
-    a boolean `mask` is True; a row with nothing left is all zeros (PyTorch's safe softmax)."""
-    xp = scores.backend.xp
-    if mask is None:
-        z = scores.data
-    elif mask.dtype == "bool":
-        z = xp.where(mask.data, scores.data, -math.inf)
-    else:
-        z = scores.data + mask.data
-    peak = xp.max(z, axis=-1, keepdims=True)
-    e = xp.exp(z - xp.where(peak == -math.inf, 0.0, peak))
-    total = xp.sum(e, axis=-1, keepdims=True)
-    p = e * (1 / xp.where(total == 0, 1.0, total))
-    return record("masked_softmax", p, scores.backend, (scores, mask), _SOFTMAX_VJPS, saved=(), saves_output=True)
 
 
 def _causal_mask(q: Tensor, length: int, source_length: int) -> Tensor:
@@ -70,7 +32,7 @@ def _causal_mask(q: Tensor, length: int, source_length: int) -> Tensor:
         data = ag.tril(ag.ones((length, source_length), dtype=ag.bool, device=q.device)).data
         if not q.backend.is_traced(data):  # a placeholder of a trace must not outlive it
             _CAUSAL[key] = data
-    return Tensor._wrap(data, q.backend)
+    return P.constant(data, q.backend)
 
 
 def _as_mask(mask: Any, like: Tensor) -> Tensor | None:
@@ -83,7 +45,7 @@ def _as_mask(mask: Any, like: Tensor) -> Tensor | None:
         return mask
     if not ag.isdtype(mask.dtype, "real floating"):
         raise TypeError(f"attention: a mask must be boolean or floating-point, got {mask.dtype.name}")
-    return mask if mask.dtype == like.dtype else _cast(mask, like.dtype)
+    return ag.astype(mask, like.dtype, copy=False)
 
 
 def attention_weights(
@@ -106,11 +68,11 @@ def attention_weights(
             f"shapes {query.shape} and {key.shape}"
         )
     scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
-    scores = _scores(query, key, scale)
+    scores = P.attention_scores.apply(query, key, scale)
     mask = _causal_mask(query, query.shape[-2], key.shape[-2]) if is_causal else _as_mask(attn_mask, query)
-    if mask is not None and _broadcast_shapes(scores.shape, mask.shape) != scores.shape:
-        scores = ag.broadcast_to(scores, _broadcast_shapes(scores.shape, mask.shape))
-    return _masked_softmax(scores, mask)
+    if mask is not None and (shape := np.broadcast_shapes(scores.shape, mask.shape)) != scores.shape:
+        scores = ag.broadcast_to(scores, shape)
+    return P.masked_softmax.apply(scores, mask)
 
 
 def scaled_dot_product_attention(
@@ -139,7 +101,7 @@ def scaled_dot_product_attention(
         key, value = (_share_heads(t, query.shape[-3]) for t in (key, value))
     weights = attention_weights(query, key, attn_mask, is_causal, scale)
     if dropout_p > 0:
-        weights = F.dropout(weights, dropout_p)
+        weights = dropout(weights, dropout_p)
     common_backend("scaled_dot_product_attention", weights, value)
     return ag.matmul(weights, value)
 
@@ -217,7 +179,7 @@ def multi_head_attention_forward(
         else ag.split(in_proj_weight, embed_dim)
     )
     biases = (None,) * 3 if in_proj_bias is None else ag.split(in_proj_bias, embed_dim)
-    q, k, v = (F.linear(x, w, b) for x, w, b in zip((query, key, value), projections, biases))
+    q, k, v = (linear(x, w, b) for x, w, b in zip((query, key, value), projections, biases))
     masks = [_as_mask(attn_mask, q), _as_mask(key_padding_mask, q)]
     if bias_k is not None and bias_v is not None:
         k, v = (
@@ -233,10 +195,10 @@ def multi_head_attention_forward(
         masks = [_pad_key(m) for m in masks]
     weights = attention_weights(q, k, _merge_masks(*masks, q, k))
     if training and dropout_p > 0:
-        weights = F.dropout(weights, dropout_p)
+        weights = dropout(weights, dropout_p)
     out = ag.matmul(weights, v)  # (N, H, L, D)
     out = ag.permute_dims(out, (0, 2, 1, 3) if batch_first else (2, 0, 1, 3))
-    out = F.linear(ag.reshape(out, (*out.shape[:2], embed_dim)), out_proj_weight, out_proj_bias)
+    out = linear(ag.reshape(out, (*out.shape[:2], embed_dim)), out_proj_weight, out_proj_bias)
     weights = (ag.mean(weights, axis=1) if average_attn_weights else weights) if need_weights else None
     if not batched:
         out = ag.squeeze(out, axis=batch_axis)

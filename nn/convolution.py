@@ -14,10 +14,10 @@ import numpy as np
 
 import autograd_core as ag
 from autograd_core import primitives as P
-from autograd_core.namespace import raw_namespace
 from autograd_core.primitives.convolution import ConvGeometry, PoolGeometry, pool_output_size
+from autograd_core.registry import raw_namespace
 from autograd_core.tensor import Tensor
-from nn.functional import _same_dtype
+from nn.functional_base import check_same_dtype
 
 IntOrPair = int | Sequence[int]
 
@@ -66,7 +66,7 @@ def _check_conv(op: str, x: Tensor, weight: Tensor, groups: int, in_channels: in
             f"{op}: groups={groups} must divide the input channels ({in_channels}) and the "
             f"weight's first dimension ({weight.shape[0]})"
         )
-    _same_dtype(op, x, weight)
+    check_same_dtype(op, x, weight)
 
 
 def _with_bias(out: Tensor, bias: Tensor | None) -> Tensor:
@@ -255,7 +255,7 @@ def max_pool2d(
     out = P.max_pool2d.record(values, x.backend, (x, indices, geometry))
     if unbatched:
         out, indices = out[0], indices[0, ...]  # the VJP keeps the batched indices it was given
-    return (out, Tensor._wrap(indices, x.backend)) if return_indices else out
+    return (out, P.constant(indices, x.backend)) if return_indices else out
 
 
 def avg_pool2d(

@@ -1,10 +1,13 @@
-"""Functions behind the layers: activations, losses, normalisation, embedding, dropout.
+"""Functions behind the layers: activations, losses, normalisation, embedding, dropout, and
+(defined in their own modules, imported here) attention, convolution, pooling, batch and
+group norm, padding and resampling.
 
-Each is composed of autograd_core primitives (so its gradient is derived, and of any
-order) except a few fused primitives with their own VJPs (written once against the namespace,
-so differentiable again): `linear`, `layer_norm`, `binary_cross_entropy` (PyTorch's finite
-gradient at probabilities of 0 and 1) and the common case of `cross_entropy` (log-sum-exp, the
-pick of the target's logit and the reduction in one pass, stable for logits of any size).
+Each is composed of autograd_core's public functions and primitives, so its gradient is
+derived (and of any order); a few are fused primitives of `autograd_core.primitives` with
+VJPs of their own (written once against the namespace, so differentiable again): `linear` and
+`layer_norm` (from `nn.functional_base`), `binary_cross_entropy` (PyTorch's finite gradient at
+probabilities of 0 and 1) and the common case of `cross_entropy` (log-sum-exp, the pick of the
+target's logit and the reduction in one pass, stable for logits of any size).
 """
 
 from __future__ import annotations
@@ -17,27 +20,37 @@ from typing import Any
 import autograd_core as ag
 from autograd_core import primitives as P
 from autograd_core.creation import to_array
-from autograd_core.namespace import raw_namespace
-from autograd_core.ops import _operands, _take_checked, _tensor, common_backend, reshape
-from autograd_core.tensor import Tensor, record
+from autograd_core.registry import common_backend
+from autograd_core.tensor import Tensor
+from nn.attention import (
+    multi_head_attention_forward as multi_head_attention_forward,
+    scaled_dot_product_attention as scaled_dot_product_attention,
+)
+from nn.convolution import (
+    avg_pool1d as avg_pool1d,
+    avg_pool2d as avg_pool2d,
+    conv1d as conv1d,
+    conv2d as conv2d,
+    conv_transpose2d as conv_transpose2d,
+    max_pool1d as max_pool1d,
+    max_pool2d as max_pool2d,
+    unfold as unfold,
+)
+from nn.functional_base import dropout as dropout, layer_norm as layer_norm, linear as linear
+from nn.normalization import (
+    batch_norm as batch_norm,
+    group_norm as group_norm,
+)
+from nn.spatial import (
+    adaptive_avg_pool1d as adaptive_avg_pool1d,
+    adaptive_avg_pool2d as adaptive_avg_pool2d,
+    dropout1d as dropout1d,
+    dropout2d as dropout2d,
+    interpolate as interpolate,
+    pad as pad,
+)
 
 _REDUCTIONS = ("mean", "sum", "none")
-
-
-def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``x @ weight.T + bias`` with weight of shape (out_features, in_features).
-
-    One primitive rather than matmul of a transpose: its weight gradient ``g^T x`` is
-    computed in the weight's own layout, where the transpose of ``x^T g`` would be a
-    strided view that slows every optimizer pass over it.
-    """
-    out_features, in_features = weight.shape
-    if x.shape[-1:] != (in_features,):
-        raise ValueError(f"linear: input shape {x.shape} does not end with in_features={in_features}")
-    backend = common_backend("linear", *(t for t in (x, weight, bias) if t is not None))
-    _same_dtype("linear", x, weight)
-    data = P.linear(raw_namespace(backend), x.data, weight.data, None if bias is None else bias.data)
-    return P.linear.record(data, backend, (x, weight, bias), saved=(x, weight))
 
 
 def relu(x: Tensor) -> Tensor:
@@ -62,7 +75,7 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     """
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
-    x = _tensor("gelu", x)
+    x = _tensor_argument("gelu", x)
     if x.dtype.kind != "real floating":
         raise TypeError(f"gelu: expected a real floating-point tensor, got {x.dtype.name}")
     return P.gelu.apply(x, approximate)
@@ -90,6 +103,13 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     """
     x = input if dtype is None else ag.astype(input, dtype)
     return ag.softmax(-x, _softmax_dim("softmin", dim, x.ndim, _stacklevel))
+
+
+def _tensor_argument(op: str, x: Any) -> Tensor:
+    """`x`, which must be a tensor."""
+    if isinstance(x, Tensor):
+        return x
+    raise TypeError(f"{op} expects a tensor, got {type(x).__name__}; make one with autograd_core.asarray(...)")
 
 
 def _softmax_dim(name: str, dim: int | None, ndim: int, stacklevel: int) -> int:
@@ -256,7 +276,7 @@ def _reduce(losses: Tensor, reduction: str, denominator: Tensor | None = None) -
 
 def _operand(value: Any, like: Tensor) -> Tensor:
     """A target or weight as a tensor: a tensor as it is, anything else in `like`'s dtype."""
-    return value if isinstance(value, Tensor) else Tensor._wrap(to_array(value, like.backend, like.dtype), like.backend)
+    return value if isinstance(value, Tensor) else P.constant(to_array(value, like.backend, like.dtype), like.backend)
 
 
 def _class_axis(input: Tensor, caller: str) -> int:
@@ -325,7 +345,7 @@ def _nll(
     a mean; None, with the mask, when every target counts once)."""
     safe, valid = _class_targets(log_probs, target, ignore_index, caller)
     backend, xp, axis = log_probs.backend, log_probs.backend.xp, _class_axis(log_probs, caller)
-    index = Tensor._wrap(xp.expand_dims(safe, axis=axis), backend)
+    index = P.constant(xp.expand_dims(safe, axis=axis), backend)
     losses = -ag.squeeze(ag.take_along_axis(log_probs, index, axis=axis), axis=axis)
     if weight is None and valid is None:
         return losses, None, None
@@ -335,8 +355,8 @@ def _nll(
         classes = ag.reshape(_class_weight(log_probs, weight, caller), (-1,)).data
         per_target = xp.reshape(xp.take(classes, xp.reshape(safe, (-1,)), axis=0), safe.shape)
         per_target = per_target if valid is None else xp.where(valid, per_target, 0.0)
-    weights = Tensor._wrap(per_target, backend)
-    return losses * weights, None if valid is None else Tensor._wrap(valid, backend), ag.sum(weights)
+    weights = P.constant(per_target, backend)
+    return losses * weights, None if valid is None else P.constant(valid, backend), ag.sum(weights)
 
 
 def cross_entropy(
@@ -370,7 +390,7 @@ def cross_entropy(
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
     axis = _class_axis(input, "cross_entropy")
     if not isinstance(target, Tensor):
-        target = Tensor._wrap(to_array(target, input.backend), input.backend)
+        target = P.constant(to_array(target, input.backend), input.backend)
     if target.shape == input.shape:
         return _cross_entropy_probabilities(input, target, weight, ignore_index, reduction, label_smoothing)
     if weight is None and not label_smoothing:
@@ -421,44 +441,13 @@ def _cross_entropy_fused(input: Tensor, target: Tensor, ignore_index: int, reduc
     another rank has its classes moved last and every other position made a row."""
     safe, valid = _class_targets(input, target, ignore_index, "cross_entropy")
     if input.ndim == 2:
-        return _cross_entropy_rows(input, safe, valid, reduction)
+        return P.fused_cross_entropy(input, safe, valid, reduction)
     xp, axis = input.backend.xp, _class_axis(input, "cross_entropy")
     rows = ag.reshape(ag.moveaxis(input, axis, -1), (-1, input.shape[axis]))
-    loss = _cross_entropy_rows(
+    loss = P.fused_cross_entropy(
         rows, xp.reshape(safe, (-1,)), None if valid is None else xp.reshape(valid, (-1,)), reduction
     )
     return ag.reshape(loss, tuple(safe.shape)) if reduction == "none" else loss
-
-
-def _cross_entropy_rows(logits: Tensor, safe: Any, valid: Any, reduction: str) -> Tensor:
-    """The fused primitive: rows' losses, reduction, and the VJP of softmax minus one-hot."""
-    backend = logits.backend
-    xp = backend.xp
-    rows = P.cross_entropy_rows(raw_namespace(backend), logits.data, safe)
-    if valid is not None:
-        rows = xp.where(valid, rows, 0.0)
-    scale = None
-    if reduction != "none":
-        scale = rows.shape[0] if valid is None else xp.sum(xp.astype(valid, rows.dtype))
-        rows = xp.sum(rows) if reduction == "sum" else xp.sum(rows) / scale
-        scale = 1 if reduction == "sum" else scale
-    classes = xp.arange(logits.shape[1], dtype=safe.dtype, device=backend.device)
-    constants = [None if a is None else Tensor._wrap(a, backend) for a in (safe, classes, valid)]
-    return record("cross_entropy", rows, backend, (logits, *constants, scale), _CROSS_ENTROPY_VJPS, saved=(logits,))
-
-
-def _cross_entropy_grad(
-    ns: Any, g: Any, out: Any, logits: Any, target: Any, classes: Any, valid: Any, scale: Any
-) -> Any:
-    """d(loss)/d(logits) = (softmax(logits) - one_hot(target)) times the rows' gradient (g per
-    row, or g / scale for every row of a reduced loss), zero for the rows ignored."""
-    row_grad = g if scale is None else g / scale
-    if valid is not None:
-        row_grad = ns.where(valid, row_grad, 0.0)
-    return P.cross_entropy_backward(ns, row_grad, logits, target, classes)
-
-
-_CROSS_ENTROPY_VJPS = (_cross_entropy_grad, None, None, None, None)
 
 
 def nll_loss(
@@ -581,24 +570,6 @@ def huber_loss(
     )
 
 
-_BCE_EPSILON = 9.999999960041972e-13  # PyTorch's 1e-12 (a C float), the least x(1-x) its gradient divides by
-
-
-def _bce(xp: Any, x: Any, t: Any) -> Any:
-    """PyTorch's elementwise binary cross-entropy: each log clamped at -100, and never taken of 0."""
-
-    def clamped(log: Callable[[Any], Any], at: Any, defined: Any) -> Any:
-        return xp.where(defined, xp.clip(log(xp.where(defined, at, 0.5)), min=-100.0), -100.0)
-
-    return (t - 1) * clamped(xp.log1p, -x, x < 1) - t * clamped(xp.log, x, x > 0)
-
-
-_BCE_VJPS = (  # PyTorch's rules: finite where a probability is exactly 0 or 1
-    lambda ns, g, out, x, t: g * (x - t) / ns.clip(x * (1 - x), min=_BCE_EPSILON),
-    lambda ns, g, out, x, t: g * (ns.log1p(-x) - ns.log(x)),
-)
-
-
 def binary_cross_entropy(
     input: Tensor,
     target: Any,
@@ -619,14 +590,18 @@ def binary_cross_entropy(
     target = _operand(target, input)
     if target.shape != input.shape:
         raise ValueError(f"binary_cross_entropy: target shape {target.shape} differs from input shape {input.shape}")
-    x, t, backend = _operands("binary_cross_entropy", input, target)
+    backend = common_backend("binary_cross_entropy", input, target)
+    x, t = input, target
+    if x.dtype != t.dtype:
+        dtype = ag.result_type(x.dtype, t.dtype)
+        x, t = ag.astype(x, dtype, copy=False), ag.astype(t, dtype, copy=False)
     xp = backend.xp
     if math.prod(x.shape) and not backend.is_traced(x.data) and not bool(xp.all((x.data >= 0) & (x.data <= 1))):
         raise ValueError(
             "binary_cross_entropy: input values must be probabilities in [0, 1]; for logits use "
             "binary_cross_entropy_with_logits"
         )
-    losses = record("binary_cross_entropy", _bce(xp, x.data, t.data), backend, (x, t), _BCE_VJPS)
+    losses = P.binary_cross_entropy.apply(x, t)
     return _reduce(losses if weight is None else losses * weight, reduction)
 
 
@@ -692,7 +667,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     >>> F.one_hot(ag.asarray([0, 2]), 3).tolist()
     [[1, 0, 0], [0, 0, 1]]
     """
-    tensor = _tensor("one_hot", tensor)
+    tensor = _tensor_argument("one_hot", tensor)
     if not tensor.dtype.kind.endswith("integer"):
         raise TypeError(f"one_hot: class indices must be integers, got {tensor.dtype.name}")
     backend, xp = tensor.backend, tensor.backend.xp
@@ -708,36 +683,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     if checkable and not _in_range(backend, data, num_classes):
         raise IndexError(f"one_hot: class values must lie in [0, num_classes={num_classes})")
     classes = xp.arange(num_classes, dtype=int64, device=backend.device)
-    return Tensor._wrap(xp.astype(xp.expand_dims(data, axis=-1) == classes, int64), backend)
-
-
-def layer_norm(
-    x: Tensor,
-    normalized_shape: tuple[int, ...] | int,
-    weight: Tensor | None = None,
-    bias: Tensor | None = None,
-    eps: float = 1e-5,
-) -> Tensor:
-    """Normalise over the trailing `normalized_shape` axes with the biased variance, then scale
-    by `weight` and shift by `bias`: one primitive (the backend's fused kernel where it has one)."""
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if x.shape[x.ndim - len(shape) :] != shape:
-        raise ValueError(f"layer_norm: input shape {x.shape} does not end with normalized_shape {shape}")
-    backend = common_backend("layer_norm", *(t for t in (x, weight, bias) if t is not None))
-    _same_dtype("layer_norm", x, weight)
-    data, stats = P.layer_norm(
-        raw_namespace(backend), x.data, *(None if t is None else t.data for t in (weight, bias)), shape, eps
-    )
-    return P.layer_norm.record(data, backend, (x, weight, bias, shape, eps, stats), saved=(x, weight))
-
-
-def _same_dtype(layer: str, x: Tensor, weight: Tensor | None) -> None:
-    """A layer refuses an input of another float dtype than its weights (as PyTorch does)."""
-    if weight is not None and x.data.dtype != weight.data.dtype and x.dtype != weight.dtype:
-        raise TypeError(
-            f"{layer}: the input is {x.dtype.name} but the weights are {weight.dtype.name}; convert "
-            f"one: x.astype(...) or model.to(dtype=...) (model.double() for float64)"
-        )
+    return P.constant(xp.astype(xp.expand_dims(data, axis=-1) == classes, int64), backend)
 
 
 def embedding(input: Any, weight: Tensor) -> Tensor:
@@ -757,48 +703,5 @@ def embedding(input: Any, weight: Tensor) -> Tensor:
         if low < 0 or high >= rows:
             wrong = f"{low} is negative" if low < 0 else f"{high} is past the end"
             raise IndexError(f"embedding: index {wrong}; indices must lie in [0, {rows})")
-    picked = _take_checked(weight, backend.xp.reshape(index.data, (-1,)), axis=0)
-    return reshape(picked, (*index.shape, *weight.shape[1:]))
-
-
-def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
-    """Zero each element with probability `p` and scale the rest by 1/(1-p) (training only)."""
-    if not 0 <= p <= 1:
-        raise ValueError(f"dropout probability must be in [0, 1], got {p}")
-    if not training or p == 0:
-        return x
-    if p == 1:
-        return x * 0.0
-    if x.backend.is_traced(x.data):
-        raise RuntimeError(
-            "dropout draws its mask on the host, which a compiled step would freeze; run steps with dropout eagerly"
-        )
-    keep = x.backend.bernoulli(x.shape, 1 - p)
-    return x * Tensor._wrap(x.backend.xp.astype(keep, x.data.dtype), x.backend) * (1 / (1 - p))
-
-
-# Convolution, pooling, normalisation and resampling over images and sequences live in their
-# own modules, which build on the helpers above, so they are imported last.
-from nn.attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: E402, F401
-from nn.convolution import (  # noqa: E402
-    avg_pool1d as avg_pool1d,
-    avg_pool2d as avg_pool2d,
-    conv1d as conv1d,
-    conv2d as conv2d,
-    conv_transpose2d as conv_transpose2d,
-    max_pool1d as max_pool1d,
-    max_pool2d as max_pool2d,
-    unfold as unfold,
-)
-from nn.normalization import (  # noqa: E402
-    batch_norm as batch_norm,
-    group_norm as group_norm,
-)
-from nn.spatial import (  # noqa: E402
-    adaptive_avg_pool1d as adaptive_avg_pool1d,
-    adaptive_avg_pool2d as adaptive_avg_pool2d,
-    dropout1d as dropout1d,
-    dropout2d as dropout2d,
-    interpolate as interpolate,
-    pad as pad,
-)
+    picked = P.take.apply(weight, backend.xp.reshape(index.data, (-1,)), 0)  # the bounds are checked above
+    return ag.reshape(picked, (*index.shape, *weight.shape[1:]))

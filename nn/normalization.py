@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import autograd_core as ag
 from autograd_core import primitives as P
-from autograd_core.namespace import raw_namespace
-from autograd_core.ops import common_backend
 from autograd_core.primitives.normalization import per_channel
+from autograd_core.registry import common_backend, raw_namespace
 from autograd_core.tensor import Tensor, bump_version
-from nn.functional import _same_dtype, layer_norm
+from nn.functional_base import check_same_dtype, layer_norm
 
 
 def batch_norm(
@@ -45,7 +44,7 @@ def batch_norm(
     channels = input.shape[1]
     tensors = [t for t in (input, running_mean, running_var, weight, bias) if t is not None]
     backend = common_backend("batch_norm", *tensors)
-    _same_dtype("batch_norm", input, weight)
+    check_same_dtype("batch_norm", input, weight)
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
         if t is not None and t.shape != (channels,):
             raise ValueError(f"batch_norm: {name} has shape {t.shape}, expected ({channels},) for {channels} channels")
@@ -71,7 +70,7 @@ def batch_norm(
             if buffer is not None:
                 buffer.data = buffer.data * (1 - momentum) + backend.xp.astype(statistic, buffer.data.dtype) * momentum
                 bump_version(buffer)
-    statistics = (Tensor._wrap(mean, backend), Tensor._wrap(var, backend))
+    statistics = (P.constant(mean, backend), P.constant(var, backend))
     return P.batch_norm.record(data, backend, (input, weight, bias, eps, *statistics), saved=(input, weight))
 
 
@@ -94,7 +93,7 @@ def group_norm(
             f"group_norm: num_groups={num_groups} must divide the channels of an (N, C, ...) input, "
             f"got shape {input.shape}"
         )
-    _same_dtype("group_norm", input, weight)
+    check_same_dtype("group_norm", input, weight)
     grouped = ag.reshape(input, (input.shape[0], num_groups, -1))
     out = ag.reshape(layer_norm(grouped, (grouped.shape[-1],), eps=eps), input.shape)
     out = out if weight is None else out * per_channel(ag, weight, input.ndim)

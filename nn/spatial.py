@@ -25,7 +25,7 @@ import numpy as np
 
 import autograd_core as ag
 from autograd_core.tensor import Tensor
-from nn import functional as F
+from nn.functional_base import dropout
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "dropout1d", "dropout2d", "interpolate", "pad"]
 
@@ -397,4 +397,4 @@ def _channel_dropout(x: Tensor, p: float, training: bool, channels: tuple[int, .
             "dropout draws its mask on the host, which a compiled step would freeze; run steps with dropout eagerly"
         )
     shape = channels + (1,) * (x.ndim - len(channels))
-    return x * F.dropout(ag.ones(shape, dtype=x.dtype, device=x.device), p)
+    return x * dropout(ag.ones(shape, dtype=x.dtype, device=x.device), p)

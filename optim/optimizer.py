@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import autograd_core as ag
+from autograd_core import primitives as P
 from autograd_core.creation import to_array
 from autograd_core.tensor import Tensor, bump_version
 
@@ -110,7 +111,7 @@ class Optimizer:
             for g in self.param_groups
         ]
         state = {
-            index[id(p)]: {k: Tensor._wrap(v, p.backend).clone() if p.backend.is_native(v) else v for k, v in s.items()}
+            index[id(p)]: {k: P.constant(v, p.backend).clone() if p.backend.is_native(v) else v for k, v in s.items()}
             for p, s in self.state.items()
         }
         return {"state": state, "param_groups": groups}

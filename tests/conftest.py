@@ -27,7 +27,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # The dask backend builds a task graph per op and lacks parts of the standard (take_along_axis,
 # linalg.eigh...): in the default run it takes only these modules; the rest skip on it, saying how
 # to run them.
-DASK_MODULES = {"test_backends.py", "test_cross_backend.py", "test_dask.py", "test_custom_ops.py"}
+DASK_MODULES = {
+    "test_backends.py",
+    "test_cross_backend.py",
+    "test_dask.py",
+    "test_custom_ops.py",
+    "test_custom_op_swish.py",
+}
 DASK_SKIPS = {
     "test_capability_flags_are_true": "dask arrays take item assignment (the Array object gets a new graph) but "
     "views taken before do not see it, so the backend declares mutable=False; "

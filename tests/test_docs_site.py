@@ -2,7 +2,9 @@
 tests/plugin_example/ works as the plugin page says, and the site builds with warnings as errors.
 
 The pages' ```python blocks run in order in one namespace per page, their ```pycon blocks as
-doctests, on the numpy backend (the pages say which backend they use).
+doctests, on the numpy backend (the pages say which backend they use). A block that includes a
+file of the repository (``--8<--``, pymdownx.snippets) shows a module that its own tests import;
+it is not run again here, where it would declare its primitives a second time.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import backends
 import nn
 import nn.functional as F
 import optim
+from autograd_core import primitives
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -36,9 +39,13 @@ NEEDS = {"backends.md": "array_api_strict"}
 
 
 def _blocks(page: Path, language: str) -> list[tuple[int, str]]:
-    """(line number, code) of each fenced block of `language` on `page`."""
-    text = SNIPPET.sub(lambda m: (ROOT / m.group(1)).read_text(), page.read_text())
-    return [(text.count("\n", 0, m.start()) + 2, m.group(2)) for m in FENCE.finditer(text) if m.group(1) == language]
+    """(line number, code) of each fenced block of `language` on `page`, but those that include a file."""
+    text = page.read_text()
+    return [
+        (text.count("\n", 0, m.start()) + 2, m.group(2))
+        for m in FENCE.finditer(text)
+        if m.group(1) == language and not SNIPPET.search(m.group(2))
+    ]
 
 
 def run_page(page: Path) -> dict:
@@ -60,6 +67,13 @@ PAGES_WITH_EXAMPLES = sorted(
 )
 
 
+def test_included_files_exist():
+    """Every file a page includes is in the repository (as `mkdocs build` checks, faster)."""
+    included = [m.group(1) for page in DOCS.rglob("*.md") for m in SNIPPET.finditer(page.read_text())]
+    assert {"examples/custom_op_swish.py", "tests/plugin_example/example_backend/__init__.py"} <= set(included)
+    assert [path for path in included if not (ROOT / path).is_file()] == []
+
+
 @pytest.mark.parametrize("page", PAGES_WITH_EXAMPLES)
 def test_page_examples_run(page):
     if page in NEEDS:
@@ -76,15 +90,17 @@ def test_first_training_loop_fits_the_line(capsys):
     assert "weight 3.000, bias 1.000" in capsys.readouterr().out
 
 
-def test_plugin_page_lists_every_backend_method():
-    """Every public method of the Backend contract appears on the plugin page (a new kernel
-    must be documented there)."""
+def test_plugin_page_lists_every_backend_method_and_primitive():
+    """Every public method of the Backend contract, and every primitive a backend may give a
+    kernel of its own, appears on the plugin page (a new one must be documented there)."""
     methods = [
         n for n, v in vars(backends.Backend).items() if not n.startswith("_") and callable(getattr(backends.Backend, n))
     ]
+    kernels = [n for n in primitives.__all__ if isinstance(getattr(primitives, n), primitives.Primitive)]
     page = (DOCS / "plugins.md").read_text()
-    assert len(methods) > 30
+    assert len(methods) > 15 and len(kernels) > 25
     assert [m for m in methods if f"[`{m}`][backends.base.Backend.{m}]" not in page] == []
+    assert [k for k in kernels if f"`{k}`" not in page] == []
 
 
 # --- the worked plugin -------------------------------------------------------------------------
@@ -134,15 +150,21 @@ def test_plugin_is_a_backend(plugin):
         assert ag.ones(3).backend is plugin
 
 
-def test_plugin_kernel_runs_in_backward(plugin, monkeypatch):
-    """The gradient of `take` with repeated indices is a scatter-add: the plugin's own."""
+def test_plugin_kernel_runs_in_backward(plugin):
+    """The gradient of `take` with repeated indices is a scatter-add: the plugin's own kernel,
+    which the primitive finds for it (and for no other backend)."""
+    kernel = sys.modules["example_backend"].index_add
+    assert primitives.index_add.implementation(plugin) is kernel
+    assert primitives.index_add.implementation(backends.get("numpy")) is not kernel
     calls = []
-    kernel = type(plugin).index_add
-    monkeypatch.setattr(type(plugin), "index_add", lambda self, *args: calls.append(args) or kernel(self, *args))
-    with backends.use(plugin):
-        x = ag.tensor([1.0, 2.0, 3.0], dtype="float64", requires_grad=True)
-        y = ag.take(x, ag.tensor([0, 2, 2, 1, 2]))
-        (y * ag.tensor([1.0, 10.0, 100.0, 1000.0, 10000.0], dtype="float64")).sum().backward()
+    primitives.index_add.kernel(PLUGIN_NAME)(lambda ns, *args: calls.append(args) or kernel(ns, *args))
+    try:
+        with backends.use(plugin):
+            x = ag.tensor([1.0, 2.0, 3.0], dtype="float64", requires_grad=True)
+            y = ag.take(x, ag.tensor([0, 2, 2, 1, 2]))
+            (y * ag.tensor([1.0, 10.0, 100.0, 1000.0, 10000.0], dtype="float64")).sum().backward()
+    finally:
+        primitives.index_add.kernel(PLUGIN_NAME)(kernel)
     assert x.grad.backend is plugin
     assert x.grad.tolist() == [1.0, 1000.0, 10110.0]
     assert len(calls) == 1
@@ -233,4 +255,6 @@ def test_site_builds_strict(tmp_path):
     reference = (site / "reference" / "autograd_core" / "index.html").read_text()
     for anchor in ("autograd_core.tensor.Tensor", "autograd_core.engine.grad", "autograd_core.compile.compile"):
         assert f'id="{anchor}"' in reference
-    assert 'id="backends.base.Backend.index_add"' in (site / "reference" / "backends" / "index.html").read_text()
+    for anchor in ("autograd_core.registry.Primitive", "autograd_core.registry.Primitive.kernel"):
+        assert f'id="{anchor}"' in reference
+    assert 'id="backends.base.Backend.asarray"' in (site / "reference" / "backends" / "index.html").read_text()

@@ -64,6 +64,23 @@ def test_an_example_runs_without_matplotlib_and_tqdm_and_says_so_once(tmp_path: 
     assert any(line.startswith("line 150/150 (100%)") for line in lines)
 
 
+@pytest.mark.slow
+def test_the_custom_op_example_runs_from_a_folder_outside_the_checkout(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AUTOGRAD_", "PYTHON"))}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "custom_op_swish.py")],
+        cwd=tmp_path,
+        env={**env, "AUTOGRAD_BACKEND": "numpy"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    primitive, losses = done.stdout.splitlines()
+    assert primitive == "<primitive swish: kernels for numpy, torch>"
+    assert losses.startswith("numpy: mean squared error ") and losses.endswith(" in 100 Adam steps")
+
+
 def test_no_example_touches_sys_path() -> None:
     scripts = sorted((ROOT / "examples").glob("*.py"))
     assert scripts

@@ -18,7 +18,7 @@ import numpy as np
 
 from autograd_core.primitives.indexing import index_add
 from autograd_core.registry import Primitive, primitive
-from autograd_core.tensor import Tensor
+from autograd_core.tensor_base import TensorBase
 
 Padding2d = tuple[tuple[int, int], tuple[int, int]]  # ((top, bottom), (left, right))
 
@@ -289,7 +289,7 @@ def _max_pool2d_backward(ns: Any, grad: Any, indices: Any, input_shape: tuple[in
 def scatter_to_maxima(ns: Any, grad: Any, indices: Any, input_shape: tuple[int, ...], geometry: PoolGeometry) -> Any:
     """`max_pool2d_backward` as one scatter-add over the flattened input: the kernel of the
     libraries whose index_add is fast, and the differentiable form (its own VJP a gather)."""
-    backend = grad.backend if isinstance(grad, Tensor) else ns.backend
+    backend = grad.backend if isinstance(grad, TensorBase) else ns.backend
     flat = flat_positions(backend.xp, indices, input_shape, backend.device)
     summed = index_add(ns, ns.reshape(grad, (-1,)), (math.prod(input_shape),), 0, flat)
     return ns.reshape(summed, tuple(input_shape))

@@ -10,7 +10,7 @@ from typing import Any
 import backends
 from autograd_core.namespace import raw_namespace
 from autograd_core.registry import Primitive, primitive
-from autograd_core.tensor import Tensor
+from autograd_core.tensor_base import TensorBase
 
 
 def _getitem(ns: Any, x: Any, key: tuple) -> Any:
@@ -79,7 +79,7 @@ def _to_backend(ns: Any, values: Any, target: Any, source: Any) -> Any:
     return target.asarray(source.to_numpy(values), target.dtype(source.dtype_name(values.dtype)))
 
 
-def move(x: Tensor, target: backends.Backend) -> Tensor:
+def move(x: TensorBase, target: backends.Backend) -> TensorBase:
     """`x`'s values on the backend `target`, differentiably (the gradient moves back)."""
     if target is x.backend:
         return x

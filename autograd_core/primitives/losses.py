@@ -1,10 +1,12 @@
-"""The fused softmax cross-entropy's kernels: the rows' losses and their gradient."""
+"""The fused losses: softmax cross-entropy against class indices (its kernels, the rows'
+losses and their gradient, and the node), and PyTorch's binary cross-entropy."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from autograd_core.registry import primitive
+from autograd_core.registry import Primitive, primitive, raw_namespace
+from autograd_core.tensor_base import TensorBase
 
 
 @primitive()
@@ -30,3 +32,76 @@ def cross_entropy_backward(ns: Any, row_grad: Any, logits: Any, target: Any, cla
     `row_grad` (n,), or one for every row (0-d): ``(softmax(logits) - one_hot(target)) * row_grad``.
     `classes` is ``arange(C)`` on the logits' device, for the one-hot."""
     return softmax_minus_one_hot(ns, logits, target, classes) * row_grad[..., None]
+
+
+def _row_count(ns: Any, logits: Any, valid: Any) -> Any:
+    """How many rows a mean divides by: all of them, or those `valid` keeps."""
+    return logits.shape[0] if valid is None else ns.sum(ns.astype(valid, logits.dtype))
+
+
+def _cross_entropy(ns: Any, logits: Any, target: Any, classes: Any, valid: Any, reduction: str) -> Any:
+    """The rows' losses (0 where `valid` is False), or their sum or mean over the valid rows."""
+    rows = cross_entropy_rows(ns, logits, target)
+    if valid is not None:
+        rows = ns.where(valid, rows, 0.0)
+    if reduction == "none":
+        return rows
+    return ns.sum(rows) if reduction == "sum" else ns.sum(rows) / _row_count(ns, logits, valid)
+
+
+def _cross_entropy_grad(
+    ns: Any, g: Any, out: Any, logits: Any, target: Any, classes: Any, valid: Any, reduction: str
+) -> Any:
+    """d(loss)/d(logits) = (softmax(logits) - one_hot(target)) times the rows' gradient (g per
+    row, or g / count for every row of a mean), zero for the rows ignored."""
+    row_grad = g / _row_count(ns, logits, valid) if reduction == "mean" else g
+    if valid is not None:
+        row_grad = ns.where(valid, row_grad, 0.0)
+    return cross_entropy_backward(ns, row_grad, logits, target, classes)
+
+
+cross_entropy = Primitive(
+    "cross_entropy",
+    _cross_entropy,
+    vjps=(_cross_entropy_grad, None, None, None, None),
+    doc="Softmax cross-entropy of logits (n, C) against class indices `target` (n,), the rows "
+    "where the mask `valid` (or None) is False left out, reduced by `reduction` ('none', 'sum', "
+    "'mean'); `classes` is ``arange(C)`` on the logits' device.",
+)
+
+
+def fused_cross_entropy(logits: TensorBase, target: Any, valid: Any, reduction: str) -> TensorBase:
+    """`cross_entropy` of the tensor `logits` (n, C) against the raw class indices `target`
+    (n,), already checked to lie in [0, C), with the raw mask `valid` (n,) of the rows that
+    count (None: all): one node in the graph."""
+    backend = logits.backend
+    ns = raw_namespace(backend)
+    classes = ns.arange(logits.shape[1], dtype=target.dtype, device=backend.device)
+    raw = (logits.data, target, classes, valid, reduction)
+    constants = tuple(None if a is None else TensorBase._wrap(a, backend) for a in (target, classes, valid))
+    inputs = (logits, *constants, reduction)
+    return cross_entropy.record(cross_entropy(ns, *raw), backend, inputs, saved=(logits,), raw_inputs=raw)
+
+
+_BCE_EPSILON = 9.999999960041972e-13  # PyTorch's 1e-12 (a C float), the least x(1-x) its gradient divides by
+
+
+def _binary_cross_entropy(ns: Any, x: Any, t: Any) -> Any:
+    """PyTorch's elementwise binary cross-entropy: each log clamped at -100, and never taken of 0."""
+
+    def clamped(log: Any, at: Any, defined: Any) -> Any:
+        return ns.where(defined, ns.clip(log(ns.where(defined, at, 0.5)), min=-100.0), -100.0)
+
+    return (t - 1) * clamped(ns.log1p, -x, x < 1) - t * clamped(ns.log, x, x > 0)
+
+
+binary_cross_entropy = Primitive(
+    "binary_cross_entropy",
+    _binary_cross_entropy,
+    vjps=(  # PyTorch's rules: finite where a probability is exactly 0 or 1
+        lambda ns, g, out, x, t: g * (x - t) / ns.clip(x * (1 - x), min=_BCE_EPSILON),
+        lambda ns, g, out, x, t: g * (ns.log1p(-x) - ns.log(x)),
+    ),
+    doc="The elementwise binary cross-entropy of probabilities `x` against targets `t`, as "
+    "PyTorch's: each log clamped at -100, with finite gradients at probabilities of 0 and 1.",
+)

@@ -2,8 +2,10 @@
 
 The whole contract is a factory ``create(device) -> Backend`` registered under the
 entry-point group ``autograd_core.backends``. Everything the engine needs beyond the array
-API standard has a portable default in `backends.base.Backend`; this backend overrides one
-kernel, the scatter-add behind the gradient of indexing, `take` and `embedding`.
+API standard has a portable default: data movement, dtypes and random numbers in
+`backends.base.Backend`, the kernels the standard lacks in `autograd_core.primitives`. This
+backend registers one kernel of its own, the scatter-add behind the gradient of indexing,
+`take` and `embedding`.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from autograd_core import primitives
 from backends import Backend
 
 
@@ -24,12 +27,14 @@ class ExampleBackend(Backend):
         """numpy warns on division by zero; the engine wants inf and nan silently."""
         return np.errstate(all="ignore")
 
-    def index_add(self, shape: tuple[int, ...], axis: int, index: Any, values: Any) -> Any:
-        """Zeros of `shape` with `values` added at `index` along `axis`, repeats summed:
-        numpy's unbuffered ``add.at`` instead of the portable one-hot matrix product."""
-        out = np.zeros(shape, dtype=values.dtype)
-        np.add.at(out, (slice(None),) * axis + (index,), values)
-        return out
+
+@primitives.index_add.kernel(ExampleBackend.name)
+def index_add(ns: Any, values: Any, shape: tuple[int, ...], axis: int, index: Any) -> Any:
+    """Zeros of `shape` with `values` added at `index` along `axis`, repeats summed:
+    numpy's unbuffered ``add.at`` instead of the portable one-hot matrix product."""
+    out = np.zeros(shape, dtype=values.dtype)
+    np.add.at(out, (slice(None),) * axis + (index,), values)
+    return out
 
 
 def create(device: str | None = None) -> Backend:

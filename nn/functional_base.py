@@ -1,0 +1,73 @@
+"""The functions the rest of `nn.functional` builds on: `linear`, `layer_norm`, `dropout` and
+the dtype check of layers. They sit below `nn.functional`, `nn.attention`, `nn.convolution`,
+`nn.normalization` and `nn.spatial`, which import them; `nn.functional` re-exports them."""
+
+from __future__ import annotations
+
+from autograd_core import primitives as P
+from autograd_core.registry import common_backend, raw_namespace
+from autograd_core.tensor import Tensor
+
+
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``x @ weight.T + bias`` with weight of shape (out_features, in_features).
+
+    One primitive rather than matmul of a transpose: its weight gradient ``g^T x`` is
+    computed in the weight's own layout, where the transpose of ``x^T g`` would be a
+    strided view that slows every optimizer pass over it.
+    """
+    out_features, in_features = weight.shape
+    if x.shape[-1:] != (in_features,):
+        raise ValueError(f"linear: input shape {x.shape} does not end with in_features={in_features}")
+    backend = common_backend("linear", *(t for t in (x, weight, bias) if t is not None))
+    check_same_dtype("linear", x, weight)
+    data = P.linear(raw_namespace(backend), x.data, weight.data, None if bias is None else bias.data)
+    return P.linear.record(data, backend, (x, weight, bias), saved=(x, weight))
+
+
+def layer_norm(
+    x: Tensor,
+    normalized_shape: tuple[int, ...] | int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalise over the trailing `normalized_shape` axes with the biased variance, then scale
+    by `weight` and shift by `bias`: one primitive (the backend's fused kernel where it has one)."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if x.shape[x.ndim - len(shape) :] != shape:
+        raise ValueError(f"layer_norm: input shape {x.shape} does not end with normalized_shape {shape}")
+    backend = common_backend("layer_norm", *(t for t in (x, weight, bias) if t is not None))
+    check_same_dtype("layer_norm", x, weight)
+    data, stats = P.layer_norm(
+        raw_namespace(backend), x.data, *(None if t is None else t.data for t in (weight, bias)), shape, eps
+    )
+    return P.layer_norm.record(data, backend, (x, weight, bias, shape, eps, stats), saved=(x, weight))
+
+
+def check_same_dtype(layer: str, x: Tensor, weight: Tensor | None) -> None:
+    """Refuse an input of another float dtype than the layer's weights (as PyTorch does)."""
+    if weight is not None and x.data.dtype != weight.data.dtype and x.dtype != weight.dtype:
+        raise TypeError(
+            f"{layer}: the input is {x.dtype.name} but the weights are {weight.dtype.name}; convert "
+            f"one: x.astype(...) or model.to(dtype=...) (model.double() for float64)"
+        )
+
+
+def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+    """Zero each element with probability `p` and scale the rest by 1/(1-p) (training only)."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability must be in [0, 1], got {p}")
+    if not training or p == 0:
+        return x
+    if p == 1:
+        return x * 0.0
+    if x.backend.is_traced(x.data):
+        raise RuntimeError(
+            "dropout draws its mask on the host, which a compiled step would freeze; run steps with dropout eagerly"
+        )
+    keep = x.backend.bernoulli(x.shape, 1 - p)
+    return x * P.constant(x.backend.xp.astype(keep, x.data.dtype), x.backend) * (1 / (1 - p))
+
+
+__all__ = ["check_same_dtype", "dropout", "layer_norm", "linear"]
