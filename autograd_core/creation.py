@@ -18,7 +18,9 @@ import backends
 from autograd_core import ops
 from autograd_core.dtypes import DType, as_dtype, result_type
 from autograd_core.info import __array_namespace_info__
-from autograd_core.tensor_base import Device, TensorBase, record, to_array
+from autograd_core.namespace import raw_namespace
+from autograd_core.registry import Primitive
+from autograd_core.tensor_base import Device, TensorBase, to_array
 
 __all__ = [
     "arange",
@@ -375,11 +377,11 @@ def _triangle(name: str, below: bool) -> Callable[..., TensorBase]:
     def part(ns: Any, x: Any, k: int) -> Any:
         return ns.tril(x, k=k) if below else ns.triu(x, k=k)
 
+    primitive = Primitive(name, part, vjps=(lambda ns, g, out, x, k: part(ns, g, k), None), saves="none")
+
     def triangle(x: TensorBase, /, *, k: int = 0) -> TensorBase:
         x = asarray(x)
-        return record(
-            name, part(x.backend.xp, x.data, k), x.backend, (x,), (lambda ns, g, out, x: part(ns, g, k),), saved=()
-        )
+        return primitive.record(primitive(raw_namespace(x.backend), x.data, k), x.backend, (x, k))
 
     side = "on and below" if below else "on and above"
     triangle.__name__ = triangle.__qualname__ = name

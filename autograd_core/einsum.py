@@ -10,13 +10,11 @@ and summed back over the axes it broadcast.
 
 from __future__ import annotations
 
-from typing import Any
-
 from autograd_core.dtypes import result_type
 from autograd_core.namespace import raw_namespace
-from autograd_core.ops import _cast, _tensor, common_backend, sum_to
-from autograd_core.primitives.linear import einsum as einsum_kernel, einsum_plan
-from autograd_core.tensor_base import TensorBase, Vjp, record
+from autograd_core.ops import _cast, _tensor, common_backend
+from autograd_core.primitives.linear import einsum as einsum_primitive, einsum_plan
+from autograd_core.tensor_base import TensorBase
 
 __all__ = ["einsum"]
 
@@ -44,27 +42,7 @@ def einsum(subscripts: str, /, *operands: TensorBase) -> TensorBase:
     labels, output, identities = einsum_plan(subscripts, [t.shape for t in tensors])
     xp, target = backend.xp, backend.dtype(dtype.name)
     eyes = [TensorBase._wrap(xp.eye(n, dtype=target, device=backend.device), backend) for _, n in identities]
-    terms = labels + [pair for pair, _ in identities]
-    inputs = tensors + eyes
-    data = einsum_kernel(raw_namespace(backend), ",".join(terms) + "->" + output, *(t.data for t in inputs))
-    vjps = [_einsum_vjp(i, terms, output) for i in range(len(tensors))] + [None] * len(eyes)
-    return record("einsum", data, backend, inputs, vjps)
-
-
-def _einsum_vjp(i: int, terms: list[str], output: str) -> Vjp:
-    """Operand i's gradient: the einsum of the output's gradient with every other operand."""
-    others = [j for j in range(len(terms)) if j != i]
-    elsewhere = set(output).union(*(terms[j] for j in others))
-    present = "".join(c for c in terms[i] if c in elsewhere)
-    subscripts = ",".join([output, *(terms[j] for j in others)]) + "->" + present
-
-    def vjp(ns: Any, g: Any, out: Any, *inputs: Any) -> Any:
-        x = inputs[i]
-        grad = einsum_kernel(ns, subscripts, g, *(inputs[j] for j in others))
-        if len(present) < len(terms[i]):  # labels only x has: the gradient is constant along them
-            sizes = iter(grad.shape)
-            kept = tuple(next(sizes) if c in elsewhere else 1 for c in terms[i])
-            grad = ns.broadcast_to(ns.reshape(grad, kept), tuple(max(k, n) for k, n in zip(kept, x.shape)))
-        return sum_to(ns, grad, x.shape)
-
-    return vjp
+    explicit = ",".join(labels + [pair for pair, _ in identities]) + "->" + output
+    arrays = [*tensors, *eyes]
+    data = einsum_primitive(raw_namespace(backend), explicit, *(t.data for t in arrays))
+    return einsum_primitive.record(data, backend, (explicit, *arrays))

@@ -32,9 +32,11 @@ from autograd_core.creation import _DEFAULTS, _backend
 from autograd_core.dtypes import as_dtype
 from autograd_core.elementwise import conj
 from autograd_core.manipulation import _positions, roll
+from autograd_core.namespace import raw_namespace
 from autograd_core.ops import _tensor, clone
 from autograd_core.primitives.indexing import basic_index, scatter
-from autograd_core.tensor_base import COMPLEX_IN_GRAPH, TensorBase, Vjp, record
+from autograd_core.registry import Primitive
+from autograd_core.tensor_base import COMPLEX_IN_GRAPH, TensorBase, Vjp
 
 __all__ = [
     "fft",
@@ -86,23 +88,29 @@ def _outside_graph(
     return TensorBase._wrap(getattr(x.backend.xp.fft, kernel)(x.data, s=s, axes=axes, norm=norm), x.backend)
 
 
-def _real_end(
-    name: str, inverse: bool, x: Any, s: Sequence[int] | None, axes: Sequence[int] | None, norm: str
-) -> TensorBase:
-    """The backend's rfftn (or irfftn, when `inverse`): a primitive when it transforms one
-    axis of a real signal (a complex half spectrum); refused a gradient otherwise."""
+def _real_end(name: str, x: Any, s: Sequence[int] | None, axes: Sequence[int] | None, norm: str) -> TensorBase:
+    """The backend's rfftn (or irfftn, for the inverse transforms): a primitive when it
+    transforms one axis of a real signal (a complex half spectrum); refused a gradient
+    otherwise."""
+    primitive, inverse = _REAL_END[name]
     x = _tensor(name, x)
     positions = _positions(axes, x.ndim)
     differentiable = len(positions) == 1 and (x.dtype.is_complex if inverse else x.dtype.is_floating_point)
     x = _checked(name, x, norm, differentiable)
-    data = getattr(x.backend.xp.fft, "irfftn" if inverse else "rfftn")(x.data, s=s, axes=axes, norm=norm)
+    data = primitive(raw_namespace(x.backend), x.data, s, axes, norm)
     if not _needs_grad(x):
         return TensorBase._wrap(data, x.backend)
     (axis,) = positions
-    n = data.shape[axis] if inverse else x.shape[axis] if s is None else s[-1]
+    n = _signal_length(inverse, x.shape, data.shape, s, axis)
     weights = _twin_weights(x, x.data.dtype if inverse else data.dtype, n, axis, 2.0 if inverse else 0.5)
     COMPLEX_IN_GRAPH[0] = True
-    return record(name, data, x.backend, (x, weights), (_real_end_vjp(inverse, n, axis, norm), None), saved=())
+    return primitive.record(data, x.backend, (x, s, axes, norm, weights))
+
+
+def _signal_length(inverse: bool, x_shape: Sequence[int], out_shape: Sequence[int], s: Any, axis: int) -> int:
+    """The length along `axis` of the real end of the transform: the output of an inverse
+    one, else the input cut or zero-padded to ``s[-1]``."""
+    return out_shape[axis] if inverse else x_shape[axis] if s is None else s[-1]
 
 
 def _twin_weights(x: TensorBase, dtype: Any, n: int, axis: int, factor: float) -> TensorBase:
@@ -118,14 +126,16 @@ def _twin_weights(x: TensorBase, dtype: Any, n: int, axis: int, factor: float) -
     return TensorBase._wrap(xp.reshape(weights, (length, *(1,) * (x.ndim - 1 - axis))), x.backend)
 
 
-def _real_end_vjp(inverse: bool, n: int, axis: int, norm: str) -> Vjp:
+def _real_end_grad(inverse: bool) -> Vjp:
     """The adjoint transform (PyTorch's fft_c2r_backward and fft_r2c_backward), with the
     normalization swapped and the result cut or zero-padded back to the input's length:
     irfft's gradient is the rfft of the output's, its twin bins doubled; rfft's is the real
     part of the inverse transform of the zero-padded full spectrum, which is the irfft of the
     gradient with the twin bins halved (so that it is differentiable again)."""
 
-    def vjp(ns: Any, g: Any, out: Any, x: Any, weights: Any) -> Any:
+    def vjp(ns: Any, g: Any, out: Any, x: Any, s: Any, axes: Any, norm: str, weights: Any) -> Any:
+        (axis,) = _positions(axes, x.ndim)
+        n = _signal_length(inverse, x.shape, out.shape, s, axis)
         if inverse:
             grad = ns.fft.rfftn(g, s=(n,), axes=(axis,), norm=_SWAPPED[norm]) * weights
         else:
@@ -133,6 +143,32 @@ def _real_end_vjp(inverse: bool, n: int, axis: int, norm: str) -> Vjp:
         return _fit(ns, grad, tuple(x.shape), axis)
 
     return vjp
+
+
+def _real_end_primitive(name: str, inverse: bool) -> Primitive:
+    """The primitive `name`, the backend's irfftn (when `inverse`) or rfftn; its node has the
+    transform's arguments and then the twin bins' weights as inputs."""
+    kernel = "irfftn" if inverse else "rfftn"
+    return Primitive(
+        name,
+        lambda ns, x, s, axes, norm: getattr(ns.fft, kernel)(x, s=s, axes=axes, norm=norm),
+        vjps=(_real_end_grad(inverse), None, None, None, None),
+        saves="none",
+    )
+
+
+# name: (the primitive, whether it is an inverse transform: a complex half spectrum to a real signal)
+_REAL_END = {
+    name: (_real_end_primitive(name, inverse), inverse)
+    for name, inverse in (
+        ("rfft", False),
+        ("rfftn", False),
+        ("ihfft", False),
+        ("irfft", True),
+        ("irfftn", True),
+        ("hfft", True),
+    )
+}
 
 
 def _fit(ns: Any, grad: Any, shape: tuple[int, ...], axis: int) -> Any:
@@ -189,7 +225,7 @@ def rfft(x: TensorBase, /, *, n: int | None = None, axis: int = -1, norm: Norm =
     >>> ag.fft.rfft(ag.asarray([1.0, 0.0, 0.0]), n=4).tolist()
     [(1+0j), (1+0j), (1+0j)]
     """
-    return _real_end("rfft", False, x, _one(n), (axis,), norm)
+    return _real_end("rfft", x, _one(n), (axis,), norm)
 
 
 def irfft(x: TensorBase, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> TensorBase:
@@ -200,7 +236,7 @@ def irfft(x: TensorBase, /, *, n: int | None = None, axis: int = -1, norm: Norm 
     >>> ag.fft.irfft(ag.fft.rfft(ag.asarray([1.0, 2.0, 3.0])), n=3).tolist()
     [1.0, 2.0, 3.0]
     """
-    return _real_end("irfft", True, x, _one(n), (axis,), norm)
+    return _real_end("irfft", x, _one(n), (axis,), norm)
 
 
 def rfftn(
@@ -208,7 +244,7 @@ def rfftn(
 ) -> TensorBase:
     """The n-dimensional transform of a real signal, the last of `axes` halved as in `rfft`;
     differentiable over one axis (as `rfft`), outside the graph over several."""
-    return _real_end("rfftn", False, x, s, axes, norm)
+    return _real_end("rfftn", x, s, axes, norm)
 
 
 def irfftn(
@@ -216,7 +252,7 @@ def irfftn(
 ) -> TensorBase:
     """The inverse of `rfftn`, a real signal (the last of `axes` of size ``s[-1]``, else
     2 * (m - 1)); differentiable over one axis (as `irfft`), outside the graph over several."""
-    return _real_end("irfftn", True, x, s, axes, norm)
+    return _real_end("irfftn", x, s, axes, norm)
 
 
 def hfft(x: TensorBase, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> TensorBase:
@@ -228,13 +264,13 @@ def hfft(x: TensorBase, /, *, n: int | None = None, axis: int = -1, norm: Norm =
     >>> ag.fft.hfft(ag.asarray([1.0 + 0j, 2.0, 3.0])).tolist()
     [8.0, -2.0, 0.0, -2.0]
     """
-    return _real_end("hfft", True, conj(_tensor("hfft", x)), _one(n), (axis,), _SWAPPED.get(norm, norm))
+    return _real_end("hfft", conj(_tensor("hfft", x)), _one(n), (axis,), _SWAPPED.get(norm, norm))
 
 
 def ihfft(x: TensorBase, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> TensorBase:
     """The inverse of `hfft` for a real `x`: the n//2 + 1 bins ``conj(rfft(x))`` with the
     normalization swapped; differentiable as `rfft` is."""
-    return conj(_real_end("ihfft", False, x, _one(n), (axis,), _SWAPPED.get(norm, norm)))
+    return conj(_real_end("ihfft", x, _one(n), (axis,), _SWAPPED.get(norm, norm)))
 
 
 # --- frequencies and shifts ----------------------------------------------------------------------

@@ -29,9 +29,11 @@ from typing import Any, NamedTuple
 
 from autograd_core import elementwise, grad_mode, ops
 from autograd_core.dtypes import finfo
+from autograd_core.namespace import raw_namespace
 from autograd_core.ops import _axes, _operands, _tensor, _view, expand_back, matmul, matrix_transpose, sum_to
 from autograd_core.primitives.indexing import basic_index, scatter
-from autograd_core.tensor_base import TensorBase, Vjp, record
+from autograd_core.registry import Primitive
+from autograd_core.tensor_base import TensorBase, Vjp
 
 __all__ = [
     "cholesky",
@@ -126,44 +128,56 @@ def _safe_divide(ns: Any, a: Any, b: Any) -> Any:
     return ns.where(zero, 0.0, a / ns.where(zero, 1.0, b))
 
 
-def _decomposition(
-    name: str,
-    x: TensorBase,
-    parts: Sequence[Any],
-    vjp: Vjp,
-    constants: Sequence[TensorBase] = (),
-    saved: Sequence[TensorBase] = (),
-) -> list[TensorBase]:
-    """Several outputs of one function of the matrices `x` as one primitive.
+class _Packing(NamedTuple):
+    """Where each output of a decomposition lies in its node: the outputs (their leading axes
+    the input's batch axes) flattened side by side along one last axis, in `bounds`."""
 
-    The `parts` (raw arrays whose leading axes are `x`'s batch axes) are packed side by side
-    along one last axis; the outputs are differentiable slices of the packed result.
-    ``vjp(ns, grads, outs, x, *constants)`` gets the lists of every output's gradient and
-    value, unpacked, and returns `x`'s gradient. Parts of different dtypes (real eigenvalues
-    beside the complex eigenvectors of a complex input) are returned outside the graph.
-    """
-    if len({p.dtype for p in parts}) > 1:  # complex input: real eigen/singular values beside complex vectors
-        if x.requires_grad and grad_mode.is_grad_enabled():
-            raise NotImplementedError(f"{name}: gradients through complex inputs are not supported")
-        return [TensorBase._wrap(p, x.backend) for p in parts]
-    xp, batch = x.backend.xp, x.shape[:-2]
-    shapes = [tuple(p.shape)[len(batch) :] for p in parts]
-    bounds = list(itertools.accumulate((math.prod(s) for s in shapes), initial=0))
-    data = xp.concat([xp.reshape(p, (*batch, hi - lo)) for p, lo, hi in zip(parts, bounds, bounds[1:])], axis=-1)
+    batch: tuple[int, ...]
+    shapes: tuple[tuple[int, ...], ...]
+    bounds: tuple[int, ...]
 
-    def unpack(ns: Any, packed: Any) -> list[Any]:
+    @classmethod
+    def of(cls, parts: Sequence[Any], batch: tuple[int, ...]) -> _Packing:
+        shapes = tuple(tuple(p.shape)[len(batch) :] for p in parts)
+        return cls(batch, shapes, tuple(itertools.accumulate((math.prod(s) for s in shapes), initial=0)))
+
+    def pack(self, xp: Any, parts: Sequence[Any]) -> Any:
+        pieces = [xp.reshape(p, (*self.batch, hi - lo)) for p, lo, hi in zip(parts, self.bounds, self.bounds[1:])]
+        return xp.concat(pieces, axis=-1)
+
+    def unpack(self, ns: Any, packed: Any) -> list[Any]:
         return [
-            ns.reshape(basic_index(ns, packed, (Ellipsis, slice(lo, hi))), (*batch, *shape))
-            for lo, hi, shape in zip(bounds, bounds[1:], shapes)
+            ns.reshape(basic_index(ns, packed, (Ellipsis, slice(lo, hi))), (*self.batch, *shape))
+            for lo, hi, shape in zip(self.bounds, self.bounds[1:], self.shapes)
         ]
 
-    def packed_vjp(ns: Any, g: Any, out: Any, x: Any, *constants: Any) -> Any:
-        return vjp(ns, unpack(ns, g), unpack(ns, out), x, *constants)
 
-    node = record(
-        name, data, x.backend, (x, *constants), (packed_vjp, *(None for _ in constants)), saved=saved, saves_output=True
-    )
-    return unpack(ops, node)
+def _decomposition(
+    primitive: Primitive, x: TensorBase, parts: Sequence[Any], inputs: Sequence[Any], saved: Sequence[Any] = ()
+) -> list[TensorBase]:
+    """The outputs `parts` (raw arrays) of the decomposition `primitive` of the matrices `x`,
+    as differentiable slices of one node: its `inputs` (`x`, the kernel's options, the
+    constants the VJP reads), then the `_Packing`. Parts of different dtypes (real
+    eigenvalues beside the complex eigenvectors of a complex input) are returned outside the
+    graph."""
+    if len({p.dtype for p in parts}) > 1:  # complex input: real eigen/singular values beside complex vectors
+        if x.requires_grad and grad_mode.is_grad_enabled():
+            raise NotImplementedError(f"{primitive.name}: gradients through complex inputs are not supported")
+        return [TensorBase._wrap(p, x.backend) for p in parts]
+    packing = _Packing.of(parts, x.shape[:-2])
+    node = primitive.record(packing.pack(x.backend.xp, parts), x.backend, (*inputs, packing), saved=saved)
+    return packing.unpack(ops, node)
+
+
+def _unpacked(vjp: Callable[..., Any]) -> Vjp:
+    """A decomposition's ``vjp(ns, grads, outs, x, *options_and_constants)``, which gets the
+    lists of every output's gradient and value, as the VJP of its packed node."""
+
+    def packed_vjp(ns: Any, g: Any, out: Any, x: Any, *rest: Any) -> Any:
+        *options_and_constants, packing = rest
+        return vjp(ns, packing.unpack(ns, g), packing.unpack(ns, out), x, *options_and_constants)
+
+    return packed_vjp
 
 
 # --- inverses, determinants and solves ----------------------------------------------------
@@ -175,36 +189,42 @@ def inv(x: TensorBase, /) -> TensorBase:
     [[0.5, 0.0], [0.0, 0.25]]
     """
     x = _matrices("inv", x, square=True)
-    return record("inv", x.backend.xp.linalg.inv(x.data), x.backend, (x,), (_inv_vjp,), saved=(), saves_output=True)
+    return _INV.record(_INV(raw_namespace(x.backend), x.data), x.backend, (x,))
 
 
-def _inv_vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
-    return -(out.mT @ g @ out.mT)
+_INV = Primitive(
+    "inv", lambda ns, x: ns.linalg.inv(x), vjps=(lambda ns, g, out, x: -(out.mT @ g @ out.mT),), saves="output"
+)
 
 
 def det(x: TensorBase, /) -> TensorBase:
     """The determinant of each square matrix; its gradient is ``g * det(x) * inv(x)^T`` (an
     invertible `x` is assumed)."""
     x = _matrices("det", x, square=True)
-    return record("det", x.backend.xp.linalg.det(x.data), x.backend, (x,), (_det_vjp,), saves_output=True)
+    return _DET.record(_DET(raw_namespace(x.backend), x.data), x.backend, (x,), saved=(x,))
 
 
-def _det_vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
-    return (g * out)[..., None, None] * ns.linalg.inv(x).mT
+_DET = Primitive(  # the VJP reads x and the output (saves="output", and det passes saved=(x,))
+    "det",
+    lambda ns, x: ns.linalg.det(x),
+    vjps=(lambda ns, g, out, x: (g * out)[..., None, None] * ns.linalg.inv(x).mT,),
+    saves="output",
+)
 
 
 def slogdet(x: TensorBase, /) -> SlogdetResult:
     """``(sign, logabsdet)`` of the determinant of each square matrix. The sign is piecewise
     constant and outside the graph; logabsdet's gradient is ``g * inv(x)^T``."""
     x = _matrices("slogdet", x, square=True)
-    sign, logabsdet = x.backend.xp.linalg.slogdet(x.data)
-    return SlogdetResult(
-        TensorBase._wrap(sign, x.backend), record("slogdet", logabsdet, x.backend, (x,), (_slogdet_vjp,))
-    )
+    sign, logabsdet = _SLOGDET(raw_namespace(x.backend), x.data)
+    return SlogdetResult(TensorBase._wrap(sign, x.backend), _SLOGDET.record(logabsdet, x.backend, (x,)))
 
 
-def _slogdet_vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
-    return g[..., None, None] * ns.linalg.inv(x).mT
+_SLOGDET = Primitive(  # the kernel gives the sign too; the node is logabsdet
+    "slogdet",
+    lambda ns, x: ns.linalg.slogdet(x),
+    vjps=(lambda ns, g, out, x: g[..., None, None] * ns.linalg.inv(x).mT,),
+)
 
 
 def solve(x1: TensorBase, x2: TensorBase, /) -> TensorBase:
@@ -219,13 +239,17 @@ def solve(x1: TensorBase, x2: TensorBase, /) -> TensorBase:
     _matrices("solve", a, square=True)
     if b.ndim == 1:
         return solve(a, b[:, None])[..., 0]
-    data = backend.xp.linalg.solve(a.data, b.data)
-    return record("solve", data, backend, (a, b), _SOLVE_VJPS, saved=(a,), saves_output=True)
+    return _SOLVE.record(_SOLVE(raw_namespace(backend), a.data, b.data), backend, (a, b), saved=(a,))
 
 
-_SOLVE_VJPS = (
-    lambda ns, g, out, a, b: sum_to(ns, -(ns.linalg.solve(a.mT, g) @ out.mT), a.shape),
-    lambda ns, g, out, a, b: sum_to(ns, ns.linalg.solve(a.mT, g), b.shape),
+_SOLVE = Primitive(  # the VJPs read a and the output (saves="output", and solve passes saved=(a,))
+    "solve",
+    lambda ns, a, b: ns.linalg.solve(a, b),
+    vjps=(
+        lambda ns, g, out, a, b: sum_to(ns, -(ns.linalg.solve(a.mT, g) @ out.mT), a.shape),
+        lambda ns, g, out, a, b: sum_to(ns, ns.linalg.solve(a.mT, g), b.shape),
+    ),
+    saves="output",
 )
 
 
@@ -281,15 +305,8 @@ def cholesky(x: TensorBase, /, *, upper: bool = False) -> TensorBase:
     """
     x = _matrices("cholesky", x, square=True)
     n = x.shape[-1]
-    lower = record(
-        "cholesky",
-        x.backend.xp.linalg.cholesky(x.data),
-        x.backend,
-        (x, _eye(x, n), _triangle(x, n, upper=False)),
-        (_cholesky_vjp, None, None),
-        saved=(),
-        saves_output=True,
-    )
+    data = _CHOLESKY(raw_namespace(x.backend), x.data)
+    lower = _CHOLESKY.record(data, x.backend, (x, _eye(x, n), _triangle(x, n, upper=False)))
     return matrix_transpose(lower) if upper else lower
 
 
@@ -301,6 +318,11 @@ def _cholesky_vjp(ns: Any, g: Any, out: Any, x: Any, eye: Any, lower: Any) -> An
     return ns.linalg.solve(out.mT, ns.linalg.solve(out.mT, phi).mT).mT
 
 
+_CHOLESKY = Primitive(  # the node's inputs: x, then the identity and the lower triangular mask the VJP reads
+    "cholesky", lambda ns, x: ns.linalg.cholesky(x), vjps=(_cholesky_vjp, None, None), saves="output"
+)
+
+
 def eigh(x: TensorBase, /) -> EighResult:
     """``(eigenvalues, eigenvectors)`` of each symmetric matrix, eigenvalues ascending.
 
@@ -309,8 +331,8 @@ def eigh(x: TensorBase, /) -> EighResult:
     eigenvectors' signs are arbitrary, so a loss should not depend on them.
     """
     x = _matrices("eigh", x, square=True)
-    values, vectors = x.backend.xp.linalg.eigh(x.data)
-    return EighResult(*_decomposition("eigh", x, (values, vectors), _eigh_vjp, (_eye(x, x.shape[-1]),)))
+    parts = _EIGH(raw_namespace(x.backend), x.data)
+    return EighResult(*_decomposition(_EIGH, x, parts, (x, _eye(x, x.shape[-1]))))
 
 
 def _eigh_vjp(ns: Any, grads: list, outs: list, x: Any, eye: Any) -> Any:
@@ -321,16 +343,24 @@ def _eigh_vjp(ns: Any, grads: list, outs: list, x: Any, eye: Any) -> Any:
     return vectors @ inner @ vectors.mT
 
 
+_EIGH = Primitive(  # the node's inputs: x, the identity, the packing
+    "eigh", lambda ns, x: ns.linalg.eigh(x), vjps=(_unpacked(_eigh_vjp), None, None), saves="output"
+)
+
+
 def eigvalsh(x: TensorBase, /) -> TensorBase:
     """The eigenvalues of each symmetric matrix, ascending; the gradient ``V diag(g) V^T``
     recomputes the eigenvectors V (so it stays finite for repeated eigenvalues)."""
     x = _matrices("eigvalsh", x, square=True)
-    return record("eigvalsh", x.backend.xp.linalg.eigvalsh(x.data), x.backend, (x,), (_eigvalsh_vjp,))
+    return _EIGVALSH.record(_EIGVALSH(raw_namespace(x.backend), x.data), x.backend, (x,))
 
 
 def _eigvalsh_vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
     vectors = ns.linalg.eigh(x)[1]
     return (vectors * g[..., None, :]) @ vectors.mT
+
+
+_EIGVALSH = Primitive("eigvalsh", lambda ns, x: ns.linalg.eigvalsh(x), vjps=(_eigvalsh_vjp,))
 
 
 def qr(x: TensorBase, /, *, mode: str = "reduced") -> QRResult:
@@ -346,26 +376,24 @@ def qr(x: TensorBase, /, *, mode: str = "reduced") -> QRResult:
         raise ValueError(f"qr: mode must be 'reduced' or 'complete', not {mode!r}")
     m, n = x.shape[-2:]
     k = min(m, n)
-    q, r = x.backend.xp.linalg.qr(x.data, mode=mode)
-    constants = (_eye(x, k), _triangle(x, k, upper=True))
-    return QRResult(*_decomposition("qr", x, (q, r), _qr_vjp(m, n, mode), constants, saved=(x,) if m < n else ()))
+    parts = _QR(raw_namespace(x.backend), x.data, mode)
+    inputs = (x, mode, _eye(x, k), _triangle(x, k, upper=True))
+    return QRResult(*_decomposition(_QR, x, parts, inputs, saved=(x,) if m < n else ()))
 
 
-def _qr_vjp(m: int, n: int, mode: str) -> Vjp:
-    def vjp(ns: Any, grads: list, outs: list, x: Any, eye: Any, upper: Any) -> Any:
-        (g_q, g_r), (q, r) = grads, outs
-        if m > n and mode == "complete":
-            raise NotImplementedError(
-                "qr: the gradient of mode='complete' is not defined for tall matrices "
-                "(M > N: the last M - N columns of Q are not unique); use mode='reduced'"
-            )
-        if m >= n:
-            return _qr_tall_vjp(ns, g_q, g_r, q, r, eye, upper)
-        g_r2 = g_r[..., m:]
-        g_a1 = _qr_tall_vjp(ns, g_q + x[..., m:] @ g_r2.mT, g_r[..., :m], q, r[..., :m], eye, upper)
-        return ns.concat([g_a1, q @ g_r2], axis=-1)
-
-    return vjp
+def _qr_vjp(ns: Any, grads: list, outs: list, x: Any, mode: str, eye: Any, upper: Any) -> Any:
+    (g_q, g_r), (q, r) = grads, outs
+    m, n = x.shape[-2:]
+    if m > n and mode == "complete":
+        raise NotImplementedError(
+            "qr: the gradient of mode='complete' is not defined for tall matrices "
+            "(M > N: the last M - N columns of Q are not unique); use mode='reduced'"
+        )
+    if m >= n:
+        return _qr_tall_vjp(ns, g_q, g_r, q, r, eye, upper)
+    g_r2 = g_r[..., m:]
+    g_a1 = _qr_tall_vjp(ns, g_q + x[..., m:] @ g_r2.mT, g_r[..., :m], q, r[..., :m], eye, upper)
+    return ns.concat([g_a1, q @ g_r2], axis=-1)
 
 
 def _qr_tall_vjp(ns: Any, g_q: Any, g_r: Any, q: Any, r: Any, eye: Any, upper: Any) -> Any:
@@ -374,6 +402,14 @@ def _qr_tall_vjp(ns: Any, g_q: Any, g_r: Any, q: Any, r: Any, eye: Any, upper: A
     upper_part = (g_r @ r.mT - q.mT @ g_q) * upper
     symmetric = upper_part + upper_part.mT - upper_part * eye
     return ns.linalg.solve(r, (q @ symmetric + g_q).mT).mT
+
+
+_QR = Primitive(  # the node's inputs: x, mode, the identity and the upper triangular mask, the packing
+    "qr",
+    lambda ns, x, mode: ns.linalg.qr(x, mode=mode),
+    vjps=(_unpacked(_qr_vjp), None, None, None, None),
+    saves="output",
+)
 
 
 def svd(x: TensorBase, /, *, full_matrices: bool = True) -> SVDResult:
@@ -385,43 +421,51 @@ def svd(x: TensorBase, /, *, full_matrices: bool = True) -> SVDResult:
     singular vectors are arbitrary, so a loss should not depend on them.
     """
     x = _matrices("svd", x)
+    parts = _SVD(raw_namespace(x.backend), x.data, full_matrices)
+    return SVDResult(*_decomposition(_SVD, x, parts, (x, full_matrices, _eye(x, min(x.shape[-2:])))))
+
+
+def _svd_vjp(ns: Any, grads: list, outs: list, x: Any, full_matrices: bool, eye: Any) -> Any:
+    (g_u, g_s, g_vh), (u, s, vh) = grads, outs
     m, n = x.shape[-2:]
-    k = min(m, n)
-    u, s, vh = x.backend.xp.linalg.svd(x.data, full_matrices=full_matrices)
-    return SVDResult(*_decomposition("svd", x, (u, s, vh), _svd_vjp(m, n, k, full_matrices), (_eye(x, k),)))
+    if full_matrices:
+        k = min(m, n)
+        g_u, u, g_vh, vh = g_u[..., :k], u[..., :k], g_vh[..., :k, :], vh[..., :k, :]
+    utg, vtg = u.mT @ g_u, vh @ g_vh.mT
+    squares = s * s
+    gaps = squares[..., None, :] - squares[..., :, None] + eye  # 1 on the diagonal, where the skew parts are 0
+    inner = ((utg - utg.mT) * s[..., None, :] + s[..., :, None] * (vtg - vtg.mT)) / gaps
+    inner = inner + eye * g_s[..., None, :]
+    if m > n:
+        scaled = g_u / s[..., None, :]
+        return (u @ inner + scaled - u @ (u.mT @ scaled)) @ vh
+    if m < n:
+        scaled = g_vh / s[..., :, None]
+        return u @ (inner @ vh + scaled - (scaled @ vh.mT) @ vh)
+    return u @ inner @ vh
 
 
-def _svd_vjp(m: int, n: int, k: int, full_matrices: bool) -> Vjp:
-    def vjp(ns: Any, grads: list, outs: list, x: Any, eye: Any) -> Any:
-        (g_u, g_s, g_vh), (u, s, vh) = grads, outs
-        if full_matrices:
-            g_u, u, g_vh, vh = g_u[..., :k], u[..., :k], g_vh[..., :k, :], vh[..., :k, :]
-        utg, vtg = u.mT @ g_u, vh @ g_vh.mT
-        squares = s * s
-        gaps = squares[..., None, :] - squares[..., :, None] + eye  # 1 on the diagonal, where the skew parts are 0
-        inner = ((utg - utg.mT) * s[..., None, :] + s[..., :, None] * (vtg - vtg.mT)) / gaps
-        inner = inner + eye * g_s[..., None, :]
-        if m > n:
-            scaled = g_u / s[..., None, :]
-            return (u @ inner + scaled - u @ (u.mT @ scaled)) @ vh
-        if m < n:
-            scaled = g_vh / s[..., :, None]
-            return u @ (inner @ vh + scaled - (scaled @ vh.mT) @ vh)
-        return u @ inner @ vh
-
-    return vjp
+_SVD = Primitive(  # the node's inputs: x, full_matrices, the identity, the packing
+    "svd",
+    lambda ns, x, full_matrices: ns.linalg.svd(x, full_matrices=full_matrices),
+    vjps=(_unpacked(_svd_vjp), None, None, None),
+    saves="output",
+)
 
 
 def svdvals(x: TensorBase, /) -> TensorBase:
     """The singular values, descending; the gradient ``U diag(g) Vh`` recomputes the
     singular vectors (so it stays finite for repeated singular values)."""
     x = _matrices("svdvals", x)
-    return record("svdvals", x.backend.xp.linalg.svdvals(x.data), x.backend, (x,), (_svdvals_vjp,))
+    return _SVDVALS.record(_SVDVALS(raw_namespace(x.backend), x.data), x.backend, (x,))
 
 
 def _svdvals_vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
     u, _, vh = ns.linalg.svd(x, full_matrices=False)
     return (u * g[..., None, :]) @ vh
+
+
+_SVDVALS = Primitive("svdvals", lambda ns, x: ns.linalg.svdvals(x), vjps=(_svdvals_vjp,))
 
 
 # --- norms ----------------------------------------------------------------------------------
@@ -435,28 +479,34 @@ def vector_norm(x: TensorBase, /, *, axis: Axis = None, keepdims: bool = False, 
     5.0
     """
     x = _tensor("vector_norm", x)
-    axes = _axes(axis, x.ndim)
-    data = x.backend.xp.linalg.vector_norm(x.data, axis=None if axis is None else axes, keepdims=keepdims, ord=ord)
-    return record("vector_norm", data, x.backend, (x,), (_vector_norm_vjp(ord, axes),), saves_output=True)
+    axes = None if axis is None else _axes(axis, x.ndim)  # None: the norm of the flattened tensor
+    data = _VECTOR_NORM(raw_namespace(x.backend), x.data, axes, keepdims, ord)
+    return _VECTOR_NORM.record(data, x.backend, (x, axes, keepdims, ord), saved=(x,))
 
 
-def _vector_norm_vjp(p: float, axes: tuple[int, ...]) -> Vjp:
-    def vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
-        if p == 0:
-            return ns.zeros_like(x)
-        g, norm = expand_back(ns, g, x.shape, axes), expand_back(ns, out, x.shape, axes)
-        if p == 1:
-            return g * ns.sign(x)
-        if p == 2:
-            return _safe_divide(ns, g * x, norm)
-        if math.isinf(p):
-            hits = ns.astype(ns.abs(x) == norm, x.dtype)
-            return g * ns.sign(x) * hits / ns.sum(hits, axis=axes, keepdims=True)
-        ratio = _safe_divide(ns, ns.abs(x), norm)  # d|x|_p/dx = sign(x) (|x| / |x|_p)^(p-1)
-        zero = ratio == 0
-        return ns.where(zero, 0.0, g * ns.sign(x) * ns.where(zero, 1.0, ratio) ** (p - 1))
+def _vector_norm_vjp(ns: Any, g: Any, out: Any, x: Any, axes: tuple[int, ...] | None, keepdims: bool, p: float) -> Any:
+    if p == 0:
+        return ns.zeros_like(x)
+    axes = tuple(range(x.ndim)) if axes is None else axes
+    g, norm = expand_back(ns, g, x.shape, axes), expand_back(ns, out, x.shape, axes)
+    if p == 1:
+        return g * ns.sign(x)
+    if p == 2:
+        return _safe_divide(ns, g * x, norm)
+    if math.isinf(p):
+        hits = ns.astype(ns.abs(x) == norm, x.dtype)
+        return g * ns.sign(x) * hits / ns.sum(hits, axis=axes, keepdims=True)
+    ratio = _safe_divide(ns, ns.abs(x), norm)  # d|x|_p/dx = sign(x) (|x| / |x|_p)^(p-1)
+    zero = ratio == 0
+    return ns.where(zero, 0.0, g * ns.sign(x) * ns.where(zero, 1.0, ratio) ** (p - 1))
 
-    return vjp
+
+_VECTOR_NORM = Primitive(  # the VJP reads x and the output (saves="output", and vector_norm passes saved=(x,))
+    "vector_norm",
+    lambda ns, x, axes, keepdims, p: ns.linalg.vector_norm(x, axis=axes, keepdims=keepdims, ord=p),
+    vjps=(_vector_norm_vjp, None, None, None),
+    saves="output",
+)
 
 
 _MATRIX_NORMS: dict[Any, Callable[[TensorBase], TensorBase]] = {
@@ -488,10 +538,14 @@ def outer(x1: TensorBase, x2: TensorBase, /) -> TensorBase:
     a, b, backend = _pair("outer", x1, x2)
     if a.ndim != 1 or b.ndim != 1:
         raise ValueError(f"outer needs two 1-D tensors, got shapes {a.shape} and {b.shape}")
-    return record("outer", backend.xp.linalg.outer(a.data, b.data), backend, (a, b), _OUTER_VJPS)
+    return _OUTER.record(_OUTER(raw_namespace(backend), a.data, b.data), backend, (a, b))
 
 
-_OUTER_VJPS = (lambda ns, g, out, a, b: g @ b, lambda ns, g, out, a, b: a @ g)
+_OUTER = Primitive(
+    "outer",
+    lambda ns, a, b: ns.linalg.outer(a, b),
+    vjps=(lambda ns, g, out, a, b: g @ b, lambda ns, g, out, a, b: a @ g),
+)
 
 
 def cross(x1: TensorBase, x2: TensorBase, /, *, axis: int = -1) -> TensorBase:
@@ -502,16 +556,18 @@ def cross(x1: TensorBase, x2: TensorBase, /, *, axis: int = -1) -> TensorBase:
         axis -= max(a.ndim, b.ndim)
     if not -min(a.ndim, b.ndim) <= axis < 0 or a.shape[axis] != 3 or b.shape[axis] != 3:
         raise ValueError(f"cross needs vectors of 3 elements along axis {axis}, got shapes {a.shape} and {b.shape}")
-    return record(
-        "cross",
-        backend.xp.linalg.cross(a.data, b.data, axis=axis),
-        backend,
-        (a, b),
-        (
-            lambda ns, g, out, a, b: sum_to(ns, ns.linalg.cross(b, g, axis=axis), a.shape),
-            lambda ns, g, out, a, b: sum_to(ns, ns.linalg.cross(g, a, axis=axis), b.shape),
-        ),
-    )
+    return _CROSS.record(_CROSS(raw_namespace(backend), a.data, b.data, axis), backend, (a, b, axis))
+
+
+_CROSS = Primitive(
+    "cross",
+    lambda ns, a, b, axis: ns.linalg.cross(a, b, axis=axis),
+    vjps=(
+        lambda ns, g, out, a, b, axis: sum_to(ns, ns.linalg.cross(b, g, axis=axis), a.shape),
+        lambda ns, g, out, a, b, axis: sum_to(ns, ns.linalg.cross(g, a, axis=axis), b.shape),
+        None,
+    ),
+)
 
 
 def tensordot(x1: TensorBase, x2: TensorBase, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> TensorBase:
@@ -569,23 +625,26 @@ def diagonal(x: TensorBase, /, *, offset: int = 0) -> TensorBase:
     """The `offset` diagonal of each matrix (above the main one for offset > 0), a view; its
     gradient is written back onto that diagonal."""
     x = _matrices("diagonal", x)
+    data = _DIAGONAL(raw_namespace(x.backend), x.data, offset)
+    return _view(_DIAGONAL.record(data, x.backend, (x, offset)), x)
+
+
+def _diagonal_vjp(ns: Any, g: Any, out: Any, x: Any, offset: int) -> Any:
+    """The gradient scattered onto the diagonal: every (cols + 1)-th element of each
+    flattened matrix, from the diagonal's first."""
     rows, cols = x.shape[-2:]
-    data = x.backend.xp.linalg.diagonal(x.data, offset=offset)
-    length = data.shape[-1]
-    start = (offset if offset >= 0 else -offset * cols) if length else 0  # every (cols + 1)-th flat element
+    length = g.shape[-1]
+    start = (offset if offset >= 0 else -offset * cols) if length else 0
     key = (Ellipsis, slice(start, start + (length - 1) * (cols + 1) + 1 if length else 0, cols + 1))
-    flat = (*x.shape[:-2], rows * cols)
-    return _view(
-        record(
-            "diagonal",
-            data,
-            x.backend,
-            (x,),
-            (lambda ns, g, out, x: ns.reshape(scatter(ns, g, flat, key), x.shape),),
-            saved=(),
-        ),
-        x,
-    )
+    return ns.reshape(scatter(ns, g, (*x.shape[:-2], rows * cols), key), x.shape)
+
+
+_DIAGONAL = Primitive(
+    "diagonal",
+    lambda ns, x, offset: ns.linalg.diagonal(x, offset=offset),
+    vjps=(_diagonal_vjp, None),
+    saves="none",
+)
 
 
 def trace(x: TensorBase, /, *, offset: int = 0, dtype: Any = None) -> TensorBase:

@@ -17,6 +17,7 @@ import numbers
 from collections.abc import Sequence
 from typing import Any
 
+from autograd_core.namespace import raw_namespace
 from autograd_core.ops import (
     _broadcast_shapes,
     _cast,
@@ -31,7 +32,8 @@ from autograd_core.ops import (
     take,
     where,
 )
-from autograd_core.tensor_base import TensorBase, record
+from autograd_core.registry import Primitive
+from autograd_core.tensor_base import TensorBase
 
 __all__ = [
     "broadcast_arrays",
@@ -86,14 +88,15 @@ def flip(x: TensorBase, /, *, axis: Axes | None = None) -> TensorBase:
     """
     x = _tensor("flip", x)
     axes = _positions(axis, x.ndim)
-    return record(
-        "flip",
-        x.backend.xp.flip(x.data, axis=axes),
-        x.backend,
-        (x,),
-        (lambda ns, g, out, x: ns.flip(g, axis=axes),),
-        saved=(),
-    )
+    return _FLIP.record(_FLIP(raw_namespace(x.backend), x.data, axes), x.backend, (x, axes))
+
+
+_FLIP = Primitive(
+    "flip",
+    lambda ns, x, axes: ns.flip(x, axis=axes),
+    vjps=(lambda ns, g, out, x, axes: ns.flip(g, axis=axes), None),
+    saves="none",
+)
 
 
 def roll(x: TensorBase, /, shift: int | Sequence[int], *, axis: Axes | None = None) -> TensorBase:
@@ -109,21 +112,26 @@ def roll(x: TensorBase, /, shift: int | Sequence[int], *, axis: Axes | None = No
     if axis is None:
         if not isinstance(shift, int):
             raise ValueError("roll: a tuple shift needs a tuple axis of the same length")
-        axes, shifts, back = None, shift, -shift
+        axes, shifts = None, shift
     else:
         axes = _positions(axis, x.ndim)
         shifts = (shift,) * len(axes) if isinstance(shift, int) else tuple(shift)
         if len(shifts) != len(axes):
             raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes")
-        back = tuple(-s for s in shifts)
-    return record(
-        "roll",
-        x.backend.xp.roll(x.data, shifts, axis=axes),
-        x.backend,
-        (x,),
-        (lambda ns, g, out, x: ns.roll(g, back, axis=axes),),
-        saved=(),
-    )
+    return _ROLL.record(_ROLL(raw_namespace(x.backend), x.data, shifts, axes), x.backend, (x, shifts, axes))
+
+
+def _roll_back(ns: Any, g: Any, out: Any, x: Any, shifts: int | tuple[int, ...], axes: tuple[int, ...] | None) -> Any:
+    back = -shifts if isinstance(shifts, int) else tuple(-s for s in shifts)
+    return ns.roll(g, back, axis=axes)
+
+
+_ROLL = Primitive(
+    "roll",
+    lambda ns, x, shifts, axes: ns.roll(x, shifts, axis=axes),
+    vjps=(_roll_back, None, None),
+    saves="none",
+)
 
 
 def moveaxis(x: TensorBase, source: Axes, destination: Axes, /) -> TensorBase:

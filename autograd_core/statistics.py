@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from autograd_core.dtypes import as_dtype
+from autograd_core.namespace import raw_namespace
 from autograd_core.ops import (
     Axis,
     _axes,
@@ -38,7 +39,8 @@ from autograd_core.ops import (
     var,
 )
 from autograd_core.primitives.indexing import basic_index, scatter
-from autograd_core.tensor_base import TensorBase, record
+from autograd_core.registry import Primitive
+from autograd_core.tensor_base import TensorBase
 
 __all__ = ["all", "any", "cumulative_prod", "cumulative_sum", "diff", "prod", "std"]
 
@@ -92,29 +94,30 @@ def prod(x: TensorBase, /, *, axis: Axis = None, dtype: Any = None, keepdims: bo
     """
     x, result = _accumulated(_tensor("prod", x), dtype)
     axes = _axes(axis, x.ndim)
-    data = x.backend.xp.prod(x.data, axis=axes, keepdims=keepdims, dtype=x.data.dtype)
-    out = record("prod", data, x.backend, (x,), (_prod_vjp(x, axes),))
+    out = _PROD.record(_PROD(raw_namespace(x.backend), x.data, axes, keepdims), x.backend, (x, axes, keepdims))
     return out if result is None else _cast(out, result)
 
 
-def _prod_vjp(x: TensorBase, axes: tuple[int, ...]) -> Callable[..., Any]:
+def _prod_grad(ns: Any, g: Any, out: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     """The reduced axes are moved last and merged into one, where each element's cofactor
     (the product of the others) is its exclusive prefix product times its exclusive suffix
     product; then the axes go back."""
     kept = tuple(i for i in range(x.ndim) if i not in axes)
     order, last = kept + axes, len(kept)
     moved = tuple(x.shape[i] for i in order)
-    merged = (*moved[:last], math.prod(moved[last:]))
+    groups = ns.reshape(ns.permute_dims(x, order), (*moved[:last], math.prod(moved[last:])))
+    before = _exclusive_prod(ns, groups, last)
+    after = ns.flip(_exclusive_prod(ns, ns.flip(groups, axis=last), last), axis=last)
     inverse = tuple(sorted(range(x.ndim), key=order.__getitem__))
+    cofactor = ns.permute_dims(ns.reshape(before * after, moved), inverse)
+    return expand_back(ns, g, x.shape, axes) * cofactor
 
-    def vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
-        groups = ns.reshape(ns.permute_dims(x, order), merged)
-        before = _exclusive_prod(ns, groups, last)
-        after = ns.flip(_exclusive_prod(ns, ns.flip(groups, axis=last), last), axis=last)
-        cofactor = ns.permute_dims(ns.reshape(before * after, moved), inverse)
-        return expand_back(ns, g, x.shape, axes) * cofactor
 
-    return vjp
+_PROD = Primitive(
+    "prod",
+    lambda ns, x, axes, keepdims: ns.prod(x, axis=axes, keepdims=keepdims, dtype=x.dtype),
+    vjps=(_prod_grad, None, None),
+)
 
 
 def _root_vjp(ns: Any, g: Any, out: Any, v: Any) -> Any:
@@ -168,17 +171,15 @@ def cumulative_prod(
     return _cumulative("cumulative_prod", x, axis, dtype, include_initial)
 
 
-def _cumsum_vjp(x: TensorBase, axis: int) -> Callable[..., Any]:
+def _cumsum_grad(ns: Any, g: Any, out: Any, x: Any, axis: int) -> Any:
     """The reversed running sum: d/dx_i of sum_j g_j sum_{k<=j} x_k is sum_{j>=i} g_j."""
-    return lambda ns, g, out, x: ns.flip(ns.cumulative_sum(ns.flip(g, axis=axis), axis=axis), axis=axis)
+    return ns.flip(ns.cumulative_sum(ns.flip(g, axis=axis), axis=axis), axis=axis)
 
 
-def _cumprod_vjp(x: TensorBase, axis: int) -> Callable[..., Any]:
+def _cumprod_grad(ns: Any, g: Any, out: Any, x: Any, axis: int) -> Any:
     """d/dx_i of sum_j g_j prod_{k<=j} x_k = prod_{k<i} x_k * R_i, where
     R_i = sum_{j>=i} g_j prod_{i<k<=j} x_k, that is R_i = g_i + x_{i+1} R_{i+1}."""
-    return lambda ns, g, out, x: (
-        _exclusive_prod(ns, x, axis) * _reverse_recurrence(ns, _shifted(ns, x, 1, axis), g, axis)
-    )
+    return _exclusive_prod(ns, x, axis) * _reverse_recurrence(ns, _shifted(ns, x, 1, axis), g, axis)
 
 
 def _reverse_recurrence(ns: Any, a: Any, b: Any, axis: int) -> Any:
@@ -192,10 +193,18 @@ def _reverse_recurrence(ns: Any, a: Any, b: Any, axis: int) -> Any:
     return b
 
 
-# name: (the identity the initial slab holds, the VJP's factory, whether it reads the input)
+def _running(name: str, grad: Callable[..., Any], saves: str) -> Primitive:
+    """cumulative_sum or cumulative_prod along one axis, in the input's dtype (torch widens
+    integers otherwise)."""
+    return Primitive(
+        name, lambda ns, x, axis: getattr(ns, name)(x, axis=axis, dtype=x.dtype), vjps=(grad, None), saves=saves
+    )
+
+
+# name: (the identity the initial slab holds, the primitive)
 _CUMULATIVE = {
-    "cumulative_sum": (0, _cumsum_vjp, ()),
-    "cumulative_prod": (1, _cumprod_vjp, None),
+    "cumulative_sum": (0, _running("cumulative_sum", _cumsum_grad, saves="none")),
+    "cumulative_prod": (1, _running("cumulative_prod", _cumprod_grad, saves="inputs")),
 }
 
 
@@ -212,10 +221,9 @@ def _cumulative_of(name: str, x: TensorBase, axis: int | None, include_initial: 
     if x.ndim == 0:  # as PyTorch: one element, and a 0-d result (unless include_initial)
         out = _cumulative_of(name, reshape(x, (1,)), 0, include_initial)
         return out if include_initial else reshape(out, ())
-    identity, vjp, saved = _CUMULATIVE[name]
+    identity, running = _CUMULATIVE[name]
     xp, (axis,) = x.backend.xp, axes
-    data = getattr(xp, name)(x.data, axis=axis, dtype=x.data.dtype)  # the dtype: torch widens ints otherwise
-    out = record(name, data, x.backend, (x,), (vjp(x, axis),), saved=saved)
+    out = running.record(running(raw_namespace(x.backend), x.data, axis), x.backend, (x, axis))
     if not include_initial:
         return out
     shape = tuple(1 if i == axis else n for i, n in enumerate(x.shape))

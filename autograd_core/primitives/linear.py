@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from autograd_core.registry import Primitive
+from autograd_core.registry import Primitive, sum_to
+from autograd_core.tensor_base import Vjp
 
 
 def rows_times(ns: Any, x: Any, matrix: Any) -> Any:
@@ -30,11 +31,6 @@ def _linear_grad_weight(ns: Any, g: Any, out: Any, x: Any, weight: Any, bias: An
     return ns.matmul(ns.matrix_transpose(rows_g), rows_x)
 
 
-def _sum_to(ns: Any, grad: Any, shape: tuple[int, ...]) -> Any:
-    lead = grad.ndim - len(shape)
-    return ns.sum(grad, axis=tuple(range(lead))) if lead else grad
-
-
 # One primitive rather than matmul of a transpose: its weight gradient ``g^T x`` is computed
 # in the weight's own layout, where the transpose of ``x^T g`` would be a strided view that
 # slows every optimizer pass over it.
@@ -44,7 +40,7 @@ linear = Primitive(
     vjps=(
         lambda ns, g, out, x, weight, bias: rows_times(ns, g, weight),
         _linear_grad_weight,
-        lambda ns, g, out, x, weight, bias: _sum_to(ns, g, bias.shape),
+        lambda ns, g, out, x, weight, bias: sum_to(ns, g, bias.shape),
     ),
 )
 
@@ -125,6 +121,33 @@ def _einsum(ns: Any, subscripts: str, *arrays: Any) -> Any:
     return ns.reshape(result, tuple(result.shape[: len(output)]))
 
 
-einsum = Primitive(  # on tensors, the differentiable einsum: one node, whose VJPs are einsums
-    "einsum", _einsum, differentiable=lambda ns, subscripts, *arrays: ns.einsum(subscripts, *arrays)
-)
+def _einsum_operand(position: int, count: int) -> Vjp | None:
+    """The VJP of the input at `position` of einsum's node (0 is the explicit subscripts,
+    with distinct labels in each operand, as `einsum_plan` makes them):
+    the einsum of the output's gradient with every other operand. The identity matrices
+    that come last are constants, so their VJPs never run."""
+    if position == 0:
+        return None
+    i = position - 1
+
+    def vjp(ns: Any, g: Any, out: Any, subscripts: str, *operands: Any) -> Any:
+        joined, output = subscripts.split("->")
+        terms = joined.split(",")
+        others = [j for j in range(len(terms)) if j != i]
+        elsewhere = set(output).union(*(terms[j] for j in others))
+        present = "".join(c for c in terms[i] if c in elsewhere)
+        into_operand = ",".join([output, *(terms[j] for j in others)]) + "->" + present
+        x = operands[i]
+        grad = einsum(ns, into_operand, g, *(operands[j] for j in others))
+        if len(present) < len(terms[i]):  # labels only x has: the gradient is constant along them
+            sizes = iter(grad.shape)
+            kept = tuple(next(sizes) if c in elsewhere else 1 for c in terms[i])
+            grad = ns.broadcast_to(ns.reshape(grad, kept), tuple(max(k, n) for k, n in zip(kept, x.shape)))
+        return sum_to(ns, grad, x.shape)
+
+    return vjp
+
+
+# The node of `autograd_core.einsum`, on subscripts made explicit by `einsum_plan`; the VJP of
+# each operand is an einsum again, so gradients of any order stay einsums.
+einsum = Primitive("einsum", _einsum, vjps=_einsum_operand)
