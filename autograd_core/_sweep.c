@@ -612,15 +612,17 @@ error:
 
 /* --- sweep ------------------------------------------------------------------------------- */
 
-/* The loop of engine.run_backward, compiled. It decides nothing: `plain_parts(node)` (Python)
- * says whether a node's visit is only its VJPs and hands over what they need, `visit(node,
- * grad)` (Python) takes every other node, and the loop below is that of engine's visit. */
+/* The loop of engine.run_backward, compiled. It takes only the nodes whose visit would be
+ * nothing but their VJPs and the sums (`plain`: no hooks, a recorded graph with its inputs'
+ * raw arrays, no version check due, on the sweep's backend) and hands every other node,
+ * leaves included, to `visit` (Python), which is the definition of a visit. */
 typedef struct {
-    PyObject *grads, *owned, *ns, *plain_parts, *visit, *reduce;
+    PyObject *grads, *handed, *ns, *backend, *epoch_box, *released, *visit, *reduce;
 } Sweep;
 
-/* engine._add_gradient: grads[id(node)] = contribution, or the sum with what is there; the
- * sweep owns a sum, and a contribution it `made`. Steals `contribution`. */
+/* engine._add_gradient: grads[id(node)] = contribution, or the sum with what is there; a
+ * first contribution the VJP did not make is `handed` in, a sum is the sweep's own. Steals
+ * `contribution`. */
 static int
 add_gradient(Sweep *s, PyObject *node, PyObject *contribution, int made)
 {
@@ -636,7 +638,8 @@ add_gradient(Sweep *s, PyObject *node, PyObject *contribution, int made)
         Py_DECREF(contribution);
     }
     int failed = total == NULL || (previous == NULL && PyErr_Occurred() != NULL)
-        || PyDict_SetItem(s->grads, key, total) < 0 || ((previous != NULL || made) && PySet_Add(s->owned, key) < 0);
+        || PyDict_SetItem(s->grads, key, total) < 0
+        || (previous == NULL ? !made && PySet_Add(s->handed, key) < 0 : PySet_Discard(s->handed, key) < 0);
     Py_XDECREF(total);
     Py_DECREF(key);
     return failed ? -1 : 0;
@@ -646,29 +649,41 @@ add_gradient(Sweep *s, PyObject *node, PyObject *contribution, int made)
 static int
 broadcast(PyObject *contribution, PyObject *parent)
 {
-    PyObject *data = PyObject_GetAttr(parent, s_data);
-    PyObject *want = data ? PyObject_GetAttr(data, s_shape) : NULL;
+    PyObject *want = PyObject_GetAttr(FIELDS(parent)->data, s_shape);
     PyObject *got = want ? PyObject_GetAttr(contribution, s_shape) : NULL;
     int differ = got ? PyObject_RichCompareBool(got, want, Py_NE) : -1;
-    Py_XDECREF(data);
     Py_XDECREF(want);
     Py_XDECREF(got);
     return differ;
 }
 
+/* Whether visiting `node` is only running its VJPs: the cases engine's visit handles
+ * otherwise (hooks, a leaf or a freed graph, a version check due, no raw inputs, another
+ * backend) go to it. */
+static int
+plain(Sweep *s, Fields *t)
+{
+    if (t->backend != s->backend || t->raw == Py_None || !PyTuple_Check(t->saved) || PyTuple_GET_SIZE(t->saved) != 3)
+        return 0;
+    if (t->hooks != Py_None && !(PyList_Check(t->hooks) && PyList_GET_SIZE(t->hooks) == 0))
+        return 0;
+    Py_ssize_t n_vjps = PySequence_Size(t->vjps);
+    if (n_vjps <= 0) {
+        PyErr_Clear(); /* None: a freed graph */
+        return 0;
+    }
+    return PyObject_RichCompareBool(PyTuple_GET_ITEM(t->saved, 2), PyList_GET_ITEM(s->epoch_box, 0), Py_EQ);
+}
+
 /* The loop of engine's visit over `node`'s parents: each VJP on (ns, grad, out, *raw), summed
  * back to a broadcast input's shape by engine._reduce_to_input, added to the parent's
- * gradient. `parts` is plain_parts' (out, parents, vjps, raw). */
+ * gradient (the sweep's own when the VJP made it: none of its arguments). */
 static int
-send_back(Sweep *s, PyObject *node, PyObject *grad, PyObject *parts)
+send_back(Sweep *s, PyObject *node, PyObject *grad, Fields *t)
 {
-    if (!PyTuple_Check(parts) || PyTuple_GET_SIZE(parts) != 4) {
-        PyErr_SetString(PyExc_TypeError, "plain_parts must return (out, parents, vjps, raw inputs) or None");
-        return -1;
-    }
-    PyObject *parents = PySequence_Fast(PyTuple_GET_ITEM(parts, 1), "_parents must be a sequence");
-    PyObject *vjps = parents ? PySequence_Fast(PyTuple_GET_ITEM(parts, 2), "_vjps must be a sequence") : NULL;
-    PyObject *raw = vjps ? PySequence_Fast(PyTuple_GET_ITEM(parts, 3), "_raw must be a sequence") : NULL;
+    PyObject *parents = PySequence_Fast(t->parents, "_parents must be a sequence");
+    PyObject *vjps = parents ? PySequence_Fast(t->vjps, "_vjps must be a sequence") : NULL;
+    PyObject *raw = vjps ? PySequence_Fast(t->raw, "_raw must be a sequence") : NULL;
     Py_ssize_t n_inputs = raw ? PySequence_Fast_GET_SIZE(raw) : 0;
     PyObject *small[8], **args = n_inputs + 3 <= 8 ? small : PyMem_Malloc((n_inputs + 3) * sizeof(PyObject *));
     int failed = raw == NULL || args == NULL;
@@ -678,7 +693,7 @@ send_back(Sweep *s, PyObject *node, PyObject *grad, PyObject *parts)
     if (!failed) {
         args[0] = s->ns;
         args[1] = grad;
-        args[2] = PyTuple_GET_ITEM(parts, 0);
+        args[2] = t->data;
         for (Py_ssize_t i = 0; i < n_inputs; i++)
             args[3 + i] = PySequence_Fast_GET_ITEM(raw, i);
     }
@@ -709,38 +724,52 @@ send_back(Sweep *s, PyObject *node, PyObject *grad, PyObject *parts)
     return failed ? -1 : 0;
 }
 
+/* engine._release: the node's _parents, _vjps, _inputs, _raw and _saved become engine.RELEASED's. */
+static void
+release(Sweep *s, Fields *t)
+{
+    PyObject **fields[] = {&t->parents, &t->vjps, &t->inputs, &t->raw, &t->saved};
+    for (Py_ssize_t i = 0; i < 5; i++)
+        Py_SETREF(*fields[i], Py_NewRef(PyTuple_GET_ITEM(s->released, i)));
+}
+
 /* Visits `node` with `grad` (borrowed). */
 static int
 visit_node(Sweep *s, PyObject *node, PyObject *grad)
 {
-    PyObject *parts = PyObject_CallOneArg(s->plain_parts, node);
-    if (parts == NULL)
+    Fields *t = FIELDS(node);
+    int is_plain = plain(s, t);
+    if (is_plain < 0)
         return -1;
-    int failed;
-    if (parts == Py_None) {
+    if (!is_plain) {
         PyObject *r = PyObject_CallFunctionObjArgs(s->visit, node, grad, NULL);
-        failed = r == NULL;
         Py_XDECREF(r);
+        return r == NULL ? -1 : 0;
     }
-    else
-        failed = send_back(s, node, grad, parts) < 0;
-    Py_DECREF(parts);
-    return failed ? -1 : 0;
+    if (send_back(s, node, grad, t) < 0)
+        return -1;
+    if (s->released != Py_None)
+        release(s, t);
+    return 0;
 }
 
 PyDoc_STRVAR(sweep_doc,
-"sweep(order, grads, owned, ns, plain_parts, visit, reduce) -> None\n\n"
+"sweep(order, grads, handed, ns, backend, epoch, released, visit, reduce) -> None\n\n"
 "engine.run_backward's loop, compiled: visits the nodes of `order` from the last to the first,\n"
-"each that has a gradient in `grads` (keyed by id, popped as it is visited).");
+"each that has a gradient in `grads` (keyed by id, popped as it is visited). `released` is\n"
+"engine.RELEASED, or None to keep the graph.");
 
 static PyObject *
 sweep(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 7 || !PyList_Check(args[0]) || !PyDict_Check(args[1]) || !PySet_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "sweep(order: list, grads: dict, owned: set, ns, plain_parts, visit, reduce)");
+    if (nargs != 9 || !PyList_Check(args[0]) || !PyDict_Check(args[1]) || !PySet_Check(args[2])
+        || !PyList_Check(args[5]) || PyList_GET_SIZE(args[5]) != 1
+        || !(args[6] == Py_None || (PyTuple_Check(args[6]) && PyTuple_GET_SIZE(args[6]) == 5))) {
+        PyErr_SetString(PyExc_TypeError, "sweep(order: list, grads: dict, handed: set, ns, backend, epoch: [int], "
+                                         "released: tuple of 5 or None, visit, reduce)");
         return NULL;
     }
-    Sweep s = {args[1], args[2], args[3], args[4], args[5], args[6]};
+    Sweep s = {args[1], args[2], args[3], args[4], args[5], args[6], args[7], args[8]};
     PyObject *order = args[0];
     Py_INCREF(order);
     for (Py_ssize_t k = PyList_GET_SIZE(order) - 1; k >= 0; k--) {

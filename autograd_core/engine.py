@@ -128,9 +128,9 @@ def run_backward(
     """
     raw = not create_graph
     grads: dict[int, Any] = {}  # id(node) -> the gradient sent to it so far
-    owned: set[int] = set()  # the ids whose gradient the sweep made itself (see OWNERSHIP)
+    handed: set[int] = set()  # the ids whose gradient was handed in, not made by the sweep (OWNERSHIP)
     for root, seed in zip(roots, seeds):
-        _add_gradient(grads, owned, id(root), seed.data if raw else seed)
+        _add_gradient(grads, handed, id(root), seed.data if raw else seed)
     wanted = None if capture is None else {id(t) for t in capture}
     captured: dict[int, TensorBase] = {}
     check_finite, check_complex, rebound = anomaly.state.enabled, COMPLEX_IN_GRAPH[0], REBOUND[0]
@@ -138,7 +138,7 @@ def run_backward(
 
     def visit(node: TensorBase, grad: Any) -> None:
         """Send `grad`, the whole gradient of `node`, on to its parents (or into ``.grad``)."""
-        sweep_owns = id(node) in owned
+        sweep_owns = id(node) not in handed
         if node._hooks:
             grad = _run_hooks(node, grad, raw, store=wanted is None)
             sweep_owns = False  # a hook saw it, and may keep it
@@ -178,27 +178,17 @@ def run_backward(
                     [id(p) for p in parents].index(id(parent)),
                     node._trace,
                 )
-            _add_gradient(grads, owned, id(parent), contribution, made)
+            _add_gradient(grads, handed, id(parent), contribution, made)
         if not retain_graph:
             _release(node)
-
-    def plain_parts(node: TensorBase) -> tuple | None:
-        """What the compiled loop needs to send `node`'s gradient on (its output array, parents,
-        VJPs and raw inputs) when its visit is nothing but its VJPs and sums; its graph is then
-        released here unless retained. None when `visit` must take the node: a leaf, hooks, a
-        version check due, inputs without their raw arrays, another backend."""
-        vjps, raw_inputs = node._vjps, node._raw
-        if node._hooks or not vjps or raw_inputs is None or node._saved[2] != EPOCH[0] or node.backend is not backend:
-            return None
-        parts = node.data, node._parents, vjps, raw_inputs
-        if not retain_graph:
-            _release(node)
-        return parts
 
     order = topological_order(roots)
     with grad_mode.no_grad() if raw else grad_mode.enable_grad(), backend.silent_errors():
         if _sweep is not None and raw and wanted is None and not (check_finite or check_complex or rebound):
-            _sweep.sweep(order, grads, owned, raw_namespace(backend), plain_parts, visit, _reduce_to_input)
+            released = None if retain_graph else RELEASED
+            _sweep.sweep(
+                order, grads, handed, raw_namespace(backend), backend, EPOCH, released, visit, _reduce_to_input
+            )
         else:
             for node in reversed(order):
                 if id(node) in grads:  # popped: a leaf's gradient is then held by the sweep alone
@@ -206,22 +196,25 @@ def run_backward(
     return captured
 
 
-def _add_gradient(grads: dict[int, Any], owned: set[int], key: int, contribution: Any, made: bool = False) -> None:
-    """Add `contribution` to the gradient of the node `key`; a sum, or a contribution `made`
-    by a VJP (see OWNERSHIP), is the sweep's own array."""
+def _add_gradient(grads: dict[int, Any], handed: set[int], key: int, contribution: Any, made: bool = False) -> None:
+    """Add `contribution` to the gradient of the node `key`. The sweep owns a sum and a
+    contribution a VJP `made` (see OWNERSHIP); any other first contribution is `handed` in."""
     previous = grads.get(key)
     if previous is None:
         grads[key] = contribution
-        if made:
-            owned.add(key)
+        if not made:
+            handed.add(key)
     else:
         grads[key] = previous + contribution
-        owned.add(key)
+        handed.discard(key)
+
+
+RELEASED = ((), None, (), None, NOTHING_SAVED)  # a node's _parents, _vjps, _inputs, _raw, _saved once used
 
 
 def _release(node: TensorBase) -> None:
     """Drop what `node`'s VJPs needed, so its saved tensors go back during the backward."""
-    node._parents, node._vjps, node._inputs, node._raw, node._saved = (), None, (), None, NOTHING_SAVED
+    node._parents, node._vjps, node._inputs, node._raw, node._saved = RELEASED
 
 
 # Complex values follow PyTorch's convention: the gradient of a real loss L with respect to z

@@ -12,6 +12,7 @@ from autograd_core.dtypes import DTYPES, DType
 from autograd_core.namespace import tensor_namespace
 from autograd_core.tensor_base import (
     Device,
+    GraphFields,
     RemovableHandle,
     TensorBase,
     _keep_former_graph,
@@ -68,7 +69,7 @@ def _sizes(args: tuple) -> tuple[int, ...]:
     return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
 
 
-class Tensor(TensorBase):
+class Tensor(TensorBase, GraphFields):
     """An array on some backend that can record the operations made from it: the standard's
     array object, with PyTorch's methods under PyTorch's names.
 

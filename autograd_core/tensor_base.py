@@ -43,7 +43,7 @@ _CHANGES_KEPT = 64  # in-place changes remembered per tensor, to name the versio
 Vjp = Callable[..., Any]
 
 
-class TensorBase(GraphFields):
+class TensorBase:
     """An array on some backend and the graph it was made by: every tensor is one, of the
     subclass `autograd_core.tensor.Tensor`, which adds the operators and methods.
 
