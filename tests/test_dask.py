@@ -224,6 +224,7 @@ RNG = np.random.default_rng(3)
 VALUES, INDEX = RNG.standard_normal((40, 3)), RNG.integers(0, 5, 40)
 LOGITS, TARGET = RNG.standard_normal((40, 6)) * 30, RNG.integers(0, 6, 40)
 ADAM = [RNG.standard_normal((20, 2)) for _ in range(3)] + [np.abs(RNG.standard_normal((20, 2)))]
+ADAM_SETTINGS = dict(step=3, lr=1e-2, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.1)
 KERNELS = {  # name: call(backend, host -> array), from host arrays to one array or a tuple of them
     "index_add_rows": lambda b, a: kernel(b, P.index_add, a(VALUES), (5, 3), 0, a(INDEX)),
     "index_add_columns": lambda b, a: kernel(b, P.index_add, a(VALUES.T), (3, 5), 1, a(INDEX)),
@@ -239,30 +240,12 @@ KERNELS = {  # name: call(backend, host -> array), from host arrays to one array
         b, P.cross_entropy_backward, a(INDEX / 4.0), a(LOGITS), a(TARGET), a(np.arange(6))
     ),
     "value_range": lambda b, a: a(np.array(b.value_range(a(INDEX - 2)))),
-    "adamw_update": lambda b, a: kernel(
-        b,
-        P.adam_update,
-        *map(a, ADAM),
-        step=3,
-        lr=1e-2,
-        beta1=0.9,
-        beta2=0.999,
-        eps=1e-8,
-        weight_decay=0.1,
-        decoupled=True,
-    ),
-    "adam_update": lambda b, a: kernel(
-        b,
-        P.adam_update,
-        *map(a, ADAM),
-        step=3,
-        lr=1e-2,
-        beta1=0.9,
-        beta2=0.999,
-        eps=1e-8,
-        weight_decay=0.1,
-        decoupled=False,
-    ),
+    **{
+        name: lambda b, a, decoupled=decoupled: kernel(
+            b, P.adam_update, *map(a, ADAM), **ADAM_SETTINGS, decoupled=decoupled
+        )
+        for name, decoupled in (("adamw_update", True), ("adam_update", False))
+    },
 }
 
 
