@@ -306,10 +306,10 @@ KERNELS |= {  # dask's own kernels: numpy's per chunk of the batch, and the name
     "nonzero": lambda b, a: b.xp.nonzero(a(VALUES > 0.5)),
     "unique_all": lambda b, a: b.xp.unique_all(a(np.round(VALUES))),
     "reshape_empty_slice": lambda b, a: b.xp.reshape(b.xp.concat([a(VALUES[:0, 0])] * 3)[0:0], (0, 3)),
-    "scatter_integer_and_negative_step": lambda b, a: b.scatter(
-        (4, 3, 2), (1, slice(None), slice(None, None, -1)), a(VALUES[:3, :2])
+    "scatter_integer_and_negative_step": lambda b, a: kernel(
+        b, P.scatter, a(VALUES[:3, :2]), (4, 3, 2), (1, slice(None), slice(None, None, -1))
     ),
-    "scatter_empty": lambda b, a: b.scatter((2, 3), (slice(None), slice(3, 3)), a(VALUES[:2, :0])),
+    "scatter_empty": lambda b, a: kernel(b, P.scatter, a(VALUES[:2, :0]), (2, 3), (slice(None), slice(3, 3))),
 }
 
 
@@ -327,14 +327,14 @@ def test_kernel_matches_numpy(threads, kernel):
 def test_batch_kernels_keep_the_batch_chunked_and_are_lazy(threads):
     images, matrices = threads.asarray(IMAGES), threads.asarray(MATRICES)
     outputs = [
-        threads.conv2d(images, threads.asarray(WEIGHT), **CONV),
-        *threads.max_pool2d(images, **POOL),
+        kernel(threads, P.conv2d, images, threads.asarray(WEIGHT), CONV),
+        *kernel(threads, P.max_pool2d, images, POOL),
         *threads.xp.linalg.svd(matrices),
         threads.xp.linalg.det(matrices),
     ]
     assert images.chunks[0] == matrices.chunks[0] == (16, 16, 8)
     assert all(isinstance(o, da.Array) and o.chunks[0] == images.chunks[0] for o in outputs)
-    weight_grad = threads.conv2d_grad_weight(threads.asarray(OUT_GRAD), images, WEIGHT.shape, **CONV)
+    weight_grad = kernel(threads, P.conv2d_grad_weight, threads.asarray(OUT_GRAD), images, WEIGHT.shape, CONV)
     assert isinstance(weight_grad, da.Array) and weight_grad.shape == WEIGHT.shape
 
 
@@ -343,7 +343,7 @@ def test_index_add_takes_negative_indices(threads):
     expected = np.zeros((5, 3))
     np.add.at(expected, index, VALUES)
     assert_close(
-        threads.to_numpy(threads.index_add((5, 3), 0, threads.asarray(index), threads.asarray(VALUES))),
+        threads.to_numpy(kernel(threads, P.index_add, threads.asarray(VALUES), (5, 3), 0, threads.asarray(index))),
         expected,
         rtol=1e-14,
         atol=1e-14,
@@ -366,10 +366,10 @@ def test_map_batch_chunks_matches_one_chunk(threads):
     """Per-row outputs joined along their batch axis, batch sums added over the chunks, a
     whole array given to every chunk, None passed as None; numpy runs it as one chunk."""
 
-    def rows_and_sums(b, x, weight, absent, h):
+    def rows_and_sums(ns, x, weight, absent, h):
         assert absent is None
         y = x @ weight  # rows of x along axis 1
-        return y, b.xp.sum(y, axis=1), h * 2
+        return y, ns.sum(y, axis=1), h * 2
 
     x, weight, h = RNG.standard_normal((3, 40, 2)), RNG.standard_normal((2, 5)), RNG.standard_normal((40, 5))
     results = []
@@ -377,7 +377,10 @@ def test_map_batch_chunks_matches_one_chunk(threads):
         arrays = (b.asarray(np.ascontiguousarray(np.swapaxes(x, 0, 1))), b.asarray(weight), None, b.asarray(h))
         arrays = (b.xp.permute_dims(arrays[0], (1, 0, 2)), *arrays[1:])  # the batch chunked along axis 1
         results.append(
-            [b.to_numpy(o) for o in b.map_batch_chunks(rows_and_sums, arrays, (1, None, None, 0), (1, None, 0))]
+            [
+                b.to_numpy(o)
+                for o in kernel(b, P.map_batch_chunks, rows_and_sums, arrays, (1, None, None, 0), (1, None, 0))
+            ]
         )
     for mine, expected in zip(*results):
         assert_close(mine, expected, rtol=1e-13, atol=1e-13)
