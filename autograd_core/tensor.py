@@ -4,7 +4,7 @@ standard's operators and PyTorch's methods, each defined here as a call of its o
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import backends
 from autograd_core import elementwise, engine, grad_mode, manipulation, ops, searching, statistics
@@ -60,6 +60,35 @@ def _spread(f: Callable) -> Callable:
         keepdim: bool = False,
     ) -> Any:
         return f(self, axis=axis if dim is None else dim, correction=correction, keepdims=keepdims or keepdim)
+
+    return method
+
+
+class Sorted(NamedTuple):
+    """What PyTorch's ``max``/``min`` with a dim and ``sort`` return: `values`, `indices`."""
+
+    values: Tensor
+    indices: Tensor
+
+
+def _extremum(reduce: Callable, position: Callable, pairwise: Callable) -> Callable:
+    """max/min as PyTorch's methods: of all elements; ``(values, indices)`` along a dim, the
+    gradient going to the element each index names (the first of ties); elementwise against
+    another tensor."""
+
+    def method(
+        self: Tensor, dim: Any = None, keepdim: bool = False, *, axis: int | None = None, keepdims: bool = False
+    ) -> Any:
+        if isinstance(dim, TensorBase):
+            return pairwise(self, dim)
+        dim = axis if dim is None else dim
+        if dim is None:
+            return reduce(self)
+        indices = position(self, axis=dim, keepdims=True)
+        values = manipulation.take_along_axis(self, indices, axis=dim)
+        if not (keepdim or keepdims):
+            values, indices = ops.squeeze(values, dim), ops.squeeze(indices, dim)
+        return Sorted(values, indices)
 
     return method
 
@@ -233,8 +262,12 @@ class Tensor(TensorBase, GraphFields):
     __le__ = ops.less_equal
     __gt__ = ops.greater
     __ge__ = ops.greater_equal
-    __eq__ = ops.equal
-    __ne__ = ops.not_equal
+
+    def __eq__(self, other: Any) -> Any:  # a tensor is never None (PyTorch's answer, not an error)
+        return False if other is None else ops.equal(self, other)
+
+    def __ne__(self, other: Any) -> Any:
+        return True if other is None else ops.not_equal(self, other)
 
     # --- elementwise methods -------------------------------------------------------------
     exp = ops.exp
@@ -303,8 +336,15 @@ class Tensor(TensorBase, GraphFields):
     def permute(self, *axes: Any) -> Tensor:
         return ops.permute_dims(self, _sizes(axes))
 
-    def expand(self, *shape: Any) -> Tensor:
-        return ops.broadcast_to(self, _sizes(shape))
+    def expand(self, *sizes: Any) -> Tensor:
+        """`self` broadcast to `sizes`; -1 keeps a dimension's size, as in PyTorch."""
+        sizes = _sizes(sizes)
+        new = len(sizes) - self.ndim
+        if new < 0 or -1 in sizes[:new]:
+            raise ValueError(
+                f"expand: sizes {sizes} for a tensor of shape {self.shape}: -1 only keeps an existing dimension"
+            )
+        return ops.broadcast_to(self, tuple(self.shape[i - new] if n == -1 else n for i, n in enumerate(sizes)))
 
     def unsqueeze(self, dim: int) -> Tensor:
         return ops.expand_dims(self, axis=dim)
@@ -351,14 +391,23 @@ class Tensor(TensorBase, GraphFields):
     # --- reductions, with PyTorch's dim/keepdim ---------------------------------------------
     sum = _reduction(ops.sum)
     mean = _reduction(ops.mean)
-    max = _reduction(ops.max)
-    min = _reduction(ops.min)
+    max = _extremum(ops.max, searching.argmax, ops.maximum)
+    min = _extremum(ops.min, searching.argmin, ops.minimum)
     logsumexp = _reduction(ops.logsumexp)
     prod = _reduction(statistics.prod)
     any = _reduction(statistics.any)
     all = _reduction(statistics.all)
     var = _spread(ops.var)
     std = _spread(statistics.std)
+
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Sorted:
+        """The values sorted along `dim` and where each came from, as PyTorch's ``sort`` (ties
+        keep their order)."""
+        indices = searching.argsort(self, axis=dim, descending=descending, stable=True)
+        return Sorted(manipulation.take_along_axis(self, indices, axis=dim), indices)
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+        return searching.argsort(self, axis=dim, descending=descending, stable=True)
 
     def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
         return searching.argmax(self, axis=dim, keepdims=keepdim)
