@@ -3,13 +3,17 @@ standard's operators and PyTorch's methods, each defined here as a call of its o
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+import numpy as np
+
 import backends
-from autograd_core import elementwise, engine, grad_mode, manipulation, ops, searching, statistics
+from autograd_core import creation, elementwise, engine, grad_mode, manipulation, ops, searching, statistics
 from autograd_core.dtypes import DTYPES, DType
 from autograd_core.namespace import tensor_namespace
+from autograd_core.primitives.indexing import index_add
 from autograd_core.tensor_base import (
     Device,
     GraphFields,
@@ -42,8 +46,10 @@ def _in_place(f: Callable) -> Callable:
 def _reduction(f: Callable) -> Callable:
     """A reduction method taking the standard's axis/keepdims or PyTorch's dim/keepdim."""
 
-    def method(self: Tensor, axis: Any = None, keepdims: bool = False, dim: Any = None, keepdim: bool = False) -> Any:
-        return f(self, axis=axis if dim is None else dim, keepdims=keepdims or keepdim)
+    def method(
+        self: Tensor, axis: Any = None, keepdims: bool = False, dim: Any = None, keepdim: bool = False, **dtype: Any
+    ) -> Any:
+        return f(self, axis=axis if dim is None else dim, keepdims=keepdims or keepdim, **dtype)
 
     return method
 
@@ -91,6 +97,32 @@ def _extremum(reduce: Callable, position: Callable, pairwise: Callable) -> Calla
         return Sorted(values, indices)
 
     return method
+
+
+def _positions(x: TensorBase, dim: int, index: TensorBase) -> Any:
+    """Where each element of `index` points in `x` flattened (1-D, raw int64): its own
+    coordinates, with its value in place of the one along `dim` (scatter's and gather's rule)."""
+    backend, xp, dim = x.backend, x.backend.xp, dim % x.ndim
+    if index.ndim != x.ndim or any(n > m for d, (n, m) in enumerate(zip(index.shape, x.shape)) if d != dim):
+        raise ValueError(f"index of shape {index.shape} does not fit a tensor of shape {x.shape} along dim {dim}")
+    if index.numel() and not backend.is_traced(index.data):
+        low, high = backend.value_range(index.data)
+        if low < 0 or high >= x.shape[dim]:
+            raise IndexError(f"index values must lie in [0, {x.shape[dim]}) along dim {dim}, got {low} to {high}")
+    int64 = backend.dtype("int64")
+    flat = xp.zeros(tuple(index.shape), dtype=int64, device=backend.device)
+    for d, n in enumerate(index.shape):
+        along = tuple(-1 if e == d else 1 for e in range(index.ndim))
+        coordinate = xp.astype(index.data, int64) if d == dim else xp.reshape(xp.arange(n, dtype=int64), along)
+        flat = flat + coordinate * math.prod(x.shape[d + 1 :])
+    return xp.reshape(flat, (-1,))
+
+
+def _scattered(x: TensorBase, dim: int, index: TensorBase, src: TensorBase) -> Tensor:
+    """Zeros of `x`'s shape with `src` (its part of `index`'s shape) added where `index` points."""
+    values = ops.reshape(src[tuple(slice(0, n) for n in index.shape)], (-1,))
+    summed = index_add.apply(values, (x.numel(),), 0, _positions(x, dim, index))
+    return ops.reshape(summed, x.shape)
 
 
 def _sizes(args: tuple) -> tuple[int, ...]:
@@ -367,6 +399,85 @@ class Tensor(TensorBase, GraphFields):
     def contiguous(self) -> Tensor:
         return self
 
+    def tril(self, diagonal: int = 0) -> Tensor:
+        return creation.tril(self, k=diagonal)
+
+    def triu(self, diagonal: int = 0) -> Tensor:
+        return creation.triu(self, k=diagonal)
+
+    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
+        return manipulation.roll(self, shifts, axis=dims)
+
+    def unfold(self, dimension: int, size: int, step: int) -> Tensor:
+        """Every window of `size` elements along `dimension`, `step` apart, as a new last
+        dimension (PyTorch's ``Tensor.unfold``; `nn.functional.unfold` is the image one)."""
+        dim = dimension % max(self.ndim, 1)
+        count = (self.shape[dim] - size) // step + 1 if size >= 1 and step >= 1 else 0
+        if count < 1:
+            raise ValueError(f"unfold: no window of size {size}, step {step} fits dimension {dim} of {self.shape}")
+        positions = (np.arange(count)[:, None] * step + np.arange(size)).reshape(-1)
+        windows = ops.reshape(
+            ops.take(self, positions, axis=dim), (*self.shape[:dim], count, size, *self.shape[dim + 1 :])
+        )
+        return manipulation.moveaxis(windows, dim + 1, -1)
+
+    # --- indexing, under PyTorch's names ------------------------------------------------------
+    def gather(self, dim: int, index: Tensor) -> Tensor:
+        """The elements along `dim` at `index`, in `index`'s shape, which may be smaller than
+        `self` along the other dimensions (PyTorch's ``gather``)."""
+        dim = dim % self.ndim
+        if index.ndim != self.ndim:
+            raise ValueError(f"gather: index of {index.ndim} dimensions for a tensor of {self.ndim}")
+        region = tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))
+        return manipulation.take_along_axis(self[region], index, axis=dim)
+
+    def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        """`self` with each element of `src` added at the position `index` names along `dim`
+        (repeats add up), differentiable in both (PyTorch's ``scatter_add``)."""
+        return self + _scattered(self, dim, index, src)
+
+    def scatter(self, dim: int, index: Tensor, src: Any = None, *, value: Any = None) -> Tensor:
+        """`self` with `src` (or the scalar `value`) written at the positions `index` names
+        along `dim`; a position named twice is refused (PyTorch leaves it unspecified)."""
+        src = value if src is None else src
+        if not isinstance(src, TensorBase):
+            src = creation.full(tuple(index.shape), src, dtype=self.dtype, device=self.device)
+        positions = _positions(self, dim, index)
+        if not self.backend.is_traced(positions):
+            named = self.backend.to_numpy(positions)
+            if len(np.unique(named)) < len(named):
+                raise ValueError("scatter: index names a position twice; use scatter_add to add the values that meet")
+        ones = creation.ones(tuple(index.shape), dtype=self.dtype, device=self.device)
+        hit = _scattered(creation.zeros_like(self), dim, index, ones) > 0
+        return ops.where(hit, _scattered(self, dim, index, src), self)
+
+    def index_select(self, dim: int, index: Tensor) -> Tensor:
+        return ops.take(self, index, axis=dim)
+
+    def masked_select(self, mask: Tensor) -> Tensor:
+        """The elements where `mask` (broadcast with `self`) is True, as a 1-D tensor."""
+        shape = ops._broadcast_shapes(self.shape, tuple(mask.shape))
+        return ops.getitem(ops.broadcast_to(self, shape), ops.broadcast_to(mask, shape))
+
+    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        """``self / other``; rounding_mode "floor" or "trunc" rounds the quotient, in the
+        integer dtype for integer operands (PyTorch's ``div``)."""
+        if rounding_mode is None:
+            return ops.divide(self, other)
+        if rounding_mode == "floor":
+            return ops.floor_divide(self, other)
+        if rounding_mode != "trunc":
+            raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', not {rounding_mode!r}")
+        if (
+            self.dtype.is_floating_point
+            or isinstance(other, float)
+            or (isinstance(other, TensorBase) and other.dtype.is_floating_point)
+        ):
+            return elementwise.trunc(ops.divide(self, other))
+        floor = ops.floor_divide(self, other)  # rounds down; towards zero it is one more where inexact and negative
+        inexact_negative = (ops.remainder(self, other) != 0) & ((self < 0) != (other < 0))
+        return floor + ops.astype(inexact_negative, floor.dtype)
+
     # --- dtypes and backends ----------------------------------------------------------------
     def float(self) -> Tensor:
         return ops._cast(self, "float32")
@@ -420,6 +531,12 @@ class Tensor(TensorBase, GraphFields):
 
     def cumprod(self, dim: int) -> Tensor:
         return statistics.cumulative_prod(self, axis=dim)
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Sorted:  # noqa: A002
+        """The `k` largest (or smallest) values along `dim` and their indices, in order."""
+        values, indices = self.sort(dim, descending=largest)
+        first_k = (slice(None),) * (dim % self.ndim) + (slice(0, k),)
+        return Sorted(values[first_k], indices[first_k])
 
     def softmax(self, dim: int = -1) -> Tensor:
         return ops.softmax(self, dim)

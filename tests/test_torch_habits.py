@@ -24,7 +24,7 @@ def both():
 
 def weighted_sum(t, module):
     """A loss that tells apart where each output's gradient goes."""
-    weights = WEIGHTS.ravel()[: int(np.prod(t.shape))].reshape(tuple(t.shape))
+    weights = np.resize(WEIGHTS.ravel() + np.arange(WEIGHTS.size) * 0.001, tuple(t.shape))
     return (t * module.tensor(weights, dtype=module.float64)).sum()
 
 
@@ -89,3 +89,67 @@ def test_a_tensor_compared_with_none(backend):
     assert (t == None) is False  # noqa: E711 - the comparison is the test
     assert (t != None) is True  # noqa: E711
     assert t is not None and t in [t]
+
+
+MATRIX = np.array([[3.0, -1.0, 2.0, 7.0], [0.0, 5.0, -4.0, 1.0], [6.0, 2.0, 9.0, -3.0]])
+INDEX = np.array([[0, 2], [3, 0]])
+SCATTER_INDEX = np.array([[0, 1, 2, 0], [2, 0, 0, 1]])  # along dim 0: every position once
+# name: (the method call, on our tensor and on torch's; `m` is the module, for index tensors)
+METHODS = {
+    "tril": lambda t, m: t.tril(1),
+    "triu": lambda t, m: t.triu(-1),
+    "roll": lambda t, m: t.roll(1, 1),
+    "roll_several": lambda t, m: t.roll((1, -2), (0, 1)),
+    "gather_smaller_index": lambda t, m: t.gather(1, m.tensor(INDEX)),
+    "index_select": lambda t, m: t.index_select(1, m.tensor(np.array([3, 0, 3]))),
+    "masked_select_broadcast": lambda t, m: t.masked_select(m.tensor(np.array([True, False, True, True]))),
+    "topk_values": lambda t, m: t.topk(2, 1).values,
+    "topk_smallest": lambda t, m: t.topk(2, 0, largest=False).values,
+    "unfold": lambda t, m: t.unfold(1, 2, 1),
+    "unfold_step": lambda t, m: t.reshape(-1).unfold(0, 3, 4),
+    "prod_dim": lambda t, m: t.prod(1, keepdim=True),
+    "sum_dim_dtype": lambda t, m: t.sum(0, dtype=m.float64),
+    "div_trunc": lambda t, m: t.div(-2.5, rounding_mode="trunc"),
+    "scatter_add": lambda t, m: t.scatter_add(0, m.tensor(SCATTER_INDEX), t[:2] * 10.0),
+    "scatter_tensor": lambda t, m: t.scatter(0, m.tensor(SCATTER_INDEX[:1]), t[:1] * 10.0),
+    "scatter_value": lambda t, m: t.scatter(1, m.tensor(np.array([[3], [0], [1]])), value=-1.0),
+    "div_floor": lambda t, m: t.div(2.5, rounding_mode="floor"),
+}
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_methods_match_pytorch(float64_backend, name):
+    ours = ag.tensor(MATRIX, dtype="float64", requires_grad=True)
+    theirs = torch.tensor(MATRIX, dtype=torch.float64, requires_grad=True)
+    got, expected = METHODS[name](ours, ag), METHODS[name](theirs, torch)
+    assert tuple(got.shape) == tuple(expected.shape)
+    assert_close(got, expected.detach().numpy())
+    if expected.requires_grad:
+        weighted_sum(got, ag).backward()
+        weighted_sum(expected, torch).backward()
+        assert_close(ours.grad, theirs.grad.numpy())
+
+
+@pytest.mark.parametrize("mode", ["floor", "trunc"])
+def test_integer_division_rounds_as_pytorch(backend, mode):
+    numerators = np.array([7, -7, 6, -6, 5, 0])
+    for divisor in (2, -2, 3):
+        got = ag.asarray(numerators).div(divisor, rounding_mode=mode)
+        assert got.dtype == ag.int64
+        assert got.tolist() == torch.tensor(numerators).div(divisor, rounding_mode=mode).tolist()
+
+
+def test_unknown_rounding_mode_and_window_are_refused(backend):
+    with pytest.raises(ValueError, match="rounding_mode"):
+        ag.ones(2).div(2, rounding_mode="round")
+    with pytest.raises(ValueError, match="no window"):
+        ag.ones(2).unfold(0, 3, 1)
+
+
+def test_scatter_refuses_a_position_named_twice_and_an_index_out_of_range(backend):
+    x, twice = ag.zeros((3, 2)), ag.asarray(np.array([[0, 1], [0, 2]]))
+    with pytest.raises(ValueError, match="names a position twice"):
+        x.scatter(0, twice, ag.ones((2, 2)))
+    assert x.scatter_add(0, twice, ag.ones((2, 2))).tolist() == [[2.0, 0.0], [0.0, 1.0], [0.0, 1.0]]
+    with pytest.raises(IndexError, match="must lie in"):
+        x.scatter_add(0, ag.asarray(np.array([[3, 0]])), ag.ones((1, 2)))
