@@ -9,16 +9,6 @@ import numpy as np
 import pytest
 
 import autograd_core as ag
-from autograd_core import engine
-
-COMPILED = engine._sweep
-
-
-@pytest.fixture(params=["compiled", "python"])
-def sweep(request, monkeypatch):
-    if request.param == "compiled" and COMPILED is None:
-        pytest.skip("autograd_core._sweep was not built (no C compiler at install)")
-    monkeypatch.setattr(engine, "_sweep", COMPILED if request.param == "compiled" else None)
 
 
 @pytest.fixture

@@ -24,14 +24,6 @@ tensor_module = sys.modules["autograd_core.tensor_base"]
 COMPILED = engine._sweep
 
 
-@pytest.fixture(params=["compiled", "python"])
-def sweep(request, monkeypatch):
-    if request.param == "compiled" and COMPILED is None:
-        pytest.skip("autograd_core._sweep was not built (no C compiler at install); the Python loops run")
-    monkeypatch.setattr(engine, "_sweep", COMPILED if request.param == "compiled" else None)
-    return request.param
-
-
 def test_the_compiled_sweep_is_built_where_a_compiler_is():
     compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
     if shutil.which(compiler) is None:
