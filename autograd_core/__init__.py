@@ -17,6 +17,8 @@ from autograd_core.compile import CompileFallbackWarning, compile
 # before creation's names: importing the module `autograd_core.tensor` binds the package's
 # attribute `tensor`, which must end as the function `tensor`
 from autograd_core.tensor import Tensor  # isort: skip
+from autograd_core import func  # noqa: E402 - after the ops it transforms
+from autograd_core.checkpoint import checkpoint
 from autograd_core.creation import *  # noqa: F403
 from autograd_core.dtypes import (
     DType,

@@ -11,7 +11,9 @@ from autograd_core import anomaly, grad_mode
 from autograd_core.creation import ones_like
 from autograd_core.namespace import raw_namespace, tensor_namespace
 from autograd_core.ops import _cast, clone, sum_to
+from autograd_core.primitives.vmap import sum_batch
 from autograd_core.tensor_base import (
+    BATCHED,
     COMPLEX_IN_GRAPH,
     EPOCH,
     NOTHING_SAVED,
@@ -135,6 +137,9 @@ def run_backward(
     captured: dict[int, TensorBase] = {}
     check_finite, check_complex, rebound = anomaly.state.enabled, COMPLEX_IN_GRAPH[0], REBOUND[0]
     backend = roots[0].backend
+    # a batched seed of an unbatched graph (a VJP inside vmap) makes the whole sweep batched
+    seeded = next((s.backend for s in seeds if s.backend is not backend and s.backend.wraps(backend)), None)
+    batched = seeded is not None or BATCHED[0]
 
     def visit(node: TensorBase, grad: Any) -> None:
         """Send `grad`, the whole gradient of `node`, on to its parents (or into ``.grad``)."""
@@ -143,7 +148,7 @@ def run_backward(
             grad = _run_hooks(node, grad, raw, store=wanted is None)
             sweep_owns = False  # a hook saw it, and may keep it
         if wanted is not None and id(node) in wanted:
-            captured[id(node)] = TensorBase._wrap(grad, node.backend) if raw else grad
+            captured[id(node)] = TensorBase._wrap(grad, _wider(seeded, node.backend)) if raw else grad
         vjps = node._vjps
         if not vjps:
             if vjps is None:
@@ -158,7 +163,7 @@ def run_backward(
         if node._saved[2] != EPOCH[0]:
             _check_versions(node)
         if raw:
-            ns, out = raw_namespace(node.backend), node.data
+            ns, out = raw_namespace(_wider(seeded, node.backend)), node.data
             inputs = node._raw or [x.data if isinstance(x, TensorBase) else x for x in node._inputs]
         else:
             ns, out, inputs = tensor_namespace(), node, node._inputs
@@ -168,6 +173,8 @@ def run_backward(
         for parent, vjp in zip(parents, vjps):
             contribution = vjp(ns, grad, out, *inputs)
             made = contribution is not grad and contribution is not out and all(contribution is not x for x in inputs)
+            if batched and parent.backend is not node.backend and node.backend.wraps(parent.backend):
+                contribution, made = sum_batch(ns, contribution, node.backend), True  # summed over the batch
             if contribution.shape != parent.data.shape:
                 contribution, made = _reduce_to_input(ns, contribution, parent, node), True
             if check_finite:
@@ -184,7 +191,7 @@ def run_backward(
 
     order = topological_order(roots)
     with grad_mode.no_grad() if raw else grad_mode.enable_grad(), backend.silent_errors():
-        if _sweep is not None and raw and wanted is None and not (check_finite or check_complex or rebound):
+        if _sweep is not None and raw and wanted is None and not (check_finite or check_complex or rebound or batched):
             released = None if retain_graph else RELEASED
             _sweep.sweep(
                 order, grads, handed, raw_namespace(backend), backend, EPOCH, released, visit, _reduce_to_input
@@ -194,6 +201,11 @@ def run_backward(
                 if id(node) in grads:  # popped: a leaf's gradient is then held by the sweep alone
                     visit(node, grads.pop(id(node)))
     return captured
+
+
+def _wider(seeded: Any, backend: Any) -> Any:
+    """The backend a node's VJPs compute in: the seeds' when they batch the node's."""
+    return seeded if seeded is not None and seeded.wraps(backend) else backend
 
 
 def _add_gradient(grads: dict[int, Any], handed: set[int], key: int, contribution: Any, made: bool = False) -> None:

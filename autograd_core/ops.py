@@ -52,12 +52,11 @@ def _operands(op: str, a: Any, b: Any) -> tuple[Any, Any, backends.Backend]:
     """
     if type(a) is TensorBase or isinstance(a, TensorBase):
         if type(b) is TensorBase or isinstance(b, TensorBase):
-            if a.backend is not b.backend:
-                common_backend(op, a, b)
+            backend = a.backend if a.backend is b.backend else common_backend(op, a, b)
             if a.data.dtype != b.data.dtype:
                 target = result_type(a.dtype, b.dtype)
                 a, b = _cast(a, target), _cast(b, target)
-            return a, b, a.backend
+            return a, b, backend
         tensor = a
     elif isinstance(b, TensorBase):
         tensor = b
@@ -150,12 +149,14 @@ def binary_op(
     `forward(a, b)` computes on raw arrays or scalars (a string names the library's function);
     `vjp_a`/`vjp_b` are the rules for each operand (None: not differentiable, a zero
     gradient), of the output's shape: the engine sums a gradient back over the axes its input
-    was broadcast along.
+    was broadcast along. Each rule is the gradient times a partial derivative, so the same
+    rules give the forward mode's tangent (`elementwise_jvp`).
     """
     named = isinstance(forward, str)
     kernel = (lambda ns, a, b: getattr(ns, forward)(a, b)) if named else (lambda ns, a, b: forward(a, b))
     saves = "inputs" if saves_inputs else "output" if saves_output else "none"
-    vjps = Primitive(name, kernel, vjps=(vjp_a, vjp_b), saves=saves, doc=doc).vjps
+    jvp = elementwise_jvp(vjp_a, vjp_b)
+    vjps = Primitive(name, kernel, vjps=(vjp_a, vjp_b), saves=saves, jvp=jvp, doc=doc).vjps
     saved = None if saves_inputs else ()
 
     def op(x1: Any, x2: Any, /) -> TensorBase:
@@ -180,12 +181,38 @@ def binary_op(
 
 
 def unary_op(
-    name: str, forward: Callable[[Any, Any], Any], vjp: Vjp | None, saves: str = "inputs", doc: str = ""
+    name: str,
+    forward: Callable[[Any, Any], Any],
+    vjp: Vjp | None,
+    saves: str = "inputs",
+    doc: str = "",
+    jvp: Callable[..., Any] | str | None = None,
 ) -> Callable[[TensorBase], TensorBase]:
     """An elementwise primitive; `forward(ns, data)` computes on the raw array, `vjp` is its
     rule (None: piecewise constant, a zero gradient as PyTorch gives), and `saves` says what
-    the rule reads: "inputs", "output" or "none" (for the version checks)."""
-    return elementwise(Primitive(name, forward, vjps=(vjp,), saves=saves, doc=doc or f"Elementwise ``{name}``."))
+    the rule reads: "inputs", "output" or "none" (for the version checks). The forward-mode
+    rule is `vjp` applied to the tangent unless `jvp` says otherwise."""
+    primitive = Primitive(
+        name,
+        forward,
+        vjps=(vjp,),
+        saves=saves,
+        jvp=jvp or elementwise_jvp(vjp),
+        doc=doc or f"Elementwise ``{name}``.",
+    )
+    return elementwise(primitive)
+
+
+def elementwise_jvp(*vjps: Vjp | None) -> Callable[..., Any] | str:
+    """The forward-mode rule of an elementwise op whose `vjps` each multiply the gradient by a
+    partial derivative: the same rules applied to the tangents, or, when every rule is None
+    (a piecewise-constant op), a zero tangent."""
+    return "elementwise" if any(vjp is not None for vjp in vjps) else zero_tangent
+
+
+def zero_tangent(ns: Any, tangents: Sequence[Any], out: Any, *inputs: Any) -> None:
+    """The forward-mode rule of an op that is piecewise constant in its inputs: no tangent."""
+    return None
 
 
 def elementwise(primitive: Primitive) -> Callable[[TensorBase], TensorBase]:
@@ -290,7 +317,7 @@ def _select_op(name: str, pick_a: Callable[[Any, Any], Any]) -> Callable[[Any, A
     def grad_b(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
         return ns.where(a == b, g * 0.5, ns.where(pick_a(a, b), 0.0, g))
 
-    primitive = Primitive(name, lambda ns, a, b: getattr(ns, name)(a, b), vjps=(grad_a, grad_b))
+    primitive = Primitive(name, lambda ns, a, b: getattr(ns, name)(a, b), vjps=(grad_a, grad_b), jvp="elementwise")
 
     def op(a: Any, b: Any) -> TensorBase:
         a, b, backend = _operands(name, a, b)
@@ -313,6 +340,7 @@ _WHERE = Primitive(
     lambda ns, c, a, b: ns.where(c, a, b),
     vjps=(None, lambda ns, g, out, c, a, b: ns.where(c, g, 0.0), lambda ns, g, out, c, a, b: ns.where(c, 0.0, g)),
     saves="none",
+    jvp="elementwise",
 )
 
 
@@ -351,6 +379,7 @@ _CLIP = Primitive(
         lambda ns, g, out, x, lo, hi: ns.where(x < lo, g, 0.0),
         lambda ns, g, out, x, lo, hi: ns.where(x > hi, g, 0.0),
     ),
+    jvp="elementwise",
 )
 
 
@@ -435,7 +464,7 @@ def _matmul_grads() -> tuple[Vjp, Vjp]:
     return grad_a, grad_b
 
 
-_MATMUL = Primitive("matmul", lambda ns, a, b: ns.matmul(a, b), vjps=_matmul_grads())
+_MATMUL = Primitive("matmul", lambda ns, a, b: ns.matmul(a, b), vjps=_matmul_grads(), jvp="multilinear")
 
 
 def matmul(x1: TensorBase, x2: TensorBase, /) -> TensorBase:
@@ -474,6 +503,7 @@ _RESHAPE = Primitive(
     lambda ns, x, shape: ns.reshape(x, shape),
     vjps=(lambda ns, g, out, x, shape: ns.reshape(g, x.shape), None),
     saves="none",
+    jvp="linear",
 )
 
 
@@ -500,6 +530,7 @@ _PERMUTE_DIMS = Primitive(
     lambda ns, x, axes: ns.permute_dims(x, axes),
     vjps=(lambda ns, g, out, x, axes: ns.permute_dims(g, _inverse(axes)), None),
     saves="none",
+    jvp="linear",
 )
 
 
@@ -554,6 +585,7 @@ _BROADCAST_TO = Primitive(
     lambda ns, x, shape: ns.broadcast_to(x, shape),
     vjps=(lambda ns, g, out, x, shape: sum_to(ns, g, x.shape), None),
     saves="none",
+    jvp="linear",
 )
 
 
@@ -580,7 +612,11 @@ def _concat_piece(position: int, count: int) -> Vjp | None:
 
 
 _CONCAT = Primitive(
-    "concat", lambda ns, axis, *parts: ns.concat(list(parts), axis=axis), vjps=_concat_piece, saves="none"
+    "concat",
+    lambda ns, axis, *parts: ns.concat(list(parts), axis=axis),
+    vjps=_concat_piece,
+    saves="none",
+    jvp="linear",
 )
 
 
@@ -612,7 +648,9 @@ def _astype_grad(ns: Any, g: Any, out: Any, x: Any, dtype: Any) -> Any:
     return ns.astype(g, x.dtype, copy=False)
 
 
-_ASTYPE = Primitive("astype", lambda ns, x, dtype: ns.astype(x, dtype), vjps=(_astype_grad, None), saves="none")
+_ASTYPE = Primitive(
+    "astype", lambda ns, x, dtype: ns.astype(x, dtype), vjps=(_astype_grad, None), saves="none", jvp="linear"
+)
 
 
 def astype(x: TensorBase, dtype: Any, /, *, copy: bool = True, device: Any = None) -> TensorBase:
@@ -640,7 +678,9 @@ def _cast(x: TensorBase, dtype: Any) -> TensorBase:
     return out
 
 
-_CLONE = Primitive("clone", lambda ns, x: ns.asarray(x, copy=True), vjps=(lambda ns, g, out, x: g,), saves="none")
+_CLONE = Primitive(
+    "clone", lambda ns, x: ns.asarray(x, copy=True), vjps=(lambda ns, g, out, x: g,), saves="none", jvp="linear"
+)
 
 
 def clone(x: TensorBase) -> TensorBase:
@@ -694,6 +734,7 @@ _SUM = Primitive(
     lambda ns, x, axes, keepdims, dtype: ns.sum(x, axis=axes, keepdims=keepdims, dtype=dtype),
     vjps=(_sum_grad, None, None, None),
     saves="none",
+    jvp="linear",
 )
 
 
@@ -713,9 +754,19 @@ def _extreme(op: str, x: TensorBase, axis: Axis, keepdims: bool) -> TensorBase:
     return primitive.record(primitive(raw_namespace(x.backend), x.data, axes, keepdims), x.backend, (x, axes, keepdims))
 
 
-def _extreme_grad(ns: Any, g: Any, out: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
+def _extreme_shares(ns: Any, out: Any, x: Any, axes: tuple[int, ...]) -> Any:
+    """Each element's share of its group's extreme: 1/count at the tied extremes, else 0."""
     hits = ns.astype((x == ns.reshape(out, _kept_shape(x.shape, axes))) | ns.isnan(x), x.dtype)
-    return expand_back(ns, g, x.shape, axes) * (hits / ns.sum(hits, axis=axes, keepdims=True))
+    return hits / ns.sum(hits, axis=axes, keepdims=True)
+
+
+def _extreme_grad(ns: Any, g: Any, out: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
+    return expand_back(ns, g, x.shape, axes) * _extreme_shares(ns, out, x, axes)
+
+
+def _extreme_jvp(ns: Any, tangents: Sequence[Any], out: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
+    """The transpose of the even split: the mean of the tangents at the tied extremes."""
+    return ns.sum(tangents[0] * _extreme_shares(ns, out, x, axes), axis=axes, keepdims=keepdims)
 
 
 _EXTREMES = {
@@ -724,6 +775,7 @@ _EXTREMES = {
         lambda ns, x, axes, keepdims, op=op: getattr(ns, op)(x, axis=axes, keepdims=keepdims),
         vjps=(_extreme_grad, None, None),
         saves="output",
+        jvp=_extreme_jvp,
     )
     for op in ("max", "min")
 }
@@ -756,17 +808,23 @@ def _logsumexp(ns: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     return kept if keepdims else ns.reshape(kept, tuple(n for i, n in enumerate(x.shape) if i not in axes))
 
 
+def _softmax_of(ns: Any, out: Any, x: Any, axes: tuple[int, ...]) -> Any:
+    """logsumexp's derivative, the softmax of `x` over `axes`, from the output `out`."""
+    return ns.exp(x - expand_back(ns, out, x.shape, axes))
+
+
 _LOGSUMEXP = Primitive(
     "logsumexp",
     _logsumexp,
     vjps=(
-        lambda ns, g, out, x, axes, keepdims: (
-            expand_back(ns, g, x.shape, axes) * ns.exp(x - expand_back(ns, out, x.shape, axes))
-        ),
+        lambda ns, g, out, x, axes, keepdims: expand_back(ns, g, x.shape, axes) * _softmax_of(ns, out, x, axes),
         None,
         None,
     ),
     saves="output",
+    jvp=lambda ns, tangents, out, x, axes, keepdims: ns.sum(
+        tangents[0] * _softmax_of(ns, out, x, axes), axis=axes, keepdims=keepdims
+    ),
 )
 
 

@@ -3,8 +3,11 @@
 A `Primitive` has a name, a portable default written against a namespace, kernels that
 override the default for one backend (registered by the backend's name), and, when the op
 records a node of its own, one VJP per argument. VJPs use the form of every rule in the
-engine, ``vjp(ns, grad, out, *inputs)``; the slots `jvp` and `batch` are kept for forward
-mode and batching rules.
+engine, ``vjp(ns, grad, out, *inputs)``. Its forward-mode rule, ``jvp(ns, tangents, out,
+*inputs)``, gives the output's tangent from one tangent per input (None where an input has
+none); the elementwise and the linear ops derive theirs (``jvp="elementwise"`` /
+``jvp="linear"``, PyTorch's ``auto_element_wise`` and ``auto_linear``). A batching rule for
+`autograd_core.func.vmap` is a kernel registered for the batched backend (``"vmap"``).
 
 A primitive is called with a namespace first, ``prim(ns, *args)``, as a VJP calls it:
 
@@ -45,7 +48,10 @@ class Primitive:
     `vjps` gives one rule per input, or for an op of any number of inputs a function
     ``rule(position, count)`` giving each; `differentiable` is the op's form on tensors where
     it is not one recorded node; `saves` what the VJPs read ("inputs", "output" or "none");
-    `jvp` and `batch` are the slots for a forward-mode and a batching rule.
+    `jvp` is the forward-mode rule: ``jvp(ns, tangents, out, *inputs)``, or "elementwise"
+    (the VJPs applied to the tangents: the Jacobian is diagonal), "linear" (the op itself
+    applied to the tangents) or "multilinear" (linear in each input: the sum of the op with
+    one input replaced by its tangent).
     """
 
     def __init__(
@@ -56,8 +62,7 @@ class Primitive:
         vjps: Sequence[Vjp | None] | VjpRule | None = None,
         differentiable: Kernel | None = None,
         saves: str = "inputs",
-        jvp: Callable[..., Any] | None = None,
-        batch: Callable[..., Any] | None = None,
+        jvp: Callable[..., Any] | str | None = None,
         doc: str = "",
     ) -> None:
         self.name, self.default, self.kernels = name, default, {}
@@ -67,7 +72,14 @@ class Primitive:
         self._vjps_by_count: dict[int, tuple] = {}
         self.differentiable = differentiable
         self.saved, self.saves_output = (None, False) if saves == "inputs" else ((), saves == "output")
-        self.jvp, self.batch = jvp, batch
+        derived = {
+            "elementwise": self._elementwise_jvp,
+            "linear": self._linear_jvp,
+            "multilinear": self._multilinear_jvp,
+        }
+        self.jvp = derived.get(jvp, jvp) if isinstance(jvp, str) or jvp is None else jvp
+        if isinstance(self.jvp, str):
+            raise ValueError(f"{name}: jvp must be a rule or one of {sorted(derived)}, got {jvp!r}")
         self.__doc__ = doc or default.__doc__
         if name in registry:
             raise ValueError(f"a primitive named {name!r} is already registered ({registry[name]!r})")
@@ -88,6 +100,34 @@ class Primitive:
             rules = tuple(self.vjp_rule(i, count) or zero_vjp for i in range(count))
             self._vjps_by_count[count] = rules
         return rules
+
+    def _elementwise_jvp(self, ns: Any, tangents: Sequence[Any], out: Any, *inputs: Any) -> Any:
+        """An elementwise op's Jacobian is diagonal, so each VJP applied to its input's tangent
+        gives that input's part of the output's tangent (broadcast to the output)."""
+        vjps = self.vjps_for(len(inputs))
+        parts = [vjp(ns, t, out, *inputs) for vjp, t in zip(vjps, tangents) if t is not None]
+        total = parts[0]
+        for part in parts[1:]:
+            total = total + part
+        return total if tuple(total.shape) == tuple(out.shape) else ns.broadcast_to(total, out.shape)
+
+    def _linear_jvp(self, ns: Any, tangents: Sequence[Any], out: Any, *inputs: Any) -> Any:
+        """A linear op maps the tangents as it maps the inputs (zeros for inputs without one)."""
+        args = [
+            x if t is None and not _is_float_array(ns, x) else ns.zeros_like(x) if t is None else t
+            for x, t in zip(inputs, tangents)
+        ]
+        return self(ns, *args)
+
+    def _multilinear_jvp(self, ns: Any, tangents: Sequence[Any], out: Any, *inputs: Any) -> Any:
+        """An op linear in each input separately (matmul, einsum): the sum over the inputs with
+        a tangent of the op with that input replaced by its tangent."""
+        total = None
+        for i, t in enumerate(tangents):
+            if t is not None:
+                term = self(ns, *inputs[:i], t, *inputs[i + 1 :])
+                total = term if total is None else total + term
+        return total
 
     def __repr__(self) -> str:
         overrides = ", ".join(sorted(self.kernels)) or "none"
@@ -113,8 +153,8 @@ class Primitive:
         return register
 
     def implementation(self, backend: backends.Backend) -> Kernel:
-        """The kernel `backend` runs: its own, or the portable default."""
-        return self.kernels.get(backend.name, self.default)
+        """The kernel `backend` runs: its own, or the portable default (as the backend decides)."""
+        return backend.implementation(self)
 
     def __call__(self, ns: Any, *args: Any, **options: Any) -> Any:
         if type(ns) is RawNamespace:
@@ -175,16 +215,29 @@ def sum_to(ns: Any, grad: Any, shape: Sequence[int]) -> Any:
     return ns.sum(grad, axis=stretched, keepdims=True) if stretched else grad
 
 
+def _is_float_array(ns: Any, x: Any) -> bool:
+    """Whether `x` is an array (of tensors or raw) of a floating dtype: an input a tangent may
+    flow through, as opposed to an index array, a shape or a Python scalar."""
+    return hasattr(x, "dtype") and hasattr(x, "shape") and ns.isdtype(x.dtype, ("real floating", "complex floating"))
+
+
 def zero_vjp(ns: Any, g: Any, out: Any, *inputs: Any) -> Any:
     """The VJP of an input the op is piecewise constant in: a zero gradient."""
     return ns.zeros_like(g)
 
 
 def common_backend(op: str, *tensors: TensorBase) -> backends.Backend:
-    """The backend all `tensors` live on, or an error that says how to move one."""
+    """The backend all `tensors` live on, or an error that says how to move one. Inside
+    `autograd_core.func.vmap`, a tensor of the backend the batch wraps takes part as a value
+    shared by every example: the batched backend is then the common one."""
     first = tensors[0].backend
     for t in tensors[1:]:
         if t.backend is not first:
+            if first.wraps(t.backend):
+                continue
+            if t.backend.wraps(first):
+                first = t.backend
+                continue
             raise RuntimeError(
                 f"{op}: the operands live on different backends ({first} and {t.backend}); "
                 f"move one with .to({t.backend.name!r}) or .to({first.name!r}) first"

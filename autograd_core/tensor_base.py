@@ -365,6 +365,9 @@ REBOUND = [False]
 # Whether a complex tensor that requires grad was ever recorded: only then does backward check
 # that each complex node's op is one whose VJP handles complex values (`engine.COMPLEX_SAFE`).
 COMPLEX_IN_GRAPH = [False]
+# Whether a vmap batch was ever entered: only then does backward look for gradients that cross
+# a batch's edge (to be summed over the examples) and run the Python sweep.
+BATCHED = [False]
 EPOCH = [0]  # how many in-place changes the process has made (versions are checked only after one)
 
 

@@ -195,3 +195,14 @@ class Backend:
     def is_traced(self, x: Any) -> bool:
         """Whether `x` is a placeholder inside a trace (its values unknown until run)."""
         return False
+
+    # --- kernels and wrapping backends ---------------------------------------------------------
+    def implementation(self, primitive: Any) -> Any:
+        """The kernel this backend runs for `primitive` (an `autograd_core.registry.Primitive`):
+        the one registered under its name, else the portable default."""
+        return primitive.kernels.get(self.name, primitive.default)
+
+    def wraps(self, other: Backend) -> bool:
+        """Whether this backend's namespace takes `other`'s arrays as its own values (a
+        batched backend takes those of the backend it batches)."""
+        return other is self
