@@ -1,7 +1,8 @@
 """Neural-network building blocks with PyTorch's names: Module, Parameter, layers,
-`nn.functional`, `nn.init`, and `save`/`load` of state dicts."""
+`nn.functional`, `nn.init`, `save`/`load` of state dicts, and `functional_call` (a module run
+with other tensors in place of its parameters and buffers)."""
 
-from nn import functional, init, utils
+from nn import functional, init, stateless, utils
 from nn.activation import (
     CELU,
     ELU,
@@ -61,6 +62,7 @@ from nn.module import Module, Parameter
 from nn.norm_layers import BatchNorm1d, BatchNorm2d, GroupNorm
 from nn.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from nn.serialization import load, save
+from nn.stateless import functional_call
 from nn.transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
@@ -78,6 +80,7 @@ __all__ = [
     "Sigmoid",
     "Tanh",
     "functional",
+    "functional_call",
     "init",
     "load",
     "save",

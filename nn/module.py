@@ -166,6 +166,39 @@ class Module:
     def buffers(self, recurse: bool = True) -> Iterator[ag.Tensor]:
         return (b for _, b in self.named_buffers(recurse=recurse))
 
+    def _swap_tensor(self, name: str, tensor: ag.Tensor | None) -> ag.Tensor | None:
+        """Put `tensor` (any tensor, not only a Parameter) in place of this module's own
+        parameter or buffer `name`, which stays registered as one; return the tensor it
+        replaces. `nn.stateless.functional_call` swaps tensors in for a call and back with it,
+        where assigning the attribute would unregister a parameter."""
+        registered = self._parameters if name in self._parameters else self._buffers
+        if name not in registered:
+            raise KeyError(f"{type(self).__name__} has no parameter or buffer {name!r}")
+        previous = registered[name]
+        registered[name] = tensor
+        object.__setattr__(self, name, tensor)
+        return previous
+
+    def functional_call(
+        self,
+        parameters_and_buffers: dict[str, ag.Tensor] | tuple[dict[str, ag.Tensor], ...],
+        args: Any,
+        kwargs: dict[str, Any] | None = None,
+        *,
+        tie_weights: bool = True,
+        strict: bool = False,
+    ) -> Any:
+        """This module called with other tensors in place of its parameters and buffers: see
+        `nn.stateless.functional_call`, which this is (and ``torch.func.functional_call``).
+
+        >>> import autograd_core as ag, nn
+        >>> nn.Linear(2, 1).functional_call({"weight": ag.ones((1, 2)), "bias": ag.zeros(1)}, ag.ones((1, 2))).tolist()
+        [[2.0]]
+        """
+        from nn.stateless import functional_call  # nn.stateless builds on this module
+
+        return functional_call(self, parameters_and_buffers, args, kwargs, tie_weights=tie_weights, strict=strict)
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         for p in self.parameters():
             p.grad = None if set_to_none or p.grad is None else ag.zeros_like(p.grad)
