@@ -148,7 +148,7 @@ def run_backward(
             grad = _run_hooks(node, grad, raw, store=wanted is None)
             sweep_owns = False  # a hook saw it, and may keep it
         if wanted is not None and id(node) in wanted:
-            captured[id(node)] = TensorBase._wrap(grad, _wider(seeded, node.backend)) if raw else grad
+            captured[id(node)] = TensorBase._wrap(grad, _wider(seeded, node.backend).level_of(grad)) if raw else grad
         vjps = node._vjps
         if not vjps:
             if vjps is None:

@@ -91,7 +91,7 @@ def push_forward(
                 inputs = node._raw or [x.data if isinstance(x, TensorBase) else x for x in node._inputs]
                 backend = _widest(node.backend, (backend_of[id(x)] for x in node._parents if id(x) in known))
                 if _advance(node, known, raw_namespace(backend), node.data, inputs, False):
-                    backend_of[id(node)] = backend
+                    backend_of[id(node)] = backend.level_of(known[id(node)])
     return [None if id(r) not in known else TensorBase._wrap(known[id(r)], backend_of[id(r)]) for r in roots]
 
 

@@ -169,7 +169,7 @@ def binary_op(
             a, b = x1, x2
         else:
             a, b, backend = _operands(name, x1, x2)
-            d1, d2 = (a.data if isinstance(a, TensorBase) else a, b.data if isinstance(b, TensorBase) else b)
+            d1, d2 = (_adopted(a, backend), _adopted(b, backend))
         data = getattr(backend.xp, forward)(d1, d2) if named else forward(d1, d2)
         return record(name, data, backend, (a, b), vjps, saved, saves_output, (d1, d2))
 
@@ -227,6 +227,13 @@ def elementwise(primitive: Primitive) -> Callable[[TensorBase], TensorBase]:
     op.__name__ = op.__qualname__ = name
     op.__doc__ = primitive.__doc__
     return op
+
+
+def _adopted(x: Any, backend: backends.Backend) -> Any:
+    """An operand's raw value for `backend`'s operators (a tensor of a backend it wraps, adopted)."""
+    if not isinstance(x, TensorBase):
+        return x
+    return x.data if x.backend is backend else backend.adopt(x.data)
 
 
 def _tensor(op: str, x: Any) -> TensorBase:

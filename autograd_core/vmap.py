@@ -126,6 +126,9 @@ def _run(
     from backends.vmap import BatchedBackend
 
     inner = next(x.backend for x, d in zip(flat, dims) if d is not None)
+    enclosing = backends.current()  # inside another vmap, this batch nests in its batch
+    if enclosing is not inner and enclosing.wraps(inner):
+        inner = enclosing
     batch = BatchedBackend(inner, size, randomness)
     BATCHED[0] = True
     inputs = [x if d is None else enter(x, d, batch) for x, d in zip(flat, dims)]

@@ -11,6 +11,7 @@ from backends.base import Backend
 
 class StrictBackend(Backend):
     name = "array_api_strict"
+    defers_operators = False  # its operators raise TypeError on any operand not its own
 
     def to_numpy(self, x):
         return np.from_dlpack(x)

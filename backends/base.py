@@ -69,6 +69,7 @@ class Backend:
     supports_float64: bool = True
     device_kinds: tuple[str, ...] = ("cpu",)
     can_compile: bool = False
+    defers_operators: bool = True  # `x + other` returns NotImplemented for an unknown `other` (vmap's arrays)
 
     def __init__(self, xp: Any, array_type: type, device: Any = None) -> None:
         self.xp = xp
@@ -201,6 +202,17 @@ class Backend:
         """The kernel this backend runs for `primitive` (an `autograd_core.registry.Primitive`):
         the one registered under its name, else the portable default."""
         return primitive.kernels.get(self.name, primitive.default)
+
+    def adopt(self, x: Any) -> Any:
+        """`x`, an array of a backend this one wraps, as this backend's own array (`x` itself,
+        unless the library's operators cannot meet this backend's arrays)."""
+        return x
+
+    def level_of(self, x: Any) -> Backend:
+        """The backend, this one or one it wraps, whose own array `x` is: where a tensor
+        holding `x` belongs (a batched backend's value shared by every example belongs to the
+        backend it batches)."""
+        return self
 
     def wraps(self, other: Backend) -> bool:
         """Whether this backend's namespace takes `other`'s arrays as its own values (a

@@ -1,0 +1,163 @@
+"""The backend of one `vmap` batch: another backend's library with every array holding a batch
+of examples (`backends.batched`). It is made per call of a vmapped function, never chosen by
+name; its registry name "vmap" is where batching rules for primitives are registered
+(``@primitive.kernel("vmap")``). A primitive without one runs its portable default, whose
+array-API calls each batch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autograd_core import primitives as P
+from autograd_core.namespace import raw_namespace
+from backends.base import Backend
+from backends.batched import BatchedArray, BatchedNamespace, BatchedValueError
+
+
+class BatchedBackend(Backend):
+    """`inner`'s library, batched over `size` examples.
+
+    `randomness` says what random draws mean inside: "error" refuses them, "different" draws
+    one per example, "same" draws once for all.
+    """
+
+    name = "vmap"
+
+    def __init__(self, inner: Backend, size: int, randomness: str = "error") -> None:
+        super().__init__(BatchedNamespace(inner.xp, size, not inner.defers_operators), BatchedArray, inner.device)
+        self.inner, self.size, self.randomness = inner, size, randomness
+        self.mutable, self.lazy, self.supports_float64 = inner.mutable, inner.lazy, inner.supports_float64
+        self.device_kinds, self.defers_operators = inner.device_kinds, inner.defers_operators
+
+    def __repr__(self) -> str:
+        return f"Backend('vmap' over {self.size} examples of {self.inner!r})"
+
+    def owns(self, x: Any) -> bool:
+        """Whether `x` is an array batched by this batch (not by an inner or outer one)."""
+        return self.xp.is_batched(x)
+
+    # --- the edge of the batch (the primitives of autograd_core.primitives.vmap) ------------------
+    def enter(self, x: Any, dim: int) -> Any:
+        """The inner array `x` as a batch whose examples lie along its axis `dim`."""
+        xp = self.inner.xp
+        axes = (dim, *(i for i in range(len(x.shape)) if i != dim))
+        return self.xp.batch(xp.permute_dims(x, axes))
+
+    def exit(self, y: Any, dim: int) -> Any:
+        """The examples of `y` stacked along axis `dim` of an inner array (`y` repeated, if it
+        is the same for every example)."""
+        xp = self.inner.xp
+        if not self.owns(y):
+            y = xp.expand_dims(y, axis=dim)
+            return xp.broadcast_to(y, (*y.shape[:dim], self.size, *y.shape[dim + 1 :]))
+        value = y.physical
+        ndim = len(value.shape)
+        axes = (*range(1, dim + 1), 0, *range(dim + 1, ndim))
+        return xp.permute_dims(value, axes)
+
+    def sum_batch(self, g: Any) -> Any:
+        """The sum over the examples of `g` (a gradient for a value they all share)."""
+        return self.inner.xp.sum(g.physical, axis=0) if self.owns(g) else g
+
+    # --- the Backend contract ---------------------------------------------------------------
+    def wraps(self, other: Backend) -> bool:
+        return other is self or self.inner.wraps(other)
+
+    def adopt(self, x: Any) -> Any:
+        return x if self.defers_operators or self.owns(x) else self.xp.lift(self.inner.adopt(x))
+
+    def asarray(self, host: Any, dtype: Any = None) -> Any:
+        return self.adopt(self.inner.asarray(host, dtype))
+
+    def level_of(self, x: Any) -> Backend:
+        return self if self.owns(x) else self.inner.level_of(x)
+
+    def implementation(self, primitive: Any) -> Any:
+        kernel = primitive.kernels.get(self.name)
+        if kernel is not None:
+            return kernel
+        if primitive.name in ("enter_batch", "exit_batch", "sum_batch"):
+            return self._lower_edge(primitive.default)
+        return primitive.default
+
+    def _lower_edge(self, kernel: Any) -> Any:
+        """An edge op of an inner batch applied under this one: on this batch's arrays it acts
+        on each example, whose leading axis is this batch's, so its dim moves by one."""
+
+        def run(ns: Any, x: Any, *rest: Any) -> Any:
+            *dim, batched = rest
+            if batched is self or not self.owns(x):
+                return kernel(ns, x, *rest)
+            shifted = [d + 1 for d in dim]
+            return self.xp.batch(kernel(ns, x.physical, *shifted, batched))
+
+        return run
+
+    def to_numpy(self, x: Any) -> Any:
+        if self.owns(x):
+            raise BatchedValueError(
+                "vmap: this value differs from example to example, so Python cannot branch on it or read "
+                "it inside the vmapped function; use ag.where for data-dependent choices, or return it"
+            )
+        return self.inner.to_numpy(x)
+
+    def format(self, x: Any, prefix: str = "") -> str:
+        if self.owns(x):
+            return f"<batched over {self.size} examples, shape {tuple(x.shape)}>"
+        return self.inner.format(x, prefix)
+
+    def is_native(self, x: Any) -> bool:
+        return self.owns(x) or self.inner.is_native(x)
+
+    def dtype(self, name: str) -> Any:
+        return self.inner.dtype(name)
+
+    def dtype_name(self, dtype: Any) -> str:
+        return self.inner.dtype_name(dtype)
+
+    def silent_errors(self) -> Any:
+        return self.inner.silent_errors()
+
+    def value_range(self, x: Any) -> tuple[int, int]:
+        return self.inner.value_range(x.physical if self.owns(x) else x)
+
+    def is_traced(self, x: Any) -> bool:
+        return self.inner.is_traced(x.physical if self.owns(x) else x)
+
+    def synchronize(self, *arrays: Any) -> None:
+        self.inner.synchronize(*(a.physical if self.owns(a) else a for a in arrays))
+
+    # --- random numbers, per `randomness` ---------------------------------------------------------
+    def _draw(self, kind: str, shape: tuple[int, ...], draw: Any) -> Any:
+        if self.randomness == "error":
+            raise RuntimeError(
+                f"vmap: {kind} drawn inside a vmapped function; pass randomness='different' (one draw "
+                "per example) or randomness='same' (one draw for all) to vmap"
+            )
+        if self.randomness == "same":
+            return draw(tuple(shape))
+        return self.xp.batch(draw((self.size, *shape)))
+
+    def randn(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        return self._draw("random numbers", shape, lambda s: self.inner.randn(s, dtype))
+
+    def uniform(self, shape: tuple[int, ...], low: float, high: float, dtype: Any) -> Any:
+        return self._draw("random numbers", shape, lambda s: self.inner.uniform(s, low, high, dtype))
+
+    def bernoulli(self, shape: tuple[int, ...], p: float) -> Any:
+        return self._draw("a random mask (dropout)", shape, lambda s: self.inner.bernoulli(s, p))
+
+
+# --- batching rules of primitives whose portable default cannot batch ---------------------------
+@P.scatter.kernel("vmap")
+def _scatter(ns: Any, values: Any, shape: tuple[int, ...], key: tuple) -> Any:
+    """The default writes batched values into unbatched zeros: scatter the whole batch at once."""
+    batch = ns.backend
+    if not batch.owns(values):
+        return P.scatter(raw_namespace(batch.inner), values, shape, key)
+    whole = P.scatter(raw_namespace(batch.inner), values.physical, (batch.size, *shape), (slice(None), *key))
+    return batch.xp.batch(whole)
+
+
+__all__ = ["BatchedBackend"]
