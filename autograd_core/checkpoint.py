@@ -37,9 +37,10 @@ def checkpoint(
     """``function(*args, **kwargs)`` without keeping its intermediate graph: the backward runs
     it again to get its gradients, trading compute for memory. The gradients reach the tensor
     arguments and every tensor the function closes over (a module's parameters), as PyTorch's
-    non-reentrant checkpoint does; they are the same as without checkpointing, with ``.backward()``,
-    `grad` and ``create_graph=True``. The function returns a tensor or a tuple (or list) of
-    them, where other values pass through.
+    non-reentrant checkpoint does, with ``.backward()``, `grad` and ``create_graph=True``. A
+    first-order backward gives the gradients of the same computation without checkpointing bit
+    for bit; second-order terms may differ in the last bit (they are summed in another order).
+    The function returns a tensor or a tuple (or list) of them, where other values pass through.
 
     `preserve_rng_state` runs it again from the random generator's state at the forward, so
     dropout draws the same masks. `use_reentrant` is accepted for PyTorch's signature, and
@@ -63,8 +64,9 @@ def checkpoint(
     if not grad_mode.is_grad_enabled():
         return function(*args, **kwargs)
     rng_state = backends.host_rng().bit_generator.state if preserve_rng_state else None
-    # a new epoch: whatever the function records carries it or a later one, what it reads
-    # that was recorded before carries an earlier one (a leaf: 0)
+    # A new epoch: whatever the function records carries it or a later one, what it reads that
+    # was recorded before carries an earlier one (a leaf: 0). As after an in-place change, the
+    # backward then checks the versions of the nodes recorded before (in its Python loop).
     EPOCH[0] += 1
     start = EPOCH[0]
     result = function(*args, **kwargs)
