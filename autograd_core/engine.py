@@ -163,8 +163,11 @@ def run_backward(
         if node._saved[2] != EPOCH[0]:
             _check_versions(node)
         if raw:
-            ns, out = raw_namespace(_wider(seeded, node.backend)), node.data
+            wide = _wider(seeded, node.backend)
+            ns, out = raw_namespace(wide), node.data
             inputs = node._raw or [x.data if isinstance(x, TensorBase) else x for x in node._inputs]
+            if not wide.defers_operators:  # its operators meet batched arrays only as batched arrays
+                grad, out, inputs = wide.adopt(grad), wide.adopt(out), [wide.adopt(x) for x in inputs]
         else:
             ns, out, inputs = tensor_namespace(), node, node._inputs
         if check_complex and node.dtype.is_complex:

@@ -90,7 +90,13 @@ def push_forward(
             if id(node) not in known and node._vjps:
                 inputs = node._raw or [x.data if isinstance(x, TensorBase) else x for x in node._inputs]
                 backend = _widest(node.backend, (backend_of[id(x)] for x in node._parents if id(x) in known))
-                if _advance(node, known, raw_namespace(backend), node.data, inputs, False):
+                out = node.data
+                if not backend.defers_operators:  # its operators meet batched arrays only as batched arrays
+                    inputs, out = [backend.adopt(x) for x in inputs], backend.adopt(out)
+                    for x in node._parents:
+                        if id(x) in known:
+                            known[id(x)] = backend.adopt(known[id(x)])
+                if _advance(node, known, raw_namespace(backend), out, inputs, False):
                     backend_of[id(node)] = backend.level_of(known[id(node)])
     return [None if id(r) not in known else TensorBase._wrap(known[id(r)], backend_of[id(r)]) for r in roots]
 

@@ -23,6 +23,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import backends
 from autograd_core import engine, grad_mode
 from autograd_core.forward import push_forward
 from autograd_core.pytree import tree_flatten, tree_unflatten
@@ -40,14 +41,18 @@ _alias = Primitive(
 
 
 def _track(transform: str, x: Any) -> TensorBase:
-    """The tensor `transform` differentiates with respect to, in place of the input `x`."""
+    """The tensor `transform` differentiates with respect to, in place of the input `x`. Inside
+    a vmap it lives on the batch's backend, so its gradient stays one per example."""
     if not isinstance(x, TensorBase):
         raise TypeError(f"{transform}: the inputs to differentiate must be tensors, got {type(x).__name__}")
     if not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise TypeError(f"{transform}: only floating-point tensors can be differentiated, got {x.dtype.name}")
+    enclosing = backends.current()
+    backend = enclosing if enclosing is not x.backend and enclosing.wraps(x.backend) else x.backend
+    data = x.data if backend is x.backend else backend.adopt(x.data)
     if x.requires_grad and grad_mode.is_grad_enabled():
-        return _alias.apply(x)
-    return x.detach().requires_grad_()
+        return _alias.record(data, backend, (x,))
+    return TensorBase._wrap(data, backend).requires_grad_()
 
 
 def _reaches_outer(outputs: Sequence[Any], own: Sequence[TensorBase]) -> bool:

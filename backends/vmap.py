@@ -14,6 +14,14 @@ from autograd_core.namespace import raw_namespace
 from backends.base import Backend
 from backends.batched import BatchedArray, BatchedNamespace, BatchedValueError
 
+# The fused kernels of autograd_core.primitives: their portable defaults may write batched
+# values into arrays they allocate, which a batch cannot do, so without a batching rule of
+# their own they run once per example. Every other primitive is written with array-API calls
+# alone, each batched by the namespace's rules, so its default batches as it stands.
+KERNELS = frozenset(
+    p.name for p in (getattr(P, n) for n in P.__all__) if isinstance(p, P.Primitive) and p.name != "getitem"
+)
+
 
 class BatchedBackend(Backend):
     """`inner`'s library, batched over `size` examples.
@@ -65,7 +73,9 @@ class BatchedBackend(Backend):
         return other is self or self.inner.wraps(other)
 
     def adopt(self, x: Any) -> Any:
-        return x if self.defers_operators or self.owns(x) else self.xp.lift(self.inner.adopt(x))
+        if self.defers_operators or self.owns(x) or not self.inner.is_native(x):
+            return x
+        return self.xp.lift(self.inner.adopt(x))
 
     def asarray(self, host: Any, dtype: Any = None) -> Any:
         return self.adopt(self.inner.asarray(host, dtype))
@@ -74,12 +84,27 @@ class BatchedBackend(Backend):
         return self if self.owns(x) else self.inner.level_of(x)
 
     def implementation(self, primitive: Any) -> Any:
+        """A primitive's batching rule (its kernel registered as "vmap"), its portable default
+        where that batches through this namespace (any primitive but the fused `KERNELS`), else
+        its inner kernel run once per example."""
         kernel = primitive.kernels.get(self.name)
         if kernel is not None:
             return kernel
         if primitive.name in ("enter_batch", "exit_batch", "sum_batch"):
             return self._lower_edge(primitive.default)
+        if primitive.name in KERNELS:
+            return self._per_example(primitive)
         return primitive.default
+
+    def _per_example(self, primitive: Any) -> Any:
+        """The fallback: the inner backend's kernel on each example, the results stacked."""
+        inner_ns = raw_namespace(self.inner)
+
+        def run(ns: Any, *args: Any, **options: Any) -> Any:
+            kernel = inner_ns.kernels.get(primitive) or self.inner.implementation(primitive)
+            return self.xp.loop_and_stack(lambda *a, **k: kernel(inner_ns, *a, **k), args, options, name=primitive.name)
+
+        return run
 
     def _lower_edge(self, kernel: Any) -> Any:
         """An edge op of an inner batch applied under this one: on this batch's arrays it acts

@@ -81,9 +81,7 @@ def test_argnums_aux_and_pytrees(float64_backend):
     params = {"w": ours(W), "b": [ours(np.ones(2))]}
     (grads, x_grad), aux = func.grad(f, argnums=(0, 1), has_aux=True)(params, ours(X))
     assert set(grads) == {"w", "b"} and isinstance(grads["b"], list)
-    expected = tf.grad(lambda p, x: f(p, x)[0], argnums=(0, 1))(
-        {"w": theirs(W), "b": [theirs(np.ones(2))]}, theirs(X)
-    )
+    expected = tf.grad(lambda p, x: f(p, x)[0], argnums=(0, 1))({"w": theirs(W), "b": [theirs(np.ones(2))]}, theirs(X))
     assert_close(grads["w"], expected[0]["w"])
     assert_close(grads["b"][0], expected[0]["b"][0])
     assert_close(x_grad, expected[1])
