@@ -33,6 +33,8 @@ DASK_MODULES = {
     "test_dask.py",
     "test_custom_ops.py",
     "test_custom_op_swish.py",
+    "test_func.py",
+    "test_vmap.py",
 }
 DASK_SKIPS = {
     "test_capability_flags_are_true": "dask arrays take item assignment (the Array object gets a new graph) but "

@@ -107,3 +107,34 @@ def test_bad_dims_are_refused(float64_backend):
         func.vmap(lambda a: a, in_dims=None)(ours(A))
     with pytest.raises(ValueError, match="out of range"):
         func.vmap(lambda a: a, in_dims=3)(ours(A))
+
+
+def test_transforms_compile_on_jax():
+    """A compiled step that takes per-sample gradients and a Hessian traces whole on jax (no
+    fallback) and gives what the step gives op by op."""
+    backends = pytest.importorskip("backends")
+    try:
+        jax_backend = backends.get("jax")
+    except (backends.BackendUnavailableError, RuntimeError) as e:
+        pytest.skip(f"jax unavailable: {e}")
+    import warnings
+
+    import nn
+    import nn.functional as F
+
+    with backends.use(jax_backend), warnings.catch_warnings():
+        warnings.simplefilter("error", ag.CompileFallbackWarning)
+        ag.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+
+        def loss_of_one(params, x, y):
+            return F.cross_entropy(func.functional_call(model, params, (x[None],)), y[None])
+
+        def step(x, y):
+            params = {k: p.detach() for k, p in model.named_parameters()}
+            per_sample = func.vmap(func.grad(loss_of_one), in_dims=(None, 0, 0))(params, x, y)
+            curvature = func.hessian(lambda v: (ag.sin(v) ** 2).sum())(x[0])
+            return per_sample["0.weight"].sum() + curvature.sum()
+
+        x, y = ag.randn(16, 4), ag.arange(16) % 3
+        assert_close(ag.compile(step, modules=[model])(x, y), step(x, y), "float32")
