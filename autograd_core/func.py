@@ -26,6 +26,7 @@ from typing import Any
 import backends
 from autograd_core import engine, grad_mode
 from autograd_core.forward import push_forward
+from autograd_core.namespace import tensor_namespace
 from autograd_core.pytree import tree_flatten, tree_unflatten
 from autograd_core.registry import Primitive
 from autograd_core.tensor_base import TensorBase
@@ -89,14 +90,8 @@ def _settle(tensors: list[Any], keep_graph: bool) -> list[Any]:
 
 
 def _zeros_for(inputs: Sequence[TensorBase], grads: Sequence[TensorBase | None]) -> list[TensorBase]:
-    ag = _ag()
+    ag = tensor_namespace()
     return [ag.zeros_like(x) if g is None else g for x, g in zip(inputs, grads)]
-
-
-def _ag() -> Any:
-    from autograd_core.namespace import tensor_namespace
-
-    return tensor_namespace()
 
 
 # --- reverse mode -----------------------------------------------------------------------------
@@ -248,7 +243,7 @@ def jvp(
     differentiable = _reaches_outer(out_leaves, inputs) or any(t.requires_grad for t in flat_tangents)
     roots = [o for o in out_leaves if isinstance(o, TensorBase)]
     pushed = push_forward(roots, {id(q): t for q, t in zip(inputs, flat_tangents)}, differentiable)
-    ag = _ag()
+    ag = tensor_namespace()
     out_tangents = [ag.zeros_like(o) if t is None else t for o, t in zip(roots, pushed)]
     if strict and any(t is None for t in pushed):
         raise RuntimeError("jvp(strict=True): an output does not depend on the inputs")
@@ -290,7 +285,7 @@ def jacrev(
         output, vjp_fn = result[0], result[1]
         out_leaves, out_spec = tree_flatten(output)
         in_leaves, in_spec = tree_flatten(chosen)
-        ag = _ag()
+        ag = tensor_namespace()
         rows = []
         for k, o in enumerate(out_leaves):
             size = o.numel()
@@ -328,7 +323,7 @@ def jacfwd(
         chosen = tuple(args[n] for n in nums)
         of = _partial(func, args, nums)
         in_leaves, in_spec = tree_flatten(chosen)
-        ag = _ag()
+        ag = tensor_namespace()
         columns, out_spec, aux = [], None, None
         for k, x in enumerate(in_leaves):
             size = x.numel()

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 import backends
+from autograd_core.namespace import tensor_namespace
 from autograd_core.primitives.vmap import enter, leave
 from autograd_core.pytree import tree_flatten, tree_unflatten
 from autograd_core.tensor_base import BATCHED, TensorBase
@@ -102,8 +103,6 @@ def _slice(x: TensorBase, dim: int, start: int, stop: int) -> TensorBase:
 
 
 def _concat_pieces(pieces: list[Any], out_dims: Any) -> Any:
-    from autograd_core.namespace import tensor_namespace
-
     ag = tensor_namespace()
     flats = [tree_flatten(p)[0] for p in pieces]
     spec = tree_flatten(pieces[0])[1]
@@ -123,6 +122,7 @@ def _run(
     randomness: str,
 ) -> Any:
     """`func` on one batch of `size` examples."""
+    # imported here: it registers kernels of autograd_core's primitives, which must exist first
     from backends.vmap import BatchedBackend
 
     inner = next(x.backend for x, d in zip(flat, dims) if d is not None)
@@ -156,8 +156,6 @@ def _run(
 
 def _repeated(y: TensorBase, dim: int, size: int) -> TensorBase:
     """An output the same for every example (it never met the batch), repeated along `dim`."""
-    from autograd_core.namespace import tensor_namespace
-
     ag = tensor_namespace()
     expanded = ag.expand_dims(y, axis=dim)
     return ag.broadcast_to(expanded, (*y.shape[:dim], size, *y.shape[dim:]))
