@@ -5,6 +5,7 @@
     python -m bench --backends numpy,jax --batches 32,128 --threads 1 --workloads mlp,char,ops
     python -m bench --workloads cnn          # one training step of the MNIST CNN at batch 64
     python -m bench --workloads fullbatch --threads 1   # rows/s of a full-batch step: numpy, dask 1 and 2 workers
+    python -m bench --workloads transforms --threads 1  # per-sample gradients and an HVP against torch.func and jax
     python -m bench --compare results/a.json results/b.json
     python -m bench --list                   # the implementations and whether they run here
     python -m bench --full --reference       # the reference run: written to the repository's results/
@@ -26,8 +27,10 @@ from typing import Any, NoReturn
 # command line and configures threads first, and imports numpy and the rest after.
 from bench import threads
 
-WORKLOAD_NAMES = ("mlp", "char", "cnn", "gpt", "ops", "phase", "fullbatch")
-DEFAULT_WORKLOADS = WORKLOAD_NAMES[:-1]  # fullbatch (minutes, dask clusters) runs only when named
+# bench.problems' WORKLOADS and OPT_IN_WORKLOADS again: that module imports numpy, which must wait for threads.configure
+WORKLOAD_NAMES = ("mlp", "char", "cnn", "gpt", "ops", "phase", "transforms", "fullbatch")
+# transforms (function transforms, not a training step) and fullbatch (minutes, dask clusters) run only when named
+DEFAULT_WORKLOADS = WORKLOAD_NAMES[:-2]
 BASELINE_NAMES = ("torch", "torch-fused", "numpy-by-hand", "jax-jit", "hips-autograd", "mygrad")
 RESULTS = Path(__file__).resolve().parents[1] / "results"  # the committed reference runs: only with --reference
 RUNS = Path("runs")  # where runs go by default: under the current folder (git-ignored in the repository)
@@ -139,7 +142,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=_workloads,
         default=list(DEFAULT_WORKLOADS),
         help=f"Workloads to time, comma-separated, from {','.join(WORKLOAD_NAMES)} (default: all but "
-        "fullbatch, which takes minutes and starts dask clusters).",
+        "transforms, which times function transforms rather than a training step, and fullbatch, which "
+        "takes minutes and starts dask clusters).",
     )
     p.add_argument("--batches", type=_ints, help="MLP batch sizes, comma-separated (default: 1,32,128,512,2048).")
     p.add_argument(

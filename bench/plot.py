@@ -1,6 +1,6 @@
 """The PNG: MLP step time relative to a baseline against batch size per implementation, the
-per-op cost, the character model, the CNN and the phase split (matplotlib with the Agg
-backend, imported lazily). The title says whether the run was quick or full, and where."""
+per-op cost, the character model, the CNN, the phase split and the function transforms
+(matplotlib with the Agg backend, imported lazily). The title says whether the run was quick or full, and where."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from bench.problems import PHASES
+from bench.problems import PHASES, TRANSFORMS
 from bench.report import BASELINES_FOR_RATIOS, Record, fmt, impl_order, table_of
 
 MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">")
@@ -107,6 +107,24 @@ def _phases(ax: Any, records: list[Record]) -> None:
     ax.legend(fontsize=7)
 
 
+def _transforms(ax: Any, records: list[Record]) -> None:
+    """One bar per implementation and transform, side by side (a log axis: the per-sample
+    gradients take several times the HVP's time)."""
+    table = table_of(records, "transforms")
+    names = impl_order(r for r in records if r["workload"] == "transforms")
+    height = 0.8 / len(TRANSFORMS)
+    for i, phase in enumerate(TRANSFORMS):
+        rows = [k for k, impl in enumerate(names) if phase in table[impl]]
+        widths = [table[names[k]][phase]["min_ms"] for k in rows]
+        ax.barh([k + i * height for k in rows], widths, height, label=phase)
+    ax.set_yticks([k + height * (len(TRANSFORMS) - 1) / 2 for k in range(len(names))], names)
+    ax.invert_yaxis()
+    batch = next(r["batch"] for r in records if r["workload"] == "transforms")
+    ax.set(xlabel="ms (min)", xscale="log", title=f"function transforms of the MLP, batch {batch}")
+    plain_log_axis(ax.xaxis)
+    ax.legend(fontsize=7)
+
+
 def title(result: dict[str, Any]) -> str:
     """The figure's title: quick or full run, the machine, the thread count, when, the commit."""
     machine = result["machine"]
@@ -148,6 +166,7 @@ def figure(result: dict[str, Any]) -> Any:
             ("cnn", lambda ax: _bars(ax, records, "cnn", 1.0, "ms per step (min)", "MNIST CNN step")),
             ("gpt", lambda ax: _bars(ax, records, "gpt", 1.0, "ms per step (min)", "character GPT step")),
             ("phase", lambda ax: _phases(ax, records)),
+            ("transforms", lambda ax: _transforms(ax, records)),
         )
         if any(r["workload"] == workload for r in records)
     ]

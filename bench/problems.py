@@ -17,9 +17,11 @@ import numpy as np
 
 from bench.gpt_model import GPTConfig, gpt
 
-# The workloads, in the order they run and print; fullbatch (minutes, dask clusters) only when asked for.
-WORKLOADS = ("mlp", "char", "cnn", "gpt", "ops", "phase", "fullbatch")
-DEFAULT_WORKLOADS = WORKLOADS[:-1]
+# The workloads, in the order they run and print. Only when asked for: transforms (a
+# different question from a training step's) and fullbatch (minutes, dask clusters).
+WORKLOADS = ("mlp", "char", "cnn", "gpt", "ops", "phase", "transforms", "fullbatch")
+OPT_IN_WORKLOADS = ("transforms", "fullbatch")
+DEFAULT_WORKLOADS = tuple(w for w in WORKLOADS if w not in OPT_IN_WORKLOADS)
 # Which model each workload steps.
 MODEL_OF = {
     "mlp": "mlp",
@@ -28,9 +30,14 @@ MODEL_OF = {
     "gpt": "gpt",
     "ops": "chain",
     "phase": "mlp",
+    "transforms": "mlp",
     "fullbatch": "fullbatch",
 }
 PHASES = ("forward", "backward", "optimizer")
+# transforms: the per-sample gradients (vmap of grad), then a Hessian-vector product, timed apart
+TRANSFORMS = ("per_sample", "hvp")
+# The workloads whose step is timed in parts, each part a method of the runner; the others time "step".
+PHASES_OF = {"phase": PHASES, "transforms": TRANSFORMS}
 
 MLP_SIZES = (784, 512, 256, 10)
 MLP_LR = 1e-3
@@ -74,6 +81,43 @@ class Problem:
     weight_decay: float = WEIGHT_DECAY
     chain: int = CHAIN_LENGTH
     data: Any = None  # fullbatch: the examples.bigdata.SyntheticSet each implementation makes itself
+    probes: Probes | None = None  # transforms: the HVP's direction and the check values' weights
+
+
+@dataclass(frozen=True)
+class Probes:
+    """transforms: the fixed random direction of the Hessian-vector product (shaped as the
+    parameters, in the problem's order) and what turns a result into one check value.
+
+    A result is too large to compare whole in the timer's cross-check, so each is reduced to
+    a random projection in float64: per-sample gradients G (examples by parameters) to
+    ``sample_weights @ G @ weights``, a Hessian-vector product h to ``h @ weights``. Two
+    results that agree to float32 rounding give values that agree about as well; a wrong
+    entry, sign, scale or order of examples moves the value far beyond the tolerance.
+    """
+
+    direction: dict[str, np.ndarray]
+    weights: dict[str, np.ndarray]
+    sample_weights: np.ndarray
+
+    def per_sample_value(self, grads: dict[str, np.ndarray]) -> float:
+        """The check value of per-sample gradients: name -> (examples, *parameter shape)."""
+        total = 0.0
+        for name, w in self.weights.items():
+            rows = np.asarray(grads[name], np.float64).reshape(len(self.sample_weights), -1)
+            total += float(self.sample_weights @ rows @ w.ravel())
+        return total
+
+    def hvp_value(self, hvp: dict[str, np.ndarray]) -> float:
+        """The check value of a Hessian-vector product: name -> array shaped as the parameter."""
+        return sum(float(np.asarray(hvp[k], np.float64).ravel() @ w.ravel()) for k, w in self.weights.items())
+
+
+def make_probes(weights: dict[str, np.ndarray], batch: int, seed: int) -> Probes:
+    """The direction and check weights of transforms for the parameters `weights` at `batch`."""
+    rng = np.random.default_rng(seed + 2)
+    draw = lambda: {k: rng.standard_normal(w.shape).astype(np.float32) for k, w in weights.items()}
+    return Probes(direction=draw(), weights=draw(), sample_weights=rng.standard_normal(batch))
 
 
 def build_model(layers: ModuleType, model: str) -> Any:
@@ -191,4 +235,6 @@ def make_problem(workload: str, batch: int, seed: int = 0) -> Problem:
         weights = {"x": np.full(1, CHAIN_X, np.float32), "w": np.full(1, CHAIN_W, np.float32)}
         return Problem(workload, 1, model, weights, ())
     lr = {"char": CHAR_LR, "cnn": CNN_LR, "gpt": GPT_LR}.get(model, MLP_LR)
-    return Problem(workload, batch, model, dict(reference_weights(model, seed)), _batches(model, batch, seed), lr=lr)
+    weights = dict(reference_weights(model, seed))
+    probes = make_probes(weights, batch, seed) if workload == "transforms" else None
+    return Problem(workload, batch, model, weights, _batches(model, batch, seed), lr=lr, probes=probes)

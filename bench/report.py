@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.problems import PHASES, WORKLOADS
+from bench.problems import PHASES, PHASES_OF, WORKLOADS
 
 Record = dict[str, Any]
 
@@ -21,11 +21,14 @@ TITLES = {
     "gpt": "gpt: one training step of nanoGPT's CPU character GPT (4 layers, 12 x 64 characters), ms",
     "ops": "ops: forward + backward of a 2,000-multiply chain on one-element tensors, µs per op",
     "phase": "phase: the MLP step split into its phases, ms",
+    "transforms": "transforms: per-sample gradients (vmap of grad through functional_call) and a Hessian-vector "
+    "product of the MLP's mean loss, ms; torch is torch.func, jax-jit jax.jit of jax's transforms",
     "fullbatch": "fullbatch: one full-batch AdamW step of the 64-128-1 MLP of examples/bigdata.py over every row, "
     "rows per second (higher is better)",
 }
 RATE_WORKLOADS = ("fullbatch",)  # shown as rows per second (the batch is the rows of one step), not ms
 BASELINES_FOR_RATIOS = ("numpy-by-hand", "torch")
+RATIO_BASELINES = {"transforms": ("torch", "jax-jit")}  # the workloads whose ratios are to other baselines
 TOTAL = "total"
 
 
@@ -63,7 +66,7 @@ def _column(record: Record) -> str:
         return f"{record['batch']:,} rows"
     if record["workload"] == "ops":
         return f"chain of {record['ops_per_step']}"
-    return record["phase"] if record["workload"] == "phase" else f"b={record['batch']}"
+    return record["phase"] if record["workload"] in PHASES_OF else f"b={record['batch']}"
 
 
 def _scale(workload: str) -> float:
@@ -90,7 +93,8 @@ def table_of(records: Sequence[Record], workload: str) -> dict[str, dict[str, Re
 
 def workload_report(records: Sequence[Record], workload: str) -> str:
     """The min / median table of one workload and its ratios to the hand-written numpy and
-    to PyTorch (ratio of minimums: above 1 is slower than the baseline)."""
+    to PyTorch, or to the workload's `RATIO_BASELINES` (ratio of minimums: above 1 is slower
+    than the baseline)."""
     table = table_of(records, workload)
     if not table:
         return ""
@@ -109,7 +113,7 @@ def workload_report(records: Sequence[Record], workload: str) -> str:
 
     how = "best / median" if workload in RATE_WORKLOADS else "min / median"
     parts = [f"== {TITLES[workload]}  ({how})", grid("impl", rows, columns, timing)]
-    bases = [b for b in BASELINES_FOR_RATIOS if b in table]
+    bases = [b for b in RATIO_BASELINES.get(workload, BASELINES_FOR_RATIOS) if b in table]
     if bases:
 
         def ratios(impl: str, column: str) -> str:
@@ -243,7 +247,8 @@ def cpu_summary(records: Sequence[Record]) -> str:
     """CPU time over wall time per thread, summarised: about 1 when the process computed on the
     threads it was given; below, it waited (other load on the machine, or an asynchronous
     library); above, more threads than asked were busy."""
-    timed = [r for r in records if r["phase"] in ("step", PHASES[0]) and math.isfinite(r["cpu_over_wall"])]
+    first_phase = lambda r: r["phase"] == PHASES_OF.get(r["workload"], ("step",))[0]  # each step's once
+    timed = [r for r in records if first_phase(r) and math.isfinite(r["cpu_over_wall"])]
     if not timed:
         return "cpu/wall: no records"
     per_thread = sorted(timed, key=lambda r: r["cpu_over_wall"] / max(r.get("threads") or 1, 1))

@@ -12,7 +12,7 @@ from typing import Any
 from bench import threads
 from bench.check import cross_check
 from bench.impls.base import Impl, Runner
-from bench.problems import DEFAULT_WORKLOADS, FULLBATCH_ROWS, PHASES, WORKLOADS, make_problem
+from bench.problems import DEFAULT_WORKLOADS, FULLBATCH_ROWS, PHASES_OF, WORKLOADS, make_problem
 from bench.progress import Progress
 from bench.timing import Outcome, Plan, time_lockstep
 
@@ -21,12 +21,14 @@ CHAR_BATCH = 256
 CNN_BATCH = 64
 GPT_BATCH = 12  # nanoGPT's CPU batch, of 64-character blocks
 PHASE_BATCH = 128
+TRANSFORMS_BATCH = 64
 
 
 @dataclass(frozen=True)
 class Settings:
-    """What to measure and how long. `batches` are the MLP's; char, cnn, gpt and phase use fixed
-    ones; `fullbatch_rows` are the data sizes of the fullbatch workload (rows in one step)."""
+    """What to measure and how long. `batches` are the MLP's; char, cnn, gpt, phase and
+    transforms use fixed ones; `fullbatch_rows` are the data sizes of the fullbatch workload
+    (rows in one step)."""
 
     workloads: tuple[str, ...] = DEFAULT_WORKLOADS
     batches: tuple[int, ...] = MLP_BATCHES
@@ -37,6 +39,7 @@ class Settings:
     cnn_batch: int = CNN_BATCH
     gpt_batch: int = GPT_BATCH
     phase_batch: int = PHASE_BATCH
+    transforms_batch: int = TRANSFORMS_BATCH
     fullbatch_rows: tuple[int, ...] = FULLBATCH_ROWS
 
     def points(self) -> list[tuple[str, int]]:
@@ -47,6 +50,7 @@ class Settings:
             "gpt": [self.gpt_batch],
             "ops": [1],
             "phase": [self.phase_batch],
+            "transforms": [self.transforms_batch],
             "mlp": list(self.batches),
             "fullbatch": list(self.fullbatch_rows),
         }
@@ -71,24 +75,31 @@ def _label(workload: str, batch: int) -> str:
     return "ops" if workload == "ops" else f"{workload} b={batch}"
 
 
+def _by_phase(values: dict[str, Any], phases: Sequence[str]) -> dict[str, dict[str, float]]:
+    """phase -> impl -> check value. A runner's check value is one float for its whole step,
+    or a dict with one per phase (transforms: each part computes a result of its own)."""
+    return {p: {impl: v[p] if isinstance(v, dict) else v for impl, v in values.items()} for p in phases}
+
+
 def records_of(
     workload: str, batch: int, outcome: Outcome, phases: Sequence[str], chain: int, threads_used: int
 ) -> list[dict[str, Any]]:
     """One record per implementation and phase; for the op chain the times are per op.
 
     ``check_ok`` is False when the check value (read after ``check_step`` timed steps) is off
-    the consensus, or when the final value (after all the timed steps) is not finite.
+    the consensus, or when the final value (after all the timed steps) is not finite; a
+    runner that checks its phases apart is judged phase by phase.
     """
-    verdicts = cross_check(outcome.check_values)
-    finals = cross_check(outcome.final_values)
+    verdicts = {p: cross_check(values) for p, values in _by_phase(outcome.check_values, phases).items()}
+    finals = {p: cross_check(values) for p, values in _by_phase(outcome.final_values, phases).items()}
     per = chain if workload == "ops" else 1
     records = []
     for impl, timings in outcome.timings.items():
-        verdict, final = verdicts.get(impl), finals.get(impl)
-        ok = None if verdict is None else verdict.ok
-        if final is not None and not math.isfinite(final.value):
-            ok = False
         for phase in phases:
+            verdict, final = verdicts[phase].get(impl), finals[phase].get(impl)
+            ok = None if verdict is None else verdict.ok
+            if final is not None and not math.isfinite(final.value):
+                ok = False
             low, mid, n = timings.stats(phase)
             records.append(
                 {
@@ -153,16 +164,18 @@ def run(settings: Settings, impls: Sequence[Impl], progress: Progress | None = N
         progress.start_point(_label(workload, batch))
         here = [impl for impl in usable if workload in impl.workloads]
         runners, chain = _setup(here, workload, batch, settings.seed, result, progress)
-        phases = PHASES if workload == "phase" else ("step",)
+        phases = PHASES_OF.get(workload, ("step",))
         outcome = time_lockstep(runners, phases, settings.plan, progress.update)
         for impl, reason in outcome.failures.items():
             result.skipped.append({"impl": impl, "workload": workload, "batch": batch, "reason": reason})
             progress.log(f"dropped {impl} at {_label(workload, batch)}: {reason}")
         records = records_of(workload, batch, outcome, phases, chain, settings.threads)
         for r in records:
-            if r["check_ok"] is False and r["phase"] == phases[-1]:
+            per_phase = isinstance(outcome.check_values.get(r["impl"]), dict)
+            if r["check_ok"] is False and (per_phase or r["phase"] == phases[-1]):
+                what = f"{r['impl']} ({r['phase']})" if per_phase else r["impl"]
                 message = (
-                    f"WARNING {_label(workload, batch)}: {r['impl']} gave {r['check_value']:.7g} after "
+                    f"WARNING {_label(workload, batch)}: {what} gave {r['check_value']:.7g} after "
                     f"{r['check_step']} timed steps, the consensus {r['check_reference']:.7g} (final value "
                     f"{r['final_value']:.7g}): beyond float32 tolerance, its result is marked"
                 )

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from bench.impls.base import Runner
+from bench.impls.base import CheckValue, Runner
 
 
 @dataclass(frozen=True)
@@ -67,8 +67,8 @@ class Outcome:
     """
 
     timings: dict[str, Timings] = field(default_factory=dict)
-    check_values: dict[str, float] = field(default_factory=dict)
-    final_values: dict[str, float] = field(default_factory=dict)
+    check_values: dict[str, CheckValue] = field(default_factory=dict)
+    final_values: dict[str, CheckValue] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)
     rounds: int = 0
     check_round: int = 0
@@ -134,7 +134,7 @@ def time_lockstep(
             outcome.failures[name] = _describe(e)
             del active[name]
 
-    def read_values(into: dict[str, float]) -> None:
+    def read_values(into: dict[str, CheckValue]) -> None:
         for name in list(active):
             attempt(name, lambda n=name: into.__setitem__(n, runners[n].check_value()))
 

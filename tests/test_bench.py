@@ -281,3 +281,84 @@ def test_a_peer_without_its_library_is_skipped_with_the_install_hint(name, monke
     assert 'pip install -e ".[peers]"' in reason
     result = run(Settings(workloads=("ops",), plan=TINY), [baseline(name), NumpyByHand()], quiet(), limit_threads=False)
     assert [s["impl"] for s in result.skipped] == [name] and "[peers]" in result.skipped[0]["reason"]
+
+
+# --- transforms -------------------------------------------------------------------------------
+# Not ours:jax op by op, whose first step compiles every op for every shape (half a minute): it
+# runs ours:numpy's code on jax, which ours:jax+compile traces; the bench cross-checks it every run.
+TRANSFORMS_IMPLS = {
+    "ours:numpy": lambda: Ours("numpy"),
+    "ours:torch": lambda: Ours("torch"),
+    "ours:jax+compile": lambda: OursCompiled("jax"),
+    "jax-jit": JaxJit,
+}
+
+
+def _first_transforms(impl: Impl) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The per-sample gradients and the HVP of `impl` on the first batch of transforms at batch 4."""
+    from bench.problems import make_problem
+
+    reason = impl.unavailable()
+    if reason:
+        pytest.skip(reason)
+    runner = impl.setup(make_problem("transforms", 4))
+    runner.select(0)
+    runner.step()
+    runner.sync()
+    return runner.results()
+
+
+@pytest.fixture(scope="module")
+def torch_func_transforms() -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    return _first_transforms(TorchEager())
+
+
+@pytest.mark.parametrize("name", list(TRANSFORMS_IMPLS))
+def test_transforms_agree_with_torch_func(name, torch_func_transforms):
+    """Each implementation's per-sample gradients and HVP are torch.func's, entry by entry, to
+    float32 rounding: the same parameter names, shapes (examples first) and values."""
+    per_sample, hvp = torch_func_transforms
+    assert per_sample["0.weight"].shape == (4, 512, 784) and hvp["0.weight"].shape == (512, 784)
+    mine, my_hvp = _first_transforms(TRANSFORMS_IMPLS[name]())
+    for expected, got in ((per_sample, mine), (hvp, my_hvp)):
+        assert list(got) == list(expected)
+        for k, want in expected.items():
+            scale = float(np.abs(want).max())
+            np.testing.assert_allclose(got[k], want, rtol=1e-4, atol=1e-5 * scale, err_msg=f"{name} {k}")
+
+
+class _WrongHvp(TorchEager):
+    """torch.func's transforms with a plausible slip: the HVP 1% too large."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.name = "wrong-hvp"
+
+    def setup(self, problem):
+        runner = super().setup(problem)
+        exact = runner.hvp_of
+        runner.hvp_of = lambda *args: {k: 1.01 * v for k, v in exact(*args).items()}
+        return runner
+
+
+def test_transforms_workload_checks_each_transform_apart():
+    """Through the runner at batch 4: a record per transform, each implementation checked per
+    transform (the wrong HVP is marked there only), ratios to torch.func; opt-in on the CLI."""
+    from bench.__main__ import DEFAULT_WORKLOADS, WORKLOAD_NAMES, parse_args
+    from bench.problems import OPT_IN_WORKLOADS, WORKLOADS
+
+    pytest.importorskip("torch")
+    assert WORKLOAD_NAMES == WORKLOADS and "transforms" in OPT_IN_WORKLOADS
+    assert "transforms" not in DEFAULT_WORKLOADS and parse_args(["--workloads", "transforms"]).workloads
+    settings = Settings(workloads=("transforms",), transforms_batch=4, plan=TINY)
+    result = run(settings, [Ours("numpy"), TorchEager(), _WrongHvp()], quiet(), limit_threads=False)
+    assert not result.skipped
+    verdict = {(r["impl"], r["phase"]): r["check_ok"] for r in result.records}
+    assert verdict == {
+        **{(impl, phase): True for impl in ("ours:numpy", "torch") for phase in ("per_sample", "hvp")},
+        ("wrong-hvp", "per_sample"): True,
+        ("wrong-hvp", "hvp"): False,
+    }
+    assert len(result.warnings) == 1 and "wrong-hvp (hvp)" in result.warnings[0]
+    text = report.workload_report(result.records, "transforms")
+    assert "time relative to torch" in text and "per_sample" in text

@@ -3,10 +3,10 @@
     ours:<backend>   this framework on that backend (numpy, torch, jax, array_api_strict, cupy...)
     ours:<backend>+compile   the same step through autograd_core.compile (backends that can compile)
     ours:dask@local:N   fullbatch only: dask on a local cluster of N memory-limited workers (N = 1, 2)
-    torch            PyTorch eager, torch.optim.AdamW (default implementation)
+    torch            PyTorch eager, torch.optim.AdamW (default implementation); transforms: torch.func
     torch-fused      the same with AdamW(fused=True)
     numpy-by-hand    the models in plain numpy with hand-written gradients and in-place AdamW
-    jax-jit          the whole step in jax.numpy under jax.jit
+    jax-jit          the whole step in jax.numpy under jax.jit; transforms: jax's, under jax.jit
     hips-autograd    HIPS autograd's value_and_grad on numpy, numpy-by-hand's AdamW (mlp, char, ops)
     mygrad           mygrad's tensors and backward(), numpy-by-hand's AdamW (mlp, char, ops, phase)
 

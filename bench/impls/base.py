@@ -6,7 +6,8 @@ read between them: ``select(k)`` picks the k-th batch (untimed), then either ``s
 the three phases ``forward()``, ``backward()``, ``optimizer()``; ``sync()`` waits for
 queued work on asynchronous libraries before every clock read. ``check_value()`` is the
 float compared across implementations: the loss of the last forward, or for the op
-chain the gradient of its weight.
+chain the gradient of its weight; a runner whose phases compute results of their own
+(transforms) gives one float per phase, in a dict.
 """
 
 from __future__ import annotations
@@ -15,7 +16,11 @@ import importlib
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from bench.problems import Problem
+
+CheckValue = float | dict[str, float]  # one for the whole step, or phase -> value
 
 
 class Runner:
@@ -42,7 +47,7 @@ class Runner:
     def sync(self) -> None:
         """Wait until every queued computation has finished (synchronous libraries: nothing)."""
 
-    def check_value(self) -> float:
+    def check_value(self) -> CheckValue:
         raise NotImplementedError
 
 
@@ -56,6 +61,41 @@ class BatchPool(Runner):
     def select(self, k: int) -> None:
         if self.batches:
             self.x, self.y = self.batches[k % len(self.batches)]
+
+
+class TransformsRunner(BatchPool):
+    """transforms: ``per_sample()`` computes the gradient of each example's loss with respect to
+    every parameter on the current batch (into `per_sample_grads`), ``hvp()`` the product of
+    the Hessian of the batch's mean loss with the problem's direction (into `hvp_result`);
+    both map the problem's parameter names to the library's arrays. Each is checked apart."""
+
+    def __init__(self, problem: Problem, batches: Sequence[tuple[Any, Any]]) -> None:
+        super().__init__(batches)
+        self.probes = problem.probes
+        self.per_sample_grads: dict[str, Any] = {}
+        self.hvp_result: dict[str, Any] = {}
+
+    def step(self) -> None:
+        self.per_sample()
+        self.hvp()
+
+    def per_sample(self) -> None:
+        raise NotImplementedError
+
+    def hvp(self) -> None:
+        raise NotImplementedError
+
+    def to_numpy(self, array: Any) -> np.ndarray:
+        return np.asarray(array)
+
+    def results(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """The per-sample gradients and the HVP as numpy arrays, by parameter name."""
+        as_numpy = lambda arrays: {name: self.to_numpy(a) for name, a in arrays.items()}
+        return as_numpy(self.per_sample_grads), as_numpy(self.hvp_result)
+
+    def check_value(self) -> dict[str, float]:
+        per_sample, hvp = self.results()
+        return {"per_sample": self.probes.per_sample_value(per_sample), "hvp": self.probes.hvp_value(hvp)}
 
 
 class Impl:

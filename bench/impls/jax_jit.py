@@ -4,6 +4,9 @@ updates batch norm's running statistics in the same program, as a PyTorch step d
 
 The op chain is compiled as a ``fori_loop``: XLA fails to compile 2,000 unrolled multiplies
 with their gradient, and a compiled loop is what jit would make of such code anyway.
+
+For transforms, ``jax.jit(jax.vmap(jax.grad(loss), in_axes=(None, 0, 0)))`` and the HVP as
+``jax.jit`` of ``jax.jvp`` of ``jax.grad`` (forward over reverse), each one XLA program.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from bench.gpt_model import GPTConfig
-from bench.impls.base import BatchPool, Impl, Runner
+from bench.impls.base import BatchPool, Impl, Runner, TransformsRunner
 from bench.problems import ADAM_EPS, BETAS, LAYER_NORM_EPS, Problem
 
 # PyTorch's batch norm defaults, and the names of its buffers in a state dict
@@ -28,9 +31,11 @@ class JaxJit(Impl):
     requires = ("jax",)
     extra = "jax"
     # One compiled program per step: there is no phase split to time.
-    workloads = frozenset({"mlp", "char", "cnn", "gpt", "ops"})
+    workloads = frozenset({"mlp", "char", "cnn", "gpt", "ops", "transforms"})
 
     def setup(self, problem: Problem) -> Runner:
+        if problem.workload == "transforms":
+            return _Transforms(problem)
         return _Chain(problem) if problem.model == "chain" else _Model(problem)
 
 
@@ -113,6 +118,11 @@ def _gpt_logits(jax: Any, params: tuple, buffers: tuple, idx: Any) -> tuple[Any,
     return (_layer_norm(jnp, x, ln_f) @ wte.T).reshape(b * t, -1), buffers
 
 
+def _cross_entropy(jax: Any, logits: Any, y: Any) -> Any:
+    logp = jax.nn.log_softmax(logits, axis=1)
+    return -jax.numpy.mean(jax.numpy.take_along_axis(logp, y[:, None], axis=1))
+
+
 def _train_step(problem: Problem) -> Any:
     """The jitted ``(state, x, y, corrections) -> (state, loss)`` for `problem`'s model."""
     import jax
@@ -124,8 +134,7 @@ def _train_step(problem: Problem) -> Any:
 
     def loss_fn(params: tuple, buffers: tuple, x: Any, y: Any) -> tuple[Any, tuple]:
         logits, buffers = logits_of(jax, params, buffers, x)
-        logp = jax.nn.log_softmax(logits, axis=1)
-        return -jnp.mean(jnp.take_along_axis(logp, y[:, None], axis=1)), buffers
+        return _cross_entropy(jax, logits, y), buffers
 
     def step(state: tuple, x: Any, y: Any, corrections: Any) -> tuple[tuple, Any]:
         # The bias corrections come from the host, computed in float64 as PyTorch does.
@@ -172,6 +181,34 @@ class _Model(BatchPool):
 
     def check_value(self) -> float:
         return float(self.loss)
+
+
+class _Transforms(TransformsRunner):
+    """The parameters are a tuple in the problem's order (jax would sort a dict's names)."""
+
+    def __init__(self, problem: Problem) -> None:
+        import jax
+
+        self.jax, self.names = jax, list(problem.weights)
+        self.params = tuple(jax.device_put(w) for w in problem.weights.values())
+        self.direction = tuple(jax.device_put(problem.probes.direction[k]) for k in self.names)
+        super().__init__(problem, [(jax.device_put(x), jax.device_put(y.astype(np.int32))) for x, y in problem.batches])
+
+        def loss(params: tuple, x: Any, y: Any) -> Any:
+            return _cross_entropy(jax, _mlp_logits(jax, params, (), x)[0], y)
+
+        one = lambda params, x, y: loss(params, x[None], y[None])
+        self.per_sample_grads_of = jax.jit(jax.vmap(jax.grad(one), in_axes=(None, 0, 0)))
+        self.hvp_of = jax.jit(lambda p, v, x, y: jax.jvp(lambda q: jax.grad(loss)(q, x, y), (p,), (v,))[1])
+
+    def per_sample(self) -> None:
+        self.per_sample_grads = dict(zip(self.names, self.per_sample_grads_of(self.params, self.x, self.y)))
+
+    def hvp(self) -> None:
+        self.hvp_result = dict(zip(self.names, self.hvp_of(self.params, self.direction, self.x, self.y)))
+
+    def sync(self) -> None:
+        self.jax.block_until_ready((self.per_sample_grads, self.hvp_result))
 
 
 class _Chain(Runner):

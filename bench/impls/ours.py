@@ -1,5 +1,6 @@
 """This framework on one of its backends: the `nn` model, `optim.AdamW`, `F.cross_entropy`;
-for fullbatch, bench/synthetic.py's (examples/bigdata.py's) step, on the host or on a dask cluster."""
+for fullbatch, bench/synthetic.py's (examples/bigdata.py's) step, on the host or on a dask cluster;
+for transforms, `autograd_core.func` (torch.func's names) on the `nn` model."""
 
 from __future__ import annotations
 
@@ -7,12 +8,15 @@ import atexit
 import os
 from typing import Any
 
+import numpy as np
+
 import autograd_core as ag
 import backends
 import nn
 import nn.functional as F
 import optim
-from bench.impls.base import BatchPool, Impl, Runner
+from autograd_core import func
+from bench.impls.base import BatchPool, Impl, Runner, TransformsRunner
 from bench.problems import ADAM_EPS, BETAS, FULLBATCH_HOST_ROWS, FULLBATCH_WORKER_MEMORY, Problem, build_model
 
 FULLBATCH_HOSTS = ("numpy",)  # the backends whose ours:<backend> also times fullbatch, on the host's rows
@@ -28,6 +32,7 @@ class Ours(Impl):
         self.name = f"ours:{backend}"
         if backend in FULLBATCH_HOSTS:
             self.workloads = Impl.workloads | {"fullbatch"}
+        self.workloads = self.workloads | {"transforms"}
 
     def unavailable(self) -> str | None:
         try:
@@ -41,14 +46,16 @@ class Ours(Impl):
         with backends.use(backend):
             if problem.model == "fullbatch":
                 return _FullBatch(backend, problem, persist=False)
+            if problem.workload == "transforms":
+                return _Transforms(backend, problem)
             return _Chain(backend, problem) if problem.model == "chain" else _Model(backend, problem)
 
 
 class OursCompiled(Ours):
     """``ours:<backend>+compile``: the same step through `autograd_core.compile`, for
-    backends that can trace a whole step (jax)."""
+    backends that can trace a whole step (jax); for transforms, each transform traced whole."""
 
-    workloads = frozenset({"mlp", "char", "cnn", "gpt"})
+    workloads = frozenset({"mlp", "char", "cnn", "gpt", "transforms"})
 
     def __init__(self, backend: str) -> None:
         super().__init__(backend)
@@ -63,6 +70,8 @@ class OursCompiled(Ours):
     def setup(self, problem: Problem) -> Runner:
         backend = backends.get(self.backend)
         with backends.use(backend):
+            if problem.workload == "transforms":
+                return _CompiledTransforms(backend, problem)
             return _CompiledModel(backend, problem)
 
 
@@ -217,6 +226,97 @@ class _Chain(Runner):
 
     def check_value(self) -> float:
         return float(self.w.grad.item())
+
+
+class _Transforms(TransformsRunner):
+    """``func.vmap(func.grad(loss of one example), in_dims=(None, 0, 0))`` through
+    ``func.functional_call``, and ``func.hvp`` of the batch's mean loss."""
+
+    def __init__(self, backend: backends.Backend, problem: Problem) -> None:
+        self.backend = backend
+        self.model = build_model(nn, problem.model)
+        as_tensors = lambda arrays: {k: ag.tensor(v) for k, v in arrays.items()}
+        self.params, self.direction = as_tensors(problem.weights), as_tensors(problem.probes.direction)
+        super().__init__(problem, [(ag.tensor(x), ag.tensor(y)) for x, y in problem.batches])
+        one = lambda params, x, y: self.loss(params, x[None], y[None])
+        self.per_sample_grads_of = func.vmap(func.grad(one), in_dims=(None, 0, 0))
+
+    def loss(self, params: dict[str, ag.Tensor], x: ag.Tensor, y: ag.Tensor) -> ag.Tensor:
+        return F.cross_entropy(func.functional_call(self.model, params, (x,)), y)
+
+    def hvp_of(
+        self, params: dict[str, ag.Tensor], direction: dict[str, ag.Tensor], x: ag.Tensor, y: ag.Tensor
+    ) -> dict[str, ag.Tensor]:
+        _, (hv,) = func.hvp(lambda p: self.loss(p, x, y), (params,), (direction,))
+        return hv
+
+    def per_sample(self) -> None:
+        with backends.use(self.backend):
+            self.per_sample_grads = self.per_sample_grads_of(self.params, self.x, self.y)
+
+    def hvp(self) -> None:
+        with backends.use(self.backend):
+            self.hvp_result = self.hvp_of(self.params, self.direction, self.x, self.y)
+
+    def sync(self) -> None:
+        results = [*self.per_sample_grads.values(), *self.hvp_result.values()]
+        self.backend.synchronize(*(t.data for t in results))
+
+    def to_numpy(self, array: ag.Tensor) -> np.ndarray:
+        return array.numpy()
+
+
+class _Kept(nn.Module):
+    """Where a compiled transform leaves its results, one buffer each (the parameter's name with
+    its dots made underscores): a call through `ag.compile` returns one tensor, and gives back
+    the new values of its modules' buffers, as it does batch norm's running statistics."""
+
+    def __init__(self, shapes: dict[str, tuple[int, ...]]) -> None:
+        super().__init__()
+        self.names = list(shapes)
+        for name, shape in shapes.items():
+            self.register_buffer(name.replace(".", "_"), ag.zeros(shape))
+
+    def keep(self, results: dict[str, ag.Tensor]) -> ag.Tensor:
+        """Make `results` the buffers; returns the last of them, for the call to return."""
+        for buffer, result in zip(self.buffers(), results.values(), strict=True):
+            buffer.data = result.data
+        return result
+
+    def results(self) -> dict[str, ag.Tensor]:
+        return dict(zip(self.names, self.buffers()))
+
+
+class _CompiledTransforms(_Transforms):
+    """Each transform as one call through `ag.compile`, over the model's parameters, its
+    results kept in a `_Kept` module of buffers."""
+
+    def __init__(self, backend: backends.Backend, problem: Problem) -> None:
+        super().__init__(backend, problem)
+        self.model.load_state_dict(problem.weights)
+        shapes = {k: w.shape for k, w in problem.weights.items()}
+        self.kept_per_sample = _Kept({k: (problem.batch, *shape) for k, shape in shapes.items()})
+        self.kept_hvp = _Kept(shapes)
+        traced = lambda: {k: p.detach() for k, p in self.model.named_parameters()}  # the values a trace reads
+
+        def per_sample(x: ag.Tensor, y: ag.Tensor) -> ag.Tensor:
+            return self.kept_per_sample.keep(self.per_sample_grads_of(traced(), x, y))
+
+        def hvp(x: ag.Tensor, y: ag.Tensor, *direction: ag.Tensor) -> ag.Tensor:
+            return self.kept_hvp.keep(self.hvp_of(traced(), dict(zip(shapes, direction)), x, y))
+
+        self.compiled_per_sample = ag.compile(per_sample, modules=[self.model, self.kept_per_sample])
+        self.compiled_hvp = ag.compile(hvp, modules=[self.model, self.kept_hvp])
+
+    def per_sample(self) -> None:
+        with backends.use(self.backend):
+            self.compiled_per_sample(self.x, self.y)
+        self.per_sample_grads = self.kept_per_sample.results()
+
+    def hvp(self) -> None:
+        with backends.use(self.backend):
+            self.compiled_hvp(self.x, self.y, *self.direction.values())
+        self.hvp_result = self.kept_hvp.results()
 
 
 class _CompiledModel(_Model):

@@ -1,9 +1,13 @@
 """PyTorch eager on the CPU: the same model and weights, ``torch.optim.AdamW`` with its
-default (single-tensor) implementation, or ``fused=True``."""
+default (single-tensor) implementation, or ``fused=True``; for transforms, ``torch.func``."""
 
 from __future__ import annotations
 
-from bench.impls.base import BatchPool, Impl, Runner
+from typing import Any
+
+import numpy as np
+
+from bench.impls.base import BatchPool, Impl, Runner, TransformsRunner
 from bench.problems import ADAM_EPS, BETAS, Problem, build_model
 
 
@@ -14,12 +18,16 @@ class TorchEager(Impl):
     def __init__(self, fused: bool = False) -> None:
         self.fused = fused
         self.name = "torch-fused" if fused else "torch"
-        # The op chain has no optimizer, so the fused variant would repeat the plain one.
+        # The op chain and the transforms have no optimizer, so the fused variant would repeat the plain one.
         self.workloads = frozenset(
-            {"mlp", "char", "cnn", "gpt", "phase"} if fused else {"mlp", "char", "cnn", "gpt", "ops", "phase"}
+            {"mlp", "char", "cnn", "gpt", "phase"}
+            if fused
+            else {"mlp", "char", "cnn", "gpt", "ops", "phase", "transforms"}
         )
 
     def setup(self, problem: Problem) -> Runner:
+        if problem.workload == "transforms":
+            return _Transforms(problem)
         return _Chain(problem) if problem.model == "chain" else _Model(problem, self.fused)
 
 
@@ -71,3 +79,32 @@ class _Chain(Runner):
 
     def check_value(self) -> float:
         return float(self.w.grad.item())
+
+
+class _Transforms(TransformsRunner):
+    """``torch.func``: ``vmap(grad(loss of one example), in_dims=(None, 0, 0))`` through
+    ``functional_call``, and the HVP as ``jvp`` of ``grad`` (forward over reverse)."""
+
+    def __init__(self, problem: Problem) -> None:
+        import torch
+        from torch.func import functional_call, grad, jvp, vmap
+
+        model = build_model(torch.nn, problem.model)
+        as_tensors = lambda arrays: {k: torch.from_numpy(v.copy()) for k, v in arrays.items()}
+        self.params, self.direction = as_tensors(problem.weights), as_tensors(problem.probes.direction)
+        super().__init__(problem, [(torch.from_numpy(x), torch.from_numpy(y)) for x, y in problem.batches])
+
+        def loss(params: dict[str, Any], x: Any, y: Any) -> Any:
+            return torch.nn.functional.cross_entropy(functional_call(model, params, (x,)), y)
+
+        self.per_sample_grads_of = vmap(grad(lambda p, x, y: loss(p, x[None], y[None])), in_dims=(None, 0, 0))
+        self.hvp_of = lambda p, v, x, y: jvp(lambda q: grad(loss)(q, x, y), (p,), (v,))[1]
+
+    def per_sample(self) -> None:
+        self.per_sample_grads = self.per_sample_grads_of(self.params, self.x, self.y)
+
+    def hvp(self) -> None:
+        self.hvp_result = self.hvp_of(self.params, self.direction, self.x, self.y)
+
+    def to_numpy(self, array: Any) -> np.ndarray:
+        return array.detach().numpy()
