@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from bench import example_runs
 from bench.machine import ROOT
-from bench.problems import PHASES
+from bench.problems import PHASES, TRANSFORMS
 from bench.report import fmt, rows_per_s, table_of
 
 LABELS = {"torch": "torch (eager)", "ours:jax": "ours:jax (op by op)"}
@@ -267,6 +267,53 @@ def bench_fullbatch(path: str) -> str:
     )
 
 
+# transforms: (transform, implementation, baseline, most it may take as a multiple of the baseline)
+TRANSFORMS_GOALS = (
+    ("per_sample", "ours:numpy", "torch", 1.5),
+    ("per_sample", "ours:torch", "torch", 1.2),
+    ("per_sample", "ours:jax+compile", "jax-jit", 1.2),
+    ("hvp", "ours:numpy", "torch", 1.5),
+)
+TRANSFORMS_NAMES = {"per_sample": "per-sample gradients", "hvp": "HVP", "torch": "torch.func", "jax-jit": "jax-jit"}
+
+
+def bench_transforms(path: str) -> str:
+    """The transforms' goals with the ratios measured (minimum / median, side by side in one
+    run), then each implementation's times and ratios to torch.func and jax.jit."""
+    result = _load(path)
+    table = _table(result, "transforms")
+
+    def ratios(impl: str, phase: str, base: str) -> str:
+        mine, theirs = table.get(impl, {}).get(phase), table.get(base, {}).get(phase)
+        if mine is None or theirs is None:
+            return "-"
+        return f"{_ratio(mine['min_ms'], theirs['min_ms'])} / {_ratio(mine['median_ms'], theirs['median_ms'])}"
+
+    def met(impl: str, phase: str, base: str, most: float) -> str:
+        mine, theirs = table.get(impl, {}).get(phase), table.get(base, {}).get(phase)
+        if mine is None or theirs is None:
+            return "not measured"
+        return "yes" if mine["min_ms"] / theirs["min_ms"] <= most else "no"
+
+    goals = ["| goal | ratio (min / median) | met (by the minimums) |", "|---|---|---|"]
+    goals += [
+        f"| {TRANSFORMS_NAMES[phase]}: {impl} ≤ {most}x {TRANSFORMS_NAMES[base]} | {ratios(impl, phase, base)} | "
+        f"{met(impl, phase, base, most)} |"
+        for phase, impl, base, most in TRANSFORMS_GOALS
+    ]
+    bases = ("torch", "jax-jit")
+    header = [f"{TRANSFORMS_NAMES[phase]}, ms (min / median)" for phase in TRANSFORMS] + [
+        f"{TRANSFORMS_NAMES[phase]} ÷ {TRANSFORMS_NAMES[base]}" for phase in TRANSFORMS for base in bases
+    ]
+    times = ["| implementation | " + " | ".join(header) + " |", "|---" * (len(header) + 1) + "|"]
+    for impl, row in table.items():
+        cells = [f"{fmt(row[p]['min_ms'])} / {fmt(row[p]['median_ms'])}" if p in row else "-" for p in TRANSFORMS]
+        cells += [ratios(impl, phase, base) for phase in TRANSFORMS for base in bases]
+        label = "torch (torch.func)" if impl == "torch" else _label(impl)
+        times.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join([_bench_caption(path, result), "", *goals, "", *times])
+
+
 def bigdata(path: str) -> str:
     """The reference run of examples/bigdata.py in one sentence."""
     r = _load(path)
@@ -420,6 +467,7 @@ RENDERERS: dict[str, Callable[..., str]] = {
     "bench-cnn": lambda path: bench_step(path, "cnn"),
     "bench-gpt": lambda path: bench_step(path, "gpt"),
     "bench-fullbatch": bench_fullbatch,
+    "bench-transforms": bench_transforms,
     "bigdata": bigdata,
     "examples-mlp": examples_mlp,
     "examples-cnn": examples_cnn,
