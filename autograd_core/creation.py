@@ -377,7 +377,7 @@ def _triangle(name: str, below: bool) -> Callable[..., TensorBase]:
     def part(ns: Any, x: Any, k: int) -> Any:
         return ns.tril(x, k=k) if below else ns.triu(x, k=k)
 
-    primitive = Primitive(name, part, vjps=(lambda ns, g, out, x, k: part(ns, g, k), None), saves="none")
+    primitive = Primitive(name, part, vjps=(lambda ns, g, out, x, k: part(ns, g, k), None), saves="none", jvp="linear")
 
     def triangle(x: TensorBase, /, *, k: int = 0) -> TensorBase:
         x = asarray(x)

@@ -54,9 +54,9 @@ __all__ = [
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 
 
-def _unary(name: str, vjp: Vjp | None, saves: str = "input", doc: str = "") -> Any:
+def _unary(name: str, vjp: Vjp | None, saves: str = "input", doc: str = "", jvp: str | None = None) -> Any:
     """`unary_op` whose forward is the library's function of the same name."""
-    return unary_op(name, lambda ns, d: getattr(ns, name)(d), vjp, saves, doc)
+    return unary_op(name, lambda ns, d: getattr(ns, name)(d), vjp, saves, doc, jvp)
 
 
 def _binary(
@@ -185,16 +185,22 @@ signbit = _predicate_op("signbit", lambda xp, d: xp.signbit(d))
 signbit.__doc__ = "Whether the sign bit is set (for -0.0 and negative numbers): a boolean tensor, outside the graph."
 
 # --- complex parts: on a real tensor, real and conj are the identity ---------------------------
+# each is linear over the reals, so its tangent is the part taken of the input's tangent
 real = _unary(
     "real",
     lambda ns, g, out, x: ns.astype(g, x.dtype, copy=False),
     "none",
     doc="The real part, in the real dtype of the same precision; a real tensor's own values.",
+    jvp="linear",
 )
 conj = _unary(
-    "conj", lambda ns, g, out, x: ns.conj(g), "none", doc="The complex conjugate; a real tensor's own values."
+    "conj",
+    lambda ns, g, out, x: ns.conj(g),
+    "none",
+    doc="The complex conjugate; a real tensor's own values.",
+    jvp="linear",
 )
-_imag = _unary("imag", lambda ns, g, out, x: ns.astype(g, x.dtype) * 1j, "none")
+_imag = _unary("imag", lambda ns, g, out, x: ns.astype(g, x.dtype) * 1j, "none", jvp="linear")
 
 
 def imag(x: TensorBase, /) -> TensorBase:

@@ -147,13 +147,19 @@ def _real_end_grad(inverse: bool) -> Vjp:
 
 def _real_end_primitive(name: str, inverse: bool) -> Primitive:
     """The primitive `name`, the backend's irfftn (when `inverse`) or rfftn; its node has the
-    transform's arguments and then the twin bins' weights as inputs."""
+    transform's arguments and then the twin bins' weights as inputs. The transform is linear
+    over the reals, so its tangent is the transform of the input's tangent."""
     kernel = "irfftn" if inverse else "rfftn"
+
+    def transform(ns: Any, x: Any, s: Any, axes: Any, norm: str) -> Any:
+        return getattr(ns.fft, kernel)(x, s=s, axes=axes, norm=norm)
+
     return Primitive(
         name,
-        lambda ns, x, s, axes, norm: getattr(ns.fft, kernel)(x, s=s, axes=axes, norm=norm),
+        transform,
         vjps=(_real_end_grad(inverse), None, None, None, None),
         saves="none",
+        jvp=lambda ns, tangents, out, x, s, axes, norm, weights: transform(ns, tangents[0], s, axes, norm),
     )
 
 

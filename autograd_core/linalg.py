@@ -6,7 +6,9 @@ linalg namespace or this module). The rules are PyTorch's (derivatives.yaml) and
 they need to exist: invertible matrices for inv/solve/det/slogdet, distinct eigenvalues for
 eigh and distinct nonzero singular values for svd (repeated ones give inf/nan gradients, as
 in PyTorch), full rank for qr. Complex conjugation is out of scope: the rules are for real
-dtypes.
+dtypes. Each primitive's forward-mode rule (``jvp=``) is its VJP transposed, PyTorch's
+FunctionsManual formulas; as the VJPs of cholesky and eigh give symmetric gradients, their
+forward rules read the symmetric part of the tangent.
 
 A decomposition with several outputs (eigh, qr, svd) is one primitive whose output packs
 them side by side; each public output is a differentiable slice of it, so the VJP sees every
@@ -180,6 +182,24 @@ def _unpacked(vjp: Callable[..., Any]) -> Vjp:
     return packed_vjp
 
 
+def _packed(jvp: Callable[..., Any]) -> Callable[..., Any]:
+    """A decomposition's ``jvp(ns, tangent, outs, x, *options_and_constants)``, which gets the
+    tangent of `x` and the list of the outputs and gives the list of their tangents, as the
+    forward-mode rule of its packed node (only `x` has a tangent)."""
+
+    def packed_jvp(ns: Any, tangents: Sequence[Any], out: Any, x: Any, *rest: Any) -> Any:
+        *options_and_constants, packing = rest
+        return packing.pack(ns, jvp(ns, tangents[0], packing.unpack(ns, out), x, *options_and_constants))
+
+    return packed_jvp
+
+
+def _symmetric_part(t: Any) -> Any:
+    """``(t + t^T) / 2``: the tangent a rule for symmetric inputs sees, as the transpose of a
+    VJP that gives symmetric gradients."""
+    return 0.5 * (t + t.mT)
+
+
 # --- inverses, determinants and solves ----------------------------------------------------
 def inv(x: TensorBase, /) -> TensorBase:
     """The inverse of each square matrix; its gradient is ``-inv(x)^T g inv(x)^T``.
@@ -193,7 +213,11 @@ def inv(x: TensorBase, /) -> TensorBase:
 
 
 _INV = Primitive(
-    "inv", lambda ns, x: ns.linalg.inv(x), vjps=(lambda ns, g, out, x: -(out.mT @ g @ out.mT),), saves="output"
+    "inv",
+    lambda ns, x: ns.linalg.inv(x),
+    vjps=(lambda ns, g, out, x: -(out.mT @ g @ out.mT),),
+    saves="output",
+    jvp=lambda ns, tangents, out, x: -(out @ tangents[0] @ out),
 )
 
 
@@ -204,11 +228,17 @@ def det(x: TensorBase, /) -> TensorBase:
     return _DET.record(_DET(raw_namespace(x.backend), x.data), x.backend, (x,), saved=(x,))
 
 
+def _log_det_tangent(ns: Any, x: Any, t: Any) -> Any:
+    """``tr(x^-1 t)``, the tangent of log|det x| along `t`."""
+    return ns.sum(ns.linalg.inv(x).mT * t, axis=(-2, -1))
+
+
 _DET = Primitive(  # the VJP reads x and the output (saves="output", and det passes saved=(x,))
     "det",
     lambda ns, x: ns.linalg.det(x),
     vjps=(lambda ns, g, out, x: (g * out)[..., None, None] * ns.linalg.inv(x).mT,),
     saves="output",
+    jvp=lambda ns, tangents, out, x: out * _log_det_tangent(ns, x, tangents[0]),
 )
 
 
@@ -224,6 +254,7 @@ _SLOGDET = Primitive(  # the kernel gives the sign too; the node is logabsdet
     "slogdet",
     lambda ns, x: ns.linalg.slogdet(x),
     vjps=(lambda ns, g, out, x: g[..., None, None] * ns.linalg.inv(x).mT,),
+    jvp=lambda ns, tangents, out, x: _log_det_tangent(ns, x, tangents[0]),
 )
 
 
@@ -242,6 +273,14 @@ def solve(x1: TensorBase, x2: TensorBase, /) -> TensorBase:
     return _SOLVE.record(_SOLVE(raw_namespace(backend), a.data, b.data), backend, (a, b), saved=(a,))
 
 
+def _solve_jvp(ns: Any, tangents: Sequence[Any], out: Any, a: Any, b: Any) -> Any:
+    """``a^-1 (db - da X)`` for the solution X."""
+    ta, tb = tangents
+    if ta is None:
+        return ns.linalg.solve(a, tb)
+    return ns.linalg.solve(a, -(ta @ out) if tb is None else tb - ta @ out)
+
+
 _SOLVE = Primitive(  # the VJPs read a and the output (saves="output", and solve passes saved=(a,))
     "solve",
     lambda ns, a, b: ns.linalg.solve(a, b),
@@ -250,6 +289,7 @@ _SOLVE = Primitive(  # the VJPs read a and the output (saves="output", and solve
         lambda ns, g, out, a, b: sum_to(ns, ns.linalg.solve(a.mT, g), b.shape),
     ),
     saves="output",
+    jvp=_solve_jvp,
 )
 
 
@@ -318,8 +358,19 @@ def _cholesky_vjp(ns: Any, g: Any, out: Any, x: Any, eye: Any, lower: Any) -> An
     return ns.linalg.solve(out.mT, ns.linalg.solve(out.mT, phi).mT).mT
 
 
+def _cholesky_jvp(ns: Any, tangents: Sequence[Any], out: Any, x: Any, eye: Any, lower: Any) -> Any:
+    """PyTorch's cholesky_jvp: ``L Phi(L^-1 dA L^-T)``, Phi the lower triangle with its diagonal
+    halved, for the symmetric part of the tangent dA."""
+    inner = ns.linalg.solve(out, ns.linalg.solve(out, _symmetric_part(tangents[0])).mT)
+    return out @ (inner * lower - 0.5 * inner * eye)
+
+
 _CHOLESKY = Primitive(  # the node's inputs: x, then the identity and the lower triangular mask the VJP reads
-    "cholesky", lambda ns, x: ns.linalg.cholesky(x), vjps=(_cholesky_vjp, None, None), saves="output"
+    "cholesky",
+    lambda ns, x: ns.linalg.cholesky(x),
+    vjps=(_cholesky_vjp, None, None),
+    saves="output",
+    jvp=_cholesky_jvp,
 )
 
 
@@ -343,8 +394,21 @@ def _eigh_vjp(ns: Any, grads: list, outs: list, x: Any, eye: Any) -> Any:
     return vectors @ inner @ vectors.mT
 
 
+def _eigh_jvp(ns: Any, t: Any, outs: list, x: Any, eye: Any) -> list:
+    """With ``M = V^T dA V`` (dA's symmetric part): ``d values = diag(M)`` and
+    ``d V = V (F * M)``, F_ij = 1/(l_j - l_i) off the diagonal and 0 on it."""
+    values, vectors = outs
+    m = vectors.mT @ _symmetric_part(t) @ vectors
+    gaps = values[..., None, :] - values[..., :, None] + eye  # 1 on the diagonal, where M is cleared
+    return [ns.sum(m * eye, axis=-1), vectors @ ((m - m * eye) / gaps)]
+
+
 _EIGH = Primitive(  # the node's inputs: x, the identity, the packing
-    "eigh", lambda ns, x: ns.linalg.eigh(x), vjps=(_unpacked(_eigh_vjp), None, None), saves="output"
+    "eigh",
+    lambda ns, x: ns.linalg.eigh(x),
+    vjps=(_unpacked(_eigh_vjp), None, None),
+    saves="output",
+    jvp=_packed(_eigh_jvp),
 )
 
 
@@ -360,7 +424,13 @@ def _eigvalsh_vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
     return (vectors * g[..., None, :]) @ vectors.mT
 
 
-_EIGVALSH = Primitive("eigvalsh", lambda ns, x: ns.linalg.eigvalsh(x), vjps=(_eigvalsh_vjp,))
+def _eigvalsh_jvp(ns: Any, tangents: Sequence[Any], out: Any, x: Any) -> Any:
+    """``diag(V^T dA V)``, the eigenvectors V recomputed as the VJP does."""
+    vectors = ns.linalg.eigh(x)[1]
+    return ns.sum(vectors * (tangents[0] @ vectors), axis=-2)
+
+
+_EIGVALSH = Primitive("eigvalsh", lambda ns, x: ns.linalg.eigvalsh(x), vjps=(_eigvalsh_vjp,), jvp=_eigvalsh_jvp)
 
 
 def qr(x: TensorBase, /, *, mode: str = "reduced") -> QRResult:
@@ -381,14 +451,18 @@ def qr(x: TensorBase, /, *, mode: str = "reduced") -> QRResult:
     return QRResult(*_decomposition(_QR, x, parts, inputs, saved=(x,) if m < n else ()))
 
 
-def _qr_vjp(ns: Any, grads: list, outs: list, x: Any, mode: str, eye: Any, upper: Any) -> Any:
-    (g_q, g_r), (q, r) = grads, outs
-    m, n = x.shape[-2:]
-    if m > n and mode == "complete":
+def _check_qr_mode(x: Any, mode: str) -> None:
+    if x.shape[-2] > x.shape[-1] and mode == "complete":
         raise NotImplementedError(
             "qr: the gradient of mode='complete' is not defined for tall matrices "
             "(M > N: the last M - N columns of Q are not unique); use mode='reduced'"
         )
+
+
+def _qr_vjp(ns: Any, grads: list, outs: list, x: Any, mode: str, eye: Any, upper: Any) -> Any:
+    (g_q, g_r), (q, r) = grads, outs
+    m, n = x.shape[-2:]
+    _check_qr_mode(x, mode)
     if m >= n:
         return _qr_tall_vjp(ns, g_q, g_r, q, r, eye, upper)
     g_r2 = g_r[..., m:]
@@ -404,11 +478,34 @@ def _qr_tall_vjp(ns: Any, g_q: Any, g_r: Any, q: Any, r: Any, eye: Any, upper: A
     return ns.linalg.solve(r, (q @ symmetric + g_q).mT).mT
 
 
+def _qr_jvp(ns: Any, t: Any, outs: list, x: Any, mode: str, eye: Any, upper: Any) -> list:
+    """A wide matrix ``[A1 | A2]``: the tall rule for A1, and ``d R2 = dQ^T A2 + Q^T dA2``."""
+    q, r = outs
+    m, n = x.shape[-2:]
+    _check_qr_mode(x, mode)
+    if m >= n:
+        return list(_qr_tall_jvp(ns, t, q, r, eye, upper))
+    d_q, d_r1 = _qr_tall_jvp(ns, t[..., :m], q, r[..., :m], eye, upper)
+    return [d_q, ns.concat([d_r1, d_q.mT @ x[..., m:] + q.mT @ t[..., m:]], axis=-1)]
+
+
+def _qr_tall_jvp(ns: Any, t: Any, q: Any, r: Any, eye: Any, upper: Any) -> tuple[Any, Any]:
+    """PyTorch's linalg_qr_jvp for M >= N: with ``B = Q^T dA R^-1``, ``Q^T dQ`` is the skew
+    matrix C whose strict lower triangle is B's, ``dR = (B - C) R`` and
+    ``dQ = dA R^-1 - Q (B - C)``."""
+    t_r_inv = ns.linalg.solve(r.mT, t.mT).mT
+    b = q.mT @ t_r_inv
+    below = b - b * upper
+    b_minus_c = b - below + below.mT
+    return t_r_inv - q @ b_minus_c, b_minus_c @ r
+
+
 _QR = Primitive(  # the node's inputs: x, mode, the identity and the upper triangular mask, the packing
     "qr",
     lambda ns, x, mode: ns.linalg.qr(x, mode=mode),
     vjps=(_unpacked(_qr_vjp), None, None, None, None),
     saves="output",
+    jvp=_packed(_qr_jvp),
 )
 
 
@@ -445,11 +542,43 @@ def _svd_vjp(ns: Any, grads: list, outs: list, x: Any, full_matrices: bool, eye:
     return u @ inner @ vh
 
 
+def _svd_jvp(ns: Any, t: Any, outs: list, x: Any, full_matrices: bool, eye: Any) -> list:
+    """PyTorch's linalg_svd_jvp, for the first min(M, N) singular vectors (the others, not
+    unique, get a zero tangent, as the VJP leaves them out). With ``dP = U^T dA V``:
+    ``dS = diag(dP)``, ``U^T dU = F * (dP S + S dP^T)`` and ``V^T dV = F * (S dP + dP^T S)``,
+    F_ij = 1/(s_j^2 - s_i^2) off the diagonal and 0 on it; a tall U (a wide V) also moves
+    out of its span by ``(dA V - U dP) S^-1`` (``(dA^T U - V dP^T) S^-1``)."""
+    u, s, vh = outs
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    u_k, v_k = u[..., :k], vh[..., :k, :].mT
+    d_p = u_k.mT @ t @ v_k
+    squares = s * s
+    gaps = squares[..., None, :] - squares[..., :, None] + eye  # 1 on the diagonal, where the sums are cleared
+
+    def rotation(half: Any) -> Any:
+        both = half + half.mT
+        return (both - both * eye) / gaps
+
+    d_u = u_k @ rotation(d_p * s[..., None, :])
+    d_v = v_k @ rotation(s[..., :, None] * d_p)
+    if m > n:
+        d_u = d_u + (t @ v_k - u_k @ d_p) / s[..., None, :]
+    if m < n:
+        d_v = d_v + (t.mT @ u_k - v_k @ d_p.mT) / s[..., None, :]
+    d_vh = d_v.mT
+    if full_matrices:
+        d_u = ns.concat([d_u, ns.zeros_like(u[..., k:])], axis=-1)
+        d_vh = ns.concat([d_vh, ns.zeros_like(vh[..., k:, :])], axis=-2)
+    return [d_u, ns.sum(d_p * eye, axis=-1), d_vh]
+
+
 _SVD = Primitive(  # the node's inputs: x, full_matrices, the identity, the packing
     "svd",
     lambda ns, x, full_matrices: ns.linalg.svd(x, full_matrices=full_matrices),
     vjps=(_unpacked(_svd_vjp), None, None, None),
     saves="output",
+    jvp=_packed(_svd_jvp),
 )
 
 
@@ -465,7 +594,13 @@ def _svdvals_vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
     return (u * g[..., None, :]) @ vh
 
 
-_SVDVALS = Primitive("svdvals", lambda ns, x: ns.linalg.svdvals(x), vjps=(_svdvals_vjp,))
+def _svdvals_jvp(ns: Any, tangents: Sequence[Any], out: Any, x: Any) -> Any:
+    """``diag(U^T dA V)``, the singular vectors recomputed as the VJP does."""
+    u, _, vh = ns.linalg.svd(x, full_matrices=False)
+    return ns.sum(u * (tangents[0] @ vh.mT), axis=-2)
+
+
+_SVDVALS = Primitive("svdvals", lambda ns, x: ns.linalg.svdvals(x), vjps=(_svdvals_vjp,), jvp=_svdvals_jvp)
 
 
 # --- norms ----------------------------------------------------------------------------------
@@ -484,21 +619,36 @@ def vector_norm(x: TensorBase, /, *, axis: Axis = None, keepdims: bool = False, 
     return _VECTOR_NORM.record(data, x.backend, (x, axes, keepdims, ord), saved=(x,))
 
 
+def _norm_slope(ns: Any, out: Any, x: Any, axes: tuple[int, ...], p: float) -> Any:
+    """The derivative of the `p`-norm over `axes` with respect to each element of `x` (0
+    where the norm is 0; shared evenly among the tied extremes of the inf norms)."""
+    norm = expand_back(ns, out, x.shape, axes)
+    if p == 1:
+        return ns.sign(x)
+    if p == 2:
+        return _safe_divide(ns, x, norm)
+    if math.isinf(p):
+        hits = ns.astype(ns.abs(x) == norm, x.dtype)
+        return ns.sign(x) * hits / ns.sum(hits, axis=axes, keepdims=True)
+    ratio = _safe_divide(ns, ns.abs(x), norm)  # d|x|_p/dx = sign(x) (|x| / |x|_p)^(p-1)
+    zero = ratio == 0
+    return ns.where(zero, 0.0, ns.sign(x) * ns.where(zero, 1.0, ratio) ** (p - 1))
+
+
 def _vector_norm_vjp(ns: Any, g: Any, out: Any, x: Any, axes: tuple[int, ...] | None, keepdims: bool, p: float) -> Any:
     if p == 0:
         return ns.zeros_like(x)
     axes = tuple(range(x.ndim)) if axes is None else axes
-    g, norm = expand_back(ns, g, x.shape, axes), expand_back(ns, out, x.shape, axes)
-    if p == 1:
-        return g * ns.sign(x)
-    if p == 2:
-        return _safe_divide(ns, g * x, norm)
-    if math.isinf(p):
-        hits = ns.astype(ns.abs(x) == norm, x.dtype)
-        return g * ns.sign(x) * hits / ns.sum(hits, axis=axes, keepdims=True)
-    ratio = _safe_divide(ns, ns.abs(x), norm)  # d|x|_p/dx = sign(x) (|x| / |x|_p)^(p-1)
-    zero = ratio == 0
-    return ns.where(zero, 0.0, g * ns.sign(x) * ns.where(zero, 1.0, ratio) ** (p - 1))
+    return expand_back(ns, g, x.shape, axes) * _norm_slope(ns, out, x, axes, p)
+
+
+def _vector_norm_jvp(
+    ns: Any, tangents: Sequence[Any], out: Any, x: Any, axes: tuple[int, ...] | None, keepdims: bool, p: float
+) -> Any:
+    if p == 0:
+        return None
+    axes = tuple(range(x.ndim)) if axes is None else axes
+    return ns.sum(tangents[0] * _norm_slope(ns, out, x, axes, p), axis=axes, keepdims=keepdims)
 
 
 _VECTOR_NORM = Primitive(  # the VJP reads x and the output (saves="output", and vector_norm passes saved=(x,))
@@ -506,6 +656,7 @@ _VECTOR_NORM = Primitive(  # the VJP reads x and the output (saves="output", and
     lambda ns, x, axes, keepdims, p: ns.linalg.vector_norm(x, axis=axes, keepdims=keepdims, ord=p),
     vjps=(_vector_norm_vjp, None, None, None),
     saves="output",
+    jvp=_vector_norm_jvp,
 )
 
 
@@ -545,6 +696,7 @@ _OUTER = Primitive(
     "outer",
     lambda ns, a, b: ns.linalg.outer(a, b),
     vjps=(lambda ns, g, out, a, b: g @ b, lambda ns, g, out, a, b: a @ g),
+    jvp="multilinear",
 )
 
 
@@ -567,6 +719,7 @@ _CROSS = Primitive(
         lambda ns, g, out, a, b, axis: sum_to(ns, ns.linalg.cross(g, a, axis=axis), b.shape),
         None,
     ),
+    jvp="multilinear",
 )
 
 
@@ -644,6 +797,7 @@ _DIAGONAL = Primitive(
     lambda ns, x, offset: ns.linalg.diagonal(x, offset=offset),
     vjps=(_diagonal_vjp, None),
     saves="none",
+    jvp="linear",
 )
 
 

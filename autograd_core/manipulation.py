@@ -96,6 +96,7 @@ _FLIP = Primitive(
     lambda ns, x, axes: ns.flip(x, axis=axes),
     vjps=(lambda ns, g, out, x, axes: ns.flip(g, axis=axes), None),
     saves="none",
+    jvp="linear",
 )
 
 
@@ -131,6 +132,7 @@ _ROLL = Primitive(
     lambda ns, x, shifts, axes: ns.roll(x, shifts, axis=axes),
     vjps=(_roll_back, None, None),
     saves="none",
+    jvp="linear",
 )
 
 

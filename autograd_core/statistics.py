@@ -98,10 +98,10 @@ def prod(x: TensorBase, /, *, axis: Axis = None, dtype: Any = None, keepdims: bo
     return out if result is None else _cast(out, result)
 
 
-def _prod_grad(ns: Any, g: Any, out: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
-    """The reduced axes are moved last and merged into one, where each element's cofactor
-    (the product of the others) is its exclusive prefix product times its exclusive suffix
-    product; then the axes go back."""
+def _cofactor(ns: Any, x: Any, axes: tuple[int, ...]) -> Any:
+    """The product of the other elements of each one's group, the derivative of the product:
+    the reduced axes are moved last and merged into one, where it is the exclusive prefix
+    product times the exclusive suffix product; then the axes go back."""
     kept = tuple(i for i in range(x.ndim) if i not in axes)
     order, last = kept + axes, len(kept)
     moved = tuple(x.shape[i] for i in order)
@@ -109,14 +109,16 @@ def _prod_grad(ns: Any, g: Any, out: Any, x: Any, axes: tuple[int, ...], keepdim
     before = _exclusive_prod(ns, groups, last)
     after = ns.flip(_exclusive_prod(ns, ns.flip(groups, axis=last), last), axis=last)
     inverse = tuple(sorted(range(x.ndim), key=order.__getitem__))
-    cofactor = ns.permute_dims(ns.reshape(before * after, moved), inverse)
-    return expand_back(ns, g, x.shape, axes) * cofactor
+    return ns.permute_dims(ns.reshape(before * after, moved), inverse)
 
 
 _PROD = Primitive(
     "prod",
     lambda ns, x, axes, keepdims: ns.prod(x, axis=axes, keepdims=keepdims, dtype=x.dtype),
-    vjps=(_prod_grad, None, None),
+    vjps=(lambda ns, g, out, x, axes, keepdims: expand_back(ns, g, x.shape, axes) * _cofactor(ns, x, axes), None, None),
+    jvp=lambda ns, tangents, out, x, axes, keepdims: ns.sum(
+        tangents[0] * _cofactor(ns, x, axes), axis=axes, keepdims=keepdims
+    ),
 )
 
 
@@ -182,6 +184,14 @@ def _cumprod_grad(ns: Any, g: Any, out: Any, x: Any, axis: int) -> Any:
     return _exclusive_prod(ns, x, axis) * _reverse_recurrence(ns, _shifted(ns, x, 1, axis), g, axis)
 
 
+def _cumprod_jvp(ns: Any, tangents: list, out: Any, x: Any, axis: int) -> Any:
+    """The transpose of `_cumprod_grad`: d out_i = sum_{k<=i} prod_{j<k} x_j * t_k *
+    prod_{k<j<=i} x_j, that is D_i = prod_{j<i} x_j * t_i + x_i D_{i-1}, the same recurrence
+    run from the other end."""
+    drive = _exclusive_prod(ns, x, axis) * tangents[0]
+    return ns.flip(_reverse_recurrence(ns, ns.flip(x, axis=axis), ns.flip(drive, axis=axis), axis), axis=axis)
+
+
 def _reverse_recurrence(ns: Any, a: Any, b: Any, axis: int) -> Any:
     """R with R_i = b_i + a_i R_{i+1} along `axis` (R = 0 past the end), by doubling: after
     the step of size s, R_i = b_i + a_i R_{i+2s}, so log2(n) steps reach the end."""
@@ -193,18 +203,22 @@ def _reverse_recurrence(ns: Any, a: Any, b: Any, axis: int) -> Any:
     return b
 
 
-def _running(name: str, grad: Callable[..., Any], saves: str) -> Primitive:
+def _running(name: str, grad: Callable[..., Any], saves: str, jvp: Callable[..., Any] | str) -> Primitive:
     """cumulative_sum or cumulative_prod along one axis, in the input's dtype (torch widens
     integers otherwise)."""
     return Primitive(
-        name, lambda ns, x, axis: getattr(ns, name)(x, axis=axis, dtype=x.dtype), vjps=(grad, None), saves=saves
+        name,
+        lambda ns, x, axis: getattr(ns, name)(x, axis=axis, dtype=x.dtype),
+        vjps=(grad, None),
+        saves=saves,
+        jvp=jvp,
     )
 
 
 # name: (the identity the initial slab holds, the primitive)
 _CUMULATIVE = {
-    "cumulative_sum": (0, _running("cumulative_sum", _cumsum_grad, saves="none")),
-    "cumulative_prod": (1, _running("cumulative_prod", _cumprod_grad, saves="inputs")),
+    "cumulative_sum": (0, _running("cumulative_sum", _cumsum_grad, saves="none", jvp="linear")),
+    "cumulative_prod": (1, _running("cumulative_prod", _cumprod_grad, saves="inputs", jvp=_cumprod_jvp)),
 }
 
 
