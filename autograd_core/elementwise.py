@@ -54,7 +54,7 @@ __all__ = [
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 
 
-def _unary(name: str, vjp: Vjp | None, saves: str = "input", doc: str = "", jvp: str | None = None) -> Any:
+def _unary(name: str, vjp: Vjp | None, saves: str = "inputs", doc: str = "", jvp: str | None = None) -> Any:
     """`unary_op` whose forward is the library's function of the same name."""
     return unary_op(name, lambda ns, d: getattr(ns, name)(d), vjp, saves, doc, jvp)
 

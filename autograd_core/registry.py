@@ -71,6 +71,8 @@ class Primitive:
         self.vjp_rule: VjpRule | None = vjps if variadic else None
         self._vjps_by_count: dict[int, tuple] = {}
         self.differentiable = differentiable
+        if saves not in ("inputs", "output", "none"):
+            raise ValueError(f"{name}: saves must be 'inputs', 'output' or 'none', got {saves!r}")
         self.saved, self.saves_output = (None, False) if saves == "inputs" else ((), saves == "output")
         derived = {
             "elementwise": self._elementwise_jvp,

@@ -355,3 +355,23 @@ def test_docstring_examples():
                 runner.run(test)
     assert runner.failures == 0
     assert runner.tries >= 7
+
+
+def test_an_input_changed_in_place_after_the_forward_is_refused(backend):
+    """Every elementwise function whose rule reads its input checks the input's version."""
+    if not backend.mutable:
+        pytest.skip(f"{backend.name} arrays cannot be changed in place")
+    for fn in (ag.sinh, ag.atan, ag.log2, ag.square):
+        y = ag.tensor([0.5, 0.25], requires_grad=True) * 1.0
+        z = fn(y)
+        with ag.no_grad():
+            y += 1
+        with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+            z.sum().backward()
+
+
+def test_a_primitive_names_what_it_saves_from_a_fixed_list():
+    from autograd_core.registry import Primitive
+
+    with pytest.raises(ValueError, match="saves must be"):
+        Primitive("saves_typo_example", lambda ns, x: x, vjps=(None,), saves="input")
