@@ -28,6 +28,7 @@ relu = Primitive(
     lambda ns, x: ns.clip(x, min=0.0),
     vjps=(lambda ns, g, out, x: relu_backward(ns, g, out),),
     saves="output",
+    jvp="elementwise",
     doc="max(x, 0) elementwise.",
 )
 
@@ -59,6 +60,7 @@ erf = Primitive(
     "erf",
     _erf,
     vjps=(lambda ns, g, out, x: g * (2 / math.sqrt(math.pi)) * ns.exp(-(x * x)),),
+    jvp="elementwise",
     doc="The error function.",
 )
 
@@ -88,5 +90,6 @@ gelu = Primitive(
     "gelu",
     gelu_value,
     vjps=(lambda ns, g, out, x, approximate: gelu_backward(ns, g, x, approximate), None),
+    jvp="elementwise",
     doc="GELU, ``x * Phi(x)`` (approximate='none') or its tanh approximation, as PyTorch's.",
 )

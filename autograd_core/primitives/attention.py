@@ -6,8 +6,10 @@ gives P = 0 and a finite gradient, as PyTorch's safe softmax."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
+from autograd_core.primitives.linear import tangent_sum
 from autograd_core.registry import Primitive, sum_to
 
 
@@ -28,6 +30,7 @@ attention_scores = Primitive(
     "attention_scores",
     _scores,
     vjps=(_scores_grad_query, _scores_grad_key, None),
+    jvp="multilinear",
     doc="``scale * q @ k^T`` for queries (..., L, E) and keys (..., S, E): the scores (..., L, S).",
 )
 
@@ -56,11 +59,17 @@ def _softmax_grad_mask(ns: Any, g: Any, out: Any, scores: Any, mask: Any) -> Any
     return sum_to(ns, _softmax_grad(ns, g, out, scores, mask), mask.shape)
 
 
+def _softmax_tangent(ns: Any, tangents: Sequence[Any], out: Any, scores: Any, mask: Any) -> Any:
+    """The softmax's Jacobian is symmetric, so its VJP maps the tangent of ``scores + mask``."""
+    return _softmax_grad(ns, tangent_sum(ns, tangents, out.shape), out, scores, mask)
+
+
 masked_softmax = Primitive(
     "masked_softmax",
     _masked_softmax,
     vjps=(_softmax_grad, _softmax_grad_mask),
     saves="output",
+    jvp=_softmax_tangent,
     doc="softmax(scores + mask) over the last axis (a boolean mask: over the entries it keeps); "
     "a row with nothing left is all zeros.",
 )

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from autograd_core.primitives.indexing import index_add
+from autograd_core.primitives.indexing import index_add, take
 from autograd_core.registry import Primitive, primitive
 from autograd_core.tensor_base import TensorBase
 
@@ -214,6 +214,7 @@ conv2d = Primitive(
         lambda ns, g, out, x, w, geometry: conv2d_grad_weight(ns, g, x, w.shape, geometry),
         None,
     ),
+    jvp="multilinear",  # bilinear in (x, w), as are the two kernels of its gradients
 )
 # For gx = conv2d_grad_input(g, w) and an incoming gradient h of gx's shape:
 # <h, gx> = <conv(h, w), g>, so d/dg = conv(h, w) and d/dw = conv2d_grad_weight(g, h).
@@ -226,6 +227,7 @@ conv2d_grad_input = Primitive(
         None,
         None,
     ),
+    jvp="multilinear",
 )
 # For gw = conv2d_grad_weight(g, x): <h, gw> = <conv(x, h), g>, so d/dg = conv(x, h) and
 # d/dx = conv2d_grad_input(g, h).
@@ -238,6 +240,7 @@ conv2d_grad_weight = Primitive(
         None,
         None,
     ),
+    jvp="multilinear",
 )
 
 
@@ -290,15 +293,28 @@ def scatter_to_maxima(ns: Any, grad: Any, indices: Any, input_shape: tuple[int, 
     """`max_pool2d_backward` as one scatter-add over the flattened input: the kernel of the
     libraries whose index_add is fast, and the differentiable form (its own VJP a gather)."""
     backend = grad.backend if isinstance(grad, TensorBase) else ns.backend
+    backend = backend.level_of(indices)  # inside vmap, the indices may be shared by every example
     flat = flat_positions(backend.xp, indices, input_shape, backend.device)
     summed = index_add(ns, ns.reshape(grad, (-1,)), (math.prod(input_shape),), 0, flat)
     return ns.reshape(summed, tuple(input_shape))
 
 
 max_pool2d_backward = Primitive("max_pool2d_backward", _max_pool2d_backward, differentiable=scatter_to_maxima)
+
+
+def _max_pool2d_tangent(ns: Any, tangents: tuple, out: Any, x: Any, indices: Any, geometry: PoolGeometry) -> Any:
+    """Each window's maximum moves with the input's tangent at its position: a gather (the
+    adjoint of the backward's scatter-add) at the forward's `indices`."""
+    tangent = tangents[0]
+    backend = tangent.backend if isinstance(tangent, TensorBase) else ns.backend
+    flat = flat_positions(backend.xp, indices, tuple(x.shape), backend.device)
+    return ns.reshape(take(ns, ns.reshape(tangent, (-1,)), flat, 0), tuple(out.shape))
+
+
 max_pool2d = Primitive(
     "max_pool2d",
     _max_pool2d,
     vjps=(lambda ns, g, out, x, indices, geometry: max_pool2d_backward(ns, g, indices, x.shape, geometry), None, None),
     saves="none",
+    jvp=_max_pool2d_tangent,
 )

@@ -31,10 +31,18 @@ def _scatter(ns: Any, values: Any, shape: tuple[int, ...], key: tuple) -> Any:
 
 
 basic_index = Primitive(
-    "getitem", _getitem, vjps=(lambda ns, g, out, x, key: scatter(ns, g, x.shape, key), None), saves="none"
+    "getitem",
+    _getitem,
+    vjps=(lambda ns, g, out, x, key: scatter(ns, g, x.shape, key), None),
+    saves="none",
+    jvp="linear",
 )
 scatter = Primitive(
-    "scatter", _scatter, vjps=(lambda ns, g, out, v, shape, key: basic_index(ns, g, key), None, None), saves="none"
+    "scatter",
+    _scatter,
+    vjps=(lambda ns, g, out, v, shape, key: basic_index(ns, g, key), None, None),
+    saves="none",
+    jvp="linear",
 )
 
 
@@ -60,17 +68,21 @@ def take_rows(ns: Any, x: Any, index: Any, axis: int) -> Any:
     return ns.take(x, index, axis=axis)
 
 
+# Both linear in their values; their rules apply the op to the tangent themselves, as "linear"
+# would, because their index is a raw array, which the tensor namespace cannot classify.
 index_add = Primitive(
     "index_add",
     _index_add,
     vjps=(lambda ns, g, out, v, shape, axis, index: ns.take(g, index, axis=axis), None, None, None),
     saves="none",
+    jvp=lambda ns, tangents, out, v, shape, axis, index: index_add(ns, tangents[0], shape, axis, index),
 )
 take = Primitive(
     "take",
     lambda ns, x, index, axis: take_rows(ns, x, index, axis),
     vjps=(lambda ns, g, out, x, index, axis: index_add(ns, g, x.shape, axis, index), None, None),
     saves="none",
+    jvp=lambda ns, tangents, out, x, index, axis: take(ns, tangents[0], index, axis),
 )
 
 
@@ -93,4 +105,5 @@ to_backend = Primitive(
     vjps=(lambda ns, g, out, x, target, source: to_backend(ns, g, source, target), None, None),
     differentiable=lambda ns, values, target, source: move(values, target),
     saves="none",
+    jvp="linear",
 )

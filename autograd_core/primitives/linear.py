@@ -1,11 +1,25 @@
-"""The matrix kernels: the linear layer's product and Einstein summation."""
+"""The matrix kernels: the linear layer's product and Einstein summation; and `tangent_sum`,
+which the forward-mode rules of the fused primitives share."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from autograd_core.registry import Primitive, sum_to
 from autograd_core.tensor_base import Vjp
+
+
+def tangent_sum(ns: Any, terms: Sequence[Any], shape: tuple[int, ...]) -> Any:
+    """The sum of the tangent `terms` that are present (None: the term of an input without a
+    tangent), broadcast to the output's `shape`; None when none is."""
+    present = [term for term in terms if term is not None]
+    if not present:
+        return None
+    total = present[0]
+    for term in present[1:]:
+        total = total + term
+    return total if tuple(total.shape) == tuple(shape) else ns.broadcast_to(total, tuple(shape))
 
 
 def rows_times(ns: Any, x: Any, matrix: Any) -> Any:
@@ -31,6 +45,20 @@ def _linear_grad_weight(ns: Any, g: Any, out: Any, x: Any, weight: Any, bias: An
     return ns.matmul(ns.matrix_transpose(rows_g), rows_x)
 
 
+def _linear_tangent(ns: Any, tangents: Sequence[Any], out: Any, x: Any, weight: Any, bias: Any) -> Any:
+    """``dx @ weight^T + x @ dweight^T + dbias``."""
+    dx, d_weight, d_bias = tangents
+    return tangent_sum(
+        ns,
+        (
+            None if dx is None else linear(ns, dx, weight, None),
+            None if d_weight is None else linear(ns, x, d_weight, None),
+            d_bias,
+        ),
+        out.shape,
+    )
+
+
 # One primitive rather than matmul of a transpose: its weight gradient ``g^T x`` is computed
 # in the weight's own layout, where the transpose of ``x^T g`` would be a strided view that
 # slows every optimizer pass over it.
@@ -42,6 +70,7 @@ linear = Primitive(
         _linear_grad_weight,
         lambda ns, g, out, x, weight, bias: sum_to(ns, g, bias.shape),
     ),
+    jvp=_linear_tangent,
 )
 
 
@@ -150,4 +179,4 @@ def _einsum_operand(position: int, count: int) -> Vjp | None:
 
 # The node of `autograd_core.einsum`, on subscripts made explicit by `einsum_plan`; the VJP of
 # each operand is an einsum again, so gradients of any order stay einsums.
-einsum = Primitive("einsum", _einsum, vjps=_einsum_operand)
+einsum = Primitive("einsum", _einsum, vjps=_einsum_operand, jvp="multilinear")

@@ -3,6 +3,7 @@ losses and their gradient, and the node), and PyTorch's binary cross-entropy."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from autograd_core.registry import Primitive, primitive, raw_namespace
@@ -39,14 +40,18 @@ def _row_count(ns: Any, logits: Any, valid: Any) -> Any:
     return logits.shape[0] if valid is None else ns.sum(ns.astype(valid, logits.dtype))
 
 
-def _cross_entropy(ns: Any, logits: Any, target: Any, classes: Any, valid: Any, reduction: str) -> Any:
-    """The rows' losses (0 where `valid` is False), or their sum or mean over the valid rows."""
-    rows = cross_entropy_rows(ns, logits, target)
+def _reduced(ns: Any, rows: Any, logits: Any, valid: Any, reduction: str) -> Any:
+    """Per-row values `rows` (n,), 0 where `valid` is False, or their sum or mean over the valid rows."""
     if valid is not None:
         rows = ns.where(valid, rows, 0.0)
     if reduction == "none":
         return rows
     return ns.sum(rows) if reduction == "sum" else ns.sum(rows) / _row_count(ns, logits, valid)
+
+
+def _cross_entropy(ns: Any, logits: Any, target: Any, classes: Any, valid: Any, reduction: str) -> Any:
+    """The rows' losses (0 where `valid` is False), or their sum or mean over the valid rows."""
+    return _reduced(ns, cross_entropy_rows(ns, logits, target), logits, valid, reduction)
 
 
 def _cross_entropy_grad(
@@ -60,10 +65,20 @@ def _cross_entropy_grad(
     return cross_entropy_backward(ns, row_grad, logits, target, classes)
 
 
+def _cross_entropy_tangent(
+    ns: Any, tangents: Sequence[Any], out: Any, logits: Any, target: Any, classes: Any, valid: Any, reduction: str
+) -> Any:
+    """Each row's loss moves by <softmax(logits) - one_hot(target), d logits>, then is reduced
+    as the losses are."""
+    slopes = softmax_minus_one_hot(ns, logits, target, classes)
+    return _reduced(ns, ns.sum(slopes * tangents[0], axis=1), logits, valid, reduction)
+
+
 cross_entropy = Primitive(
     "cross_entropy",
     _cross_entropy,
     vjps=(_cross_entropy_grad, None, None, None, None),
+    jvp=_cross_entropy_tangent,
     doc="Softmax cross-entropy of logits (n, C) against class indices `target` (n,), the rows "
     "where the mask `valid` (or None) is False left out, reduced by `reduction` ('none', 'sum', "
     "'mean'); `classes` is ``arange(C)`` on the logits' device.",
@@ -102,6 +117,7 @@ binary_cross_entropy = Primitive(
         lambda ns, g, out, x, t: g * (x - t) / ns.clip(x * (1 - x), min=_BCE_EPSILON),
         lambda ns, g, out, x, t: g * (ns.log1p(-x) - ns.log(x)),
     ),
+    jvp="elementwise",
     doc="The elementwise binary cross-entropy of probabilities `x` against targets `t`, as "
     "PyTorch's: each log clamped at -100, with finite gradients at probabilities of 0 and 1.",
 )

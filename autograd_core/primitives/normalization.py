@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from autograd_core.primitives.linear import tangent_sum
 from autograd_core.registry import Primitive
 
 
@@ -25,6 +26,15 @@ def standardized_grad(ns: Any, g_normal: Any, normal: Any, inverse_std: Any, axe
         - ns.mean(g_normal, axis=axes, keepdims=True)
         - normal * ns.mean(g_normal * normal, axis=axes, keepdims=True)
     )
+
+
+def affine_tangent(
+    ns: Any, d_normal: Any, normal: Any, weight: Any, d_weight: Any, d_bias: Any, shape: tuple[int, ...]
+) -> Any:
+    """The tangent of ``normal * weight + bias`` (weight and bias shaped to broadcast, or None)
+    from those of its three parts (None where a part has none)."""
+    scaled = d_normal if d_normal is None or weight is None else d_normal * weight
+    return tangent_sum(ns, (scaled, None if d_weight is None else normal * d_weight, d_bias), shape)
 
 
 def batch_axes(x: Any) -> tuple[int, ...]:
@@ -89,6 +99,29 @@ def _layer_norm(
     return (out if bias is None else out + bias), (mean, inverse_std)
 
 
+def _layer_norm_tangent(
+    ns: Any,
+    tangents: tuple,
+    out: Any,
+    x: Any,
+    weight: Any,
+    bias: Any,
+    normalized_shape: tuple[int, ...],
+    eps: float,
+    stats: Any,
+) -> Any:
+    """Standardisation's Jacobian is symmetric (``1/std (I - 11^T/n - normal normal^T/n)`` over
+    the normalised axes), so `standardized_grad` maps the tangent of `x` to that of the
+    standardised values as it maps a gradient. The statistics are recomputed from `x`: `stats`
+    are raw arrays, which a tangent computed on tensors could not differentiate."""
+    dx, d_weight, d_bias = tangents[:3]
+    axes = _trailing(x, normalized_shape)
+    mean, inverse_std = _moments(ns, x, normalized_shape, eps)
+    normal = (x - mean) * inverse_std
+    d_normal = None if dx is None else standardized_grad(ns, dx, normal, inverse_std, axes)
+    return affine_tangent(ns, d_normal, normal, weight, d_weight, d_bias, tuple(out.shape))
+
+
 layer_norm = Primitive(  # the engine sums the weight's and bias's gradients over the leading axes
     "layer_norm",
     _layer_norm,
@@ -99,6 +132,7 @@ layer_norm = Primitive(  # the engine sums the weight's and bias's gradients ove
         for part in ("input", "weight")
     )
     + (lambda ns, g, out, x, weight, bias, shape, eps, stats: g, None, None, None),
+    jvp=_layer_norm_tangent,
 )
 
 
@@ -152,6 +186,19 @@ def _batch_norm(ns: Any, x: Any, weight: Any, bias: Any, eps: float) -> tuple[An
     return out, ns.reshape(mean, (-1,)), ns.reshape(var, (-1,))
 
 
+def _batch_norm_tangent(
+    ns: Any, tangents: tuple, out: Any, x: Any, weight: Any, bias: Any, eps: float, mean: Any, var: Any
+) -> Any:
+    """As layer norm's, over the batch axes; the batch statistics recomputed from `x` (`mean`
+    and `var` are constants)."""
+    dx, d_weight, d_bias = tangents[:3]
+    axes = batch_axes(x)
+    normal, inverse_std = standardized(ns, x, axes, eps)
+    d_normal = None if dx is None else standardized_grad(ns, dx, normal, inverse_std, axes)
+    weight, d_weight, d_bias = (None if t is None else per_channel(ns, t, x.ndim) for t in (weight, d_weight, d_bias))
+    return affine_tangent(ns, d_normal, normal, weight, d_weight, d_bias, tuple(out.shape))
+
+
 batch_norm = Primitive(  # the backward kernels reuse the forward's batch statistics
     "batch_norm",
     _batch_norm,
@@ -162,4 +209,5 @@ batch_norm = Primitive(  # the backward kernels reuse the forward's batch statis
         for part in ("input", "weight", "bias")
     )
     + (None, None, None),
+    jvp=_batch_norm_tangent,
 )

@@ -35,6 +35,7 @@ from typing import Any
 from autograd_core import grad_mode
 from autograd_core.namespace import tensor_namespace
 from autograd_core.primitives.batching import map_batch_chunks
+from autograd_core.primitives.linear import tangent_sum
 from autograd_core.registry import Primitive, common_backend, raw_namespace
 from autograd_core.tensor_base import TensorBase
 
@@ -76,7 +77,9 @@ class Recurrence:
 
     def __init__(self) -> None:
         # one VJP, the packed vector's: the other inputs are constants, or not tensors
-        self.scan = Primitive(self.name, _scan_packed, vjps=(_scan_grad, *(None,) * 9), saves="output")
+        self.scan = Primitive(
+            self.name, _scan_packed, vjps=(_scan_grad, *(None,) * 9), saves="output", jvp=_scan_tangent
+        )
 
     def __repr__(self) -> str:
         return f"<recurrence {self.name}>"
@@ -91,6 +94,11 @@ class Recurrence:
 
     def back(self, ns: Any, s: tuple, gh: Any, gc: Any, dh: Any, dc: Any) -> tuple[Any, Any, Any, Any]:
         """(d x-projection, d h-projection, the gradient of h_{t-1} past W_hh, of c_{t-1})."""
+        raise NotImplementedError
+
+    def tangent(self, ns: Any, s: tuple, dxp: Any, dhp: Any, dh: Any, dc: Any) -> tuple[Any, Any]:
+        """(dh', dc'): the step's tangents from those of its input and hidden projections and
+        of (h, c), with the same per-step factors `s` as `back` (its transpose)."""
         raise NotImplementedError
 
 
@@ -115,6 +123,9 @@ class ElmanRecurrence(Recurrence):
     def back(self, ns: Any, s: tuple, gh: Any, gc: Any, dh: Any, dc: Any) -> tuple[Any, Any, Any, Any]:
         d = (gh + dh) * s[0]
         return d, d, None, None
+
+    def tangent(self, ns: Any, s: tuple, dxp: Any, dhp: Any, dh: Any, dc: Any) -> tuple[Any, Any]:
+        return (dxp + dhp) * s[0], None
 
 
 class LSTMRecurrence(Recurrence):
@@ -149,6 +160,14 @@ class LSTMRecurrence(Recurrence):
         d = ns.concat([ifg, dh * k_o], axis=-1)
         return d, d, None, dc * f
 
+    def tangent(self, ns: Any, s: tuple, dxp: Any, dhp: Any, dh: Any, dc: Any) -> tuple[Any, Any]:
+        through, k_ifg, k_o, f = s
+        d = dxp + dhp
+        hidden = d.shape[-1] // 4
+        ifg = ns.reshape(d[..., : 3 * hidden], (*d.shape[:-1], 3, hidden))
+        dc = ns.sum(ifg * k_ifg, axis=-2) + dc * f
+        return dc * through + d[..., 3 * hidden :] * k_o, dc
+
 
 class GRURecurrence(Recurrence):
     """Gates r, z, n (PyTorch's order): n = tanh(W_in x + b_in + r (W_hn h + b_hn)),
@@ -177,6 +196,11 @@ class GRURecurrence(Recurrence):
         dn = dh * k_n
         dr, dz = dn * k_r, dh * k_z
         return ns.concat([dr, dz, dn], axis=-1), ns.concat([dr, dz, dn * r], axis=-1), dh * z, None
+
+    def tangent(self, ns: Any, s: tuple, dxp: Any, dhp: Any, dh: Any, dc: Any) -> tuple[Any, Any]:
+        k_n, k_r, k_z, r, z = s
+        (xr, xz, xn), (hr, hz, hn) = _chunks(dxp, 3), _chunks(dhp, 3)
+        return (xn + r * hn + (xr + hr) * k_r) * k_n + (xz + hz) * k_z + dh * z, None
 
 
 # --- the scan: forward, and its VJP --------------------------------------------------------------
@@ -295,6 +319,84 @@ def _piece_grads(
         "c0": lambda: dc,
     }
     return tuple(grads[name]() for name in names)
+
+
+# --- the scan's tangent: the recurrence run forward on the tangents ------------------------------
+def _scan_tangent(
+    ns: Any,
+    tangents: tuple,
+    out: Any,
+    pack: Any,
+    x: Any,
+    w_ih: Any,
+    b_ih: Any,
+    w_hh: Any,
+    b_hh: Any,
+    h0: Any,
+    c0: Any,
+    kind: Recurrence,
+    layout: Layout,
+) -> Any:
+    """The tangent of every step's state, from the packed vector's tangent (the constants have
+    none), computed per chunk of the batch (`_states_tangent`)."""
+    pieces = _unpack(ns, pack, (x, w_ih, b_ih, w_hh, b_hh, h0, c0), layout)
+    d_pieces = _unpack(ns, tangents[0], (None,) * len(PIECES), layout)
+    (tangent,) = map_batch_chunks(
+        ns, partial(_states_tangent, kind), (out, *pieces, *d_pieces), (1, *_BATCH_AXES, *_BATCH_AXES), (1,)
+    )
+    return tangent
+
+
+def _affine_tangent(ns: Any, projection: Any, x: Any, weight: Any, dx: Any, d_weight: Any, d_bias: Any) -> Any:
+    """The tangent of the `projection` ``x @ weight^T + bias``: zeros where no part has one."""
+    tangent = tangent_sum(
+        ns,
+        (
+            None if dx is None else ns.matmul(dx, ns.matrix_transpose(weight)),
+            None if d_weight is None else ns.matmul(x, ns.matrix_transpose(d_weight)),
+            d_bias,
+        ),
+        tuple(projection.shape),
+    )
+    return ns.zeros_like(projection) if tangent is None else tangent
+
+
+def _states_tangent(
+    kind: Recurrence,
+    ns: Any,
+    out: Any,
+    x: Any,
+    w_ih: Any,
+    b_ih: Any,
+    w_hh: Any,
+    b_hh: Any,
+    h0: Any,
+    c0: Any,
+    dx: Any,
+    dw_ih: Any,
+    db_ih: Any,
+    dw_hh: Any,
+    db_hh: Any,
+    dh0: Any,
+    dc0: Any,
+) -> tuple[Any]:
+    """The tangent recurrence: the states are known from `out`, so every step's factors and the
+    projections' tangents through the weights come in a few matmuls over all steps, and only
+    ``dh_{t-1} @ W_hh^T`` and the cell's tangent run per step."""
+    hs = _chunks(out, 2)[0] if kind.has_cell else out
+    hprev = ns.concat([ns.expand_dims(h0, axis=0), hs[:-1, ...]], axis=0)
+    xproj, hproj = _affine(ns, x, w_ih, b_ih), _affine(ns, hprev, w_hh, b_hh)
+    saved = kind.saved(ns, xproj, hproj, hprev, out, c0)
+    d_xproj = _affine_tangent(ns, xproj, x, w_ih, dx, dw_ih, db_ih)
+    d_hproj = _affine_tangent(ns, hproj, hprev, w_hh, None, dw_hh, db_hh)  # the part not through dh
+    dh = ns.zeros_like(h0) if dh0 is None else dh0
+    dc = (ns.zeros_like(c0) if dc0 is None else dc0) if kind.has_cell else None
+    states = []
+    for t in range(out.shape[0]):
+        dhp = d_hproj[t, ...] + ns.matmul(dh, ns.matrix_transpose(w_hh))
+        dh, dc = kind.tangent(ns, tuple(s[t, ...] for s in saved), d_xproj[t, ...], dhp, dh, dc)
+        states.append(dh if dc is None else ns.concat([dh, dc], axis=-1))
+    return (ns.stack(states),)
 
 
 RECURRENCES: dict[str, Recurrence] = {
