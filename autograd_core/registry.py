@@ -220,7 +220,11 @@ def sum_to(ns: Any, grad: Any, shape: Sequence[int]) -> Any:
 def _is_float_array(ns: Any, x: Any) -> bool:
     """Whether `x` is an array (of tensors or raw) of a floating dtype: an input a tangent may
     flow through, as opposed to an index array, a shape or a Python scalar."""
-    return hasattr(x, "dtype") and hasattr(x, "shape") and ns.isdtype(x.dtype, ("real floating", "complex floating"))
+    if not (hasattr(x, "dtype") and hasattr(x, "shape")):
+        return False
+    if type(ns) is not RawNamespace and not isinstance(x, TensorBase):  # a raw index array among tensors
+        return False
+    return ns.isdtype(x.dtype, ("real floating", "complex floating"))
 
 
 def zero_vjp(ns: Any, g: Any, out: Any, *inputs: Any) -> Any:
