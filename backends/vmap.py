@@ -174,15 +174,6 @@ class BatchedBackend(Backend):
         return self._draw("a random mask (dropout)", shape, lambda s: self.inner.bernoulli(s, p))
 
 
-# --- batching rules of primitives whose portable default cannot batch ---------------------------
-@P.scatter.kernel("vmap")
-def _scatter(ns: Any, values: Any, shape: tuple[int, ...], key: tuple) -> Any:
-    """The default writes batched values into unbatched zeros: scatter the whole batch at once."""
-    batch = ns.backend
-    if not batch.owns(values):
-        return P.scatter(raw_namespace(batch.inner), values, shape, key)
-    whole = P.scatter(raw_namespace(batch.inner), values.physical, (batch.size, *shape), (slice(None), *key))
-    return batch.xp.batch(whole)
-
-
 __all__ = ["BatchedBackend"]
+
+from backends import vmap_rules  # noqa: E402, F401 - registers the batching rules
