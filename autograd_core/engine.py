@@ -3,7 +3,7 @@ release of each node's saved tensors once it has been used."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from typing import Any
 
 import backends
@@ -26,13 +26,14 @@ from autograd_core.tensor_base import (
 )
 
 
-def topological_order(roots: TensorBase | Sequence[TensorBase]) -> list[TensorBase]:
-    """Every tensor the roots depend on that requires a gradient, inputs before outputs.
+def topological_order(roots: TensorBase | Sequence[TensorBase], stop: Container[int] = frozenset()) -> list[TensorBase]:
+    """Every tensor the roots depend on that requires a gradient, inputs before outputs, not
+    looking past the tensors whose ids are in `stop` (forward mode's inputs).
 
     Iterative depth-first search, so a chain of any length fits.
     """
     roots = [roots] if isinstance(roots, TensorBase) else list(roots)
-    if _sweep is not None and not REBOUND[0]:
+    if _sweep is not None and not REBOUND[0] and not stop:
         return _sweep.topological_order(roots)
     parents_of = _parents_then if REBOUND[0] else _parents
     order: list[TensorBase] = []
@@ -41,13 +42,13 @@ def topological_order(roots: TensorBase | Sequence[TensorBase]) -> list[TensorBa
         if id(root) in visited:
             continue
         visited.add(id(root))
-        stack = [(root, iter(parents_of(root)))]
+        stack = [(root, iter(() if id(root) in stop else parents_of(root)))]
         while stack:
             node, parents = stack[-1]
             for parent in parents:
                 if id(parent) not in visited:
                     visited.add(id(parent))
-                    stack.append((parent, iter(parents_of(parent))))
+                    stack.append((parent, iter(() if id(parent) in stop else parents_of(parent))))
                     break
             else:
                 stack.pop()

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from autograd_core import grad_mode
-from autograd_core.engine import grad as engine_grad
+from autograd_core.engine import grad as engine_grad, topological_order
 from autograd_core.namespace import raw_namespace, tensor_namespace
 from autograd_core.registry import registry, sum_to
 from autograd_core.tensor_base import TensorBase
@@ -47,35 +47,12 @@ def double_vjp_only() -> Iterator[None]:
         _RULES_ON[0] = True
 
 
-def order_from(roots: Sequence[TensorBase], stop: dict[int, Any]) -> list[TensorBase]:
-    """The nodes the roots depend on, inputs before outputs, not looking past the tensors in
-    `stop` (the tangents' inputs: what lies behind them belongs to an outer transform)."""
-    order: list[TensorBase] = []
-    visited: set[int] = set()
-    for root in roots:
-        if id(root) in visited:
-            continue
-        visited.add(id(root))
-        stack = [(root, iter(() if id(root) in stop else root._parents))]
-        while stack:
-            node, parents = stack[-1]
-            for parent in parents:
-                if id(parent) not in visited:
-                    visited.add(id(parent))
-                    stack.append((parent, iter(() if id(parent) in stop else parent._parents)))
-                    break
-            else:
-                stack.pop()
-                order.append(node)
-    return order
-
-
 def push_forward(
     roots: Sequence[TensorBase], tangents: dict[int, TensorBase], differentiable: bool
 ) -> list[TensorBase | None]:
     """The tangent of each root (None where no tangent reaches it), given the tangents of
     some tensors of its graph by id. `differentiable`: compute on tensors, recording."""
-    order = order_from(roots, tangents)
+    order = topological_order(roots, stop=tangents)
     if differentiable:
         known: dict[int, Any] = dict(tangents)
         with grad_mode.enable_grad():
@@ -165,4 +142,4 @@ def _double_vjp(node: TensorBase, known: dict[int, Any], ns: Any, on_tensors: bo
     return tangent if on_tensors else tangent.data
 
 
-__all__ = ["FALLBACK_JVPS", "double_vjp_only", "order_from", "push_forward"]
+__all__ = ["FALLBACK_JVPS", "double_vjp_only", "push_forward"]
