@@ -139,3 +139,23 @@ def test_clear_errors(float64_backend):
         func.grad(lambda i: i.sum())(ag.arange(3))
     with pytest.raises(ValueError, match="argnums"):
         func.grad(lambda x: x.sum(), argnums=2)(ours(X))
+
+
+# written once against a namespace: jax.numpy and autograd_core share these names
+JAX_CASES = {
+    "elementwise": lambda ns, x: ns.exp(ns.sin(x)) * x + ns.tanh(x) / (1 + x**2),
+    "reductions": lambda ns, x: ns.sum(x**2, axis=0) + ns.max(x, axis=-1).sum() * ns.mean(x),
+    "indexing": lambda ns, x: x[1:, ::2] * x[0, None, :2] + x[1:, -1:],
+}
+
+
+@pytest.mark.parametrize("case", sorted(JAX_CASES))
+def test_jvp_matches_jax(float64_backend, case):
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    jax.config.update("jax_enable_x64", True)
+    fn = JAX_CASES[case]
+    out, tangent = func.jvp(lambda x: fn(ag, x), (ours(X),), (ours(T),))
+    expected_out, expected = jax.jvp(lambda x: fn(jnp, x), (X,), (T,))
+    assert_close(tangent, np.asarray(expected))
+    assert_close(out, np.asarray(expected_out))
