@@ -865,20 +865,32 @@ def take(x: TensorBase, indices: Any, /, axis: int | None = None) -> TensorBase:
             raise ValueError(f"take: axis is required for a tensor of {x.ndim} dimensions")
         axis = 0
     axis = axis % builtin_max(x.ndim, 1)
-    index = _index_array(indices, x.backend)
-    _check_bounds(x.backend, index, x.shape[axis])
-    index = x.backend.xp.where(index < 0, index + x.shape[axis], index)  # -1 and n-1: one row for the scatter-add
-    return _take_checked(x, index, axis)
+    backend = _index_backend(x, [indices])
+    index = _index_array(indices, backend)
+    _check_bounds(backend, index, x.shape[axis])
+    index = backend.xp.where(index < 0, index + x.shape[axis], index)  # -1 and n-1: one row for the scatter-add
+    return _take_checked(x, index, axis, backend)
 
 
-def _take_checked(x: TensorBase, index: Any, axis: int) -> TensorBase:
-    """`take` of the 1-D raw `index`, already checked to lie in [0, n)."""
-    return indexing.take.apply(x, index, axis)
+def _take_checked(x: TensorBase, index: Any, axis: int, backend: backends.Backend | None = None) -> TensorBase:
+    """`take` of the 1-D raw `index`, already checked to lie in [0, n); on `backend` where
+    the index is batched by a vmap over `x`'s backend."""
+    if backend is None or backend is x.backend:
+        return indexing.take.apply(x, index, axis)
+    data = indexing.take(raw_namespace(backend), backend.adopt(x.data), index, axis)
+    return indexing.take.record(data, backend, (x, index, axis), raw_inputs=(backend.adopt(x.data), index, axis))
+
+
+def _index_backend(x: TensorBase, keys: Sequence[Any]) -> backends.Backend:
+    """The backend an indexing of `x` by `keys` computes on: `x`'s, or a vmap batch's whose
+    index tensors are per example."""
+    tensors = [k for k in keys if isinstance(k, TensorBase)]
+    return common_backend("indexing", x, *tensors) if tensors else x.backend
 
 
 def _index_array(indices: Any, backend: backends.Backend) -> Any:
     if isinstance(indices, TensorBase):
-        if indices.backend is not backend:
+        if indices.backend is not backend and not backend.wraps(indices.backend):
             raise RuntimeError(
                 f"indexing a tensor on {backend} with indices on {indices.backend}; move the "
                 f"indices with .to({backend.name!r}) first"
@@ -939,7 +951,8 @@ def getitem(x: TensorBase, key: Any) -> TensorBase:
     if positions != list(range(positions[0], positions[-1] + 1)):
         raise IndexError("integer array indices must be on adjacent axes")
     sliced = getitem(x, tuple(slice(None) if _is_array_key(k) else k for k in key))
-    return _gather(sliced, positions[0], [_index_array(key[i], x.backend) for i in positions])
+    backend = _index_backend(x, [key[i] for i in positions])
+    return _gather(sliced, positions[0], [_index_array(key[i], backend) for i in positions], backend)
 
 
 def _without_ellipsis(x: TensorBase, key: tuple) -> tuple:
@@ -981,19 +994,20 @@ def _expand_masks(x: TensorBase, key: tuple) -> tuple:
     return tuple(out)
 
 
-def _gather(x: TensorBase, first: int, arrays: list) -> TensorBase:
-    """Index axes first..first+len(arrays) of `x` by the broadcast integer `arrays`: the axes
-    are merged into one and the arrays into one flat index, so one `take` does it."""
-    xp, sizes = x.backend.xp, x.shape[first : first + len(arrays)]
+def _gather(x: TensorBase, first: int, arrays: list, backend: backends.Backend) -> TensorBase:
+    """Index axes first..first+len(arrays) of `x` by the broadcast integer `arrays` (raw, of
+    `backend`): the axes are merged into one and the arrays into one flat index, so one `take`
+    does it."""
+    xp, sizes = backend.xp, x.shape[first : first + len(arrays)]
     arrays = list(xp.broadcast_arrays(*arrays)) if len(arrays) > 1 else arrays
     flat, stride = 0, 1
     for a, n in zip(reversed(arrays), reversed(sizes)):
-        _check_bounds(x.backend, a, n)
+        _check_bounds(backend, a, n)
         flat = flat + xp.where(a < 0, a + n, a) * stride
         stride *= n
     index_shape = tuple(flat.shape)
     merged = reshape(x, (*x.shape[:first], stride, *x.shape[first + len(arrays) :]))
-    picked = take(merged, xp.reshape(flat, (-1,)), axis=first)
+    picked = take(merged, TensorBase._wrap(xp.reshape(flat, (-1,)), backend), axis=first)
     return reshape(picked, (*x.shape[:first], *index_shape, *x.shape[first + len(arrays) :]))
 
 

@@ -692,16 +692,20 @@ def embedding(input: Any, weight: Tensor) -> Tensor:
     index = input if isinstance(input, Tensor) else ag.asarray(input, device=weight.device)
     if not index.dtype.kind.endswith("integer"):
         raise TypeError(f"embedding: indices must be integers, got {index.dtype.name}")
-    backend, rows = weight.backend, weight.shape[0]
-    if index.backend is not backend:
+    rows = weight.shape[0]
+    if index.backend is not weight.backend and not index.backend.wraps(weight.backend):
         raise RuntimeError(
-            f"embedding: the indices are on {index.backend}, the weight on {backend}; move the "
-            f"indices with .to({backend.name!r})"
+            f"embedding: the indices are on {index.backend}, the weight on {weight.backend}; move the "
+            f"indices with .to({weight.backend.name!r})"
         )
+    backend = index.backend  # the weight's, or that of a vmap batching the indices
     if math.prod(index.shape) and not backend.is_traced(index.data):
         low, high = backend.value_range(index.data)
         if low < 0 or high >= rows:
             wrong = f"{low} is negative" if low < 0 else f"{high} is past the end"
             raise IndexError(f"embedding: index {wrong}; indices must lie in [0, {rows})")
-    picked = P.take.apply(weight, backend.xp.reshape(index.data, (-1,)), 0)  # the bounds are checked above
+    if backend is weight.backend:  # the bounds are checked above
+        picked = P.take.apply(weight, backend.xp.reshape(index.data, (-1,)), 0)
+    else:
+        picked = ag.take(weight, ag.reshape(index, (-1,)), axis=0)
     return ag.reshape(picked, (*index.shape, *weight.shape[1:]))

@@ -138,3 +138,23 @@ def test_transforms_compile_on_jax():
 
         x, y = ag.randn(16, 4), ag.arange(16) % 3
         assert_close(ag.compile(step, modules=[model])(x, y), step(x, y), "float32")
+
+
+def test_per_example_indices_gather_from_a_shared_table(float64_backend):
+    """Indices that differ per example pick rows of a table every example shares (an
+    embedding): as the loop does, and the table's gradient is summed over the batch."""
+    import nn.functional as F
+
+    table = ag.tensor(B, dtype="float64", requires_grad=True)  # 4 rows
+    ids = ag.tensor([[3, 0], [1, 1], [2, 3]])
+    got = func.vmap(lambda i: table[i] * 2 + ag.take(table, i, axis=0) + F.embedding(i, table))(ids)
+    for k in range(3):
+        assert_close(got[k], 4 * table.detach()[ids[k]])
+    got.sum().backward()
+    counts = np.bincount(ids.numpy().ravel(), minlength=4)[:, None]
+    assert_close(table.grad, 4 * np.broadcast_to(counts, B.shape))
+    per_example = func.vmap(func.grad(lambda w, i: (F.embedding(i, w) ** 2).sum()), in_dims=(None, 0))(
+        table.detach(), ids
+    )
+    for k in range(3):
+        assert_close(per_example[k], func.grad(lambda w, i: (F.embedding(i, w) ** 2).sum())(table.detach(), ids[k]))
