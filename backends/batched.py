@@ -63,6 +63,7 @@ class BatchingFallbackWarning(UserWarning):
 
     >>> import numpy as np, warnings
     >>> ns = BatchedNamespace(np, 2)
+    >>> FALLBACKS_USED.discard("an example")  # warned once per process: forget an earlier run
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
     ...     _ = ns.loop_and_stack(np.sum, (ns.lift(np.ones(3)),), name="an example")
