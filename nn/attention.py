@@ -67,7 +67,8 @@ def attention_weights(
             f"scaled_dot_product_attention: query and key must have the same embedding size, got "
             f"shapes {query.shape} and {key.shape}"
         )
-    scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    # no embedding (E = 0): every score is an empty sum, 0, at any scale
+    scale = 1 / (math.sqrt(query.shape[-1]) or 1.0) if scale is None else scale
     scores = P.attention_scores.apply(query, key, scale)
     mask = _causal_mask(query, query.shape[-2], key.shape[-2]) if is_causal else _as_mask(attn_mask, query)
     if mask is not None and (shape := np.broadcast_shapes(scores.shape, mask.shape)) != scores.shape:

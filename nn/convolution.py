@@ -200,7 +200,7 @@ def unfold(
     taps = ag.reshape(ag.eye(kh * kw, dtype=x.dtype, device=x.device), (kh * kw, 1, kh, kw))
     planes = ag.reshape(x, (n * c, 1, h, w))
     cols = conv2d(planes, taps, None, stride, padding, dilation)
-    out = ag.reshape(cols, (n, c * kh * kw, -1))
+    out = ag.reshape(cols, (n, c * kh * kw, cols.shape[-2] * cols.shape[-1]))
     return out[0] if unbatched else out
 
 
@@ -213,6 +213,10 @@ def _pool_geometry(
     dilation: IntOrPair,
     ceil_mode: bool,
 ) -> tuple[tuple[int, ...], ...]:
+    if 0 in x.shape[1:]:  # as PyTorch: only the batch may be empty
+        raise ValueError(
+            f"{op}: expected an input with nonzero channel and spatial sizes (the batch may be 0), got shape {x.shape}"
+        )
     kernel = _pair(kernel_size, "kernel_size")
     stride = kernel if stride is None or stride == () else _pair(stride, "stride")
     padding, dilation = _pair(padding, "padding"), _pair(dilation, "dilation")

@@ -9,6 +9,8 @@ norm is layer norm over groups of channels.
 
 from __future__ import annotations
 
+import math
+
 import autograd_core as ag
 from autograd_core import primitives as P
 from autograd_core.primitives.normalization import per_channel
@@ -52,11 +54,11 @@ def batch_norm(
         if running_mean is None or running_var is None:
             raise ValueError("batch_norm: evaluation needs running_mean and running_var (or training=True)")
         scale = per_channel(ag, 1 / ag.sqrt(running_var + eps), input.ndim)
-        out = (input - per_channel(ag, running_mean, input.ndim)) * scale
-        out = out if weight is None else out * per_channel(ag, weight, input.ndim)
-        return out if bias is None else out + per_channel(ag, bias, input.ndim)
-    count = input.numel() // channels
-    if count <= 1:
+        return _affine((input - per_channel(ag, running_mean, input.ndim)) * scale, weight, bias)
+    count = input.numel() // channels if channels else 0
+    if count == 0:  # as PyTorch: an empty batch gives an empty result and leaves the statistics
+        return _affine(input, weight, bias)
+    if count == 1:
         raise ValueError(f"batch_norm: expected more than 1 value per channel when training, got input {input.shape}")
     data, mean, var = P.batch_norm(
         raw_namespace(backend),
@@ -94,10 +96,14 @@ def group_norm(
             f"got shape {input.shape}"
         )
     check_same_dtype("group_norm", input, weight)
-    grouped = ag.reshape(input, (input.shape[0], num_groups, -1))
-    out = ag.reshape(layer_norm(grouped, (grouped.shape[-1],), eps=eps), input.shape)
-    out = out if weight is None else out * per_channel(ag, weight, input.ndim)
-    return out if bias is None else out + per_channel(ag, bias, input.ndim)
+    grouped = ag.reshape(input, (input.shape[0], num_groups, math.prod(input.shape[1:]) // num_groups))
+    return _affine(ag.reshape(layer_norm(grouped, (grouped.shape[-1],), eps=eps), input.shape), weight, bias)
+
+
+def _affine(x: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
+    """`x` scaled by `weight` and shifted by `bias` per channel (axis 1), either may be None."""
+    out = x if weight is None else x * per_channel(ag, weight, x.ndim)
+    return out if bias is None else out + per_channel(ag, bias, x.ndim)
 
 
 __all__ = ["batch_norm", "group_norm"]

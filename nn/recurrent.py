@@ -145,6 +145,10 @@ class RNNBase(Module):
         x = input if batched else ag.expand_dims(input, axis=1)
         if self.batch_first and batched:
             x = ag.permute_dims(x, (1, 0, 2))
+        if x.shape[0] == 0:  # as in PyTorch: a scan over no steps has no final state
+            raise ValueError(
+                f"{name}: expected sequence length to be larger than 0, got an input of shape {input.shape}"
+            )
         states = self._initial_states(hx, x, batched)
         directions = 2 if self.bidirectional else 1
         finals = []

@@ -44,6 +44,8 @@ def _masked_softmax(ns: Any, scores: Any, mask: Any) -> Any:
         z = ns.where(mask, scores, -math.inf)
     else:
         z = scores + mask
+    if 0 in z.shape:  # nothing to weigh (and max over nothing has no identity)
+        return z
     peak = ns.max(z, axis=-1, keepdims=True)
     e = ns.exp(z - ns.where(peak == -math.inf, 0.0, peak))
     total = ns.sum(e, axis=-1, keepdims=True)

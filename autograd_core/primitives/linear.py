@@ -3,6 +3,7 @@ which the forward-mode rules of the fused primitives share."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,7 +28,13 @@ def rows_times(ns: Any, x: Any, matrix: Any) -> Any:
     a stacked matmul would run one per leading index (about 15% slower at GPT sizes)."""
     if x.ndim <= 2:
         return ns.matmul(x, matrix)
-    return ns.reshape(ns.matmul(ns.reshape(x, (-1, x.shape[-1])), matrix), (*x.shape[:-1], matrix.shape[-1]))
+    return ns.reshape(ns.matmul(_rows(ns, x), matrix), (*x.shape[:-1], matrix.shape[-1]))
+
+
+def _rows(ns: Any, x: Any) -> Any:
+    """`x` as a matrix of its last axis, the leading axes folded into rows (counted, not -1,
+    which is ambiguous when the last axis is empty)."""
+    return ns.reshape(x, (math.prod(x.shape[:-1]), x.shape[-1]))
 
 
 def _linear(ns: Any, x: Any, weight: Any, bias: Any) -> Any:
@@ -38,8 +45,7 @@ def _linear(ns: Any, x: Any, weight: Any, bias: Any) -> Any:
 
 
 def _linear_grad_weight(ns: Any, g: Any, out: Any, x: Any, weight: Any, bias: Any) -> Any:
-    out_features, in_features = weight.shape
-    rows_g, rows_x = ns.reshape(g, (-1, out_features)), ns.reshape(x, (-1, in_features))
+    rows_g, rows_x = _rows(ns, g), _rows(ns, x)
     if rows_g.shape[0] == 1:  # one row: an outer product, which matmul computes 4x slower
         return ns.matrix_transpose(rows_g) * rows_x
     return ns.matmul(ns.matrix_transpose(rows_g), rows_x)
