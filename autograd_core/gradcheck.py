@@ -58,8 +58,8 @@ def gradcheck(
     for i, x in enumerate(leaves):
         if not x.requires_grad:
             continue
-        analytic = x.grad.numpy() if x.grad is not None else 0 * x.numpy()
-        host = x.numpy().copy()
+        host = x.detach().numpy()
+        analytic = x.grad.detach().numpy() if x.grad is not None else 0 * host
         for index in _indices(host.shape):
             values = []
             for step in (eps, -eps):

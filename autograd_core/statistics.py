@@ -245,6 +245,103 @@ def _cumulative_of(name: str, x: TensorBase, axis: int | None, include_initial: 
     return concat([initial, out], axis=axis)
 
 
+# --- running extremes and log-sum-exp: prefix scans by doubling ------------------------------------
+def _shifted_back(ns: Any, a: Any, step: int, axis: int, fill: Any) -> Any:
+    """``a[i - step]`` along `axis`, `fill` before the start (0 < step < n)."""
+    n = a.shape[axis]
+    head = ns.full_like(basic_index(ns, a, _along(axis, slice(0, step))), fill)
+    return ns.concat([head, basic_index(ns, a, _along(axis, slice(0, n - step)))], axis=axis)
+
+
+def _scan(ns: Any, combine: Callable[[tuple, tuple], tuple], parts: tuple, fills: tuple, axis: int) -> tuple:
+    """The inclusive prefix scan along `axis` of an associative ``combine(earlier, later)`` on
+    tuples of arrays, by doubling: after the step of size s each position holds the
+    combination of the 2s elements ending at it, so log2(n) steps reach the start; `fills`
+    pad before the start and must be absorbed by `combine`."""
+    step = 1
+    while step < parts[0].shape[axis]:
+        parts = combine(tuple(_shifted_back(ns, p, step, axis, f) for p, f in zip(parts, fills)), parts)
+        step *= 2
+    return parts
+
+
+def _log_scan(ns: Any, x: Any, axis: int) -> Any:
+    """``log(cumsum(exp(x)))`` along `axis`, without overflow: a scan of logaddexp."""
+    return _scan(ns, lambda earlier, later: (ns.logaddexp(earlier[0], later[0]),), (x,), (-math.inf,), axis)[0]
+
+
+def _steps_down(ns: Any, out: Any, axis: int) -> Any:
+    """``exp(out_i - out_{i+1})`` along `axis` for a running log-sum-exp `out` (nondecreasing,
+    so each is at most 1; past the end, where it is never used, capped at 1 too)."""
+    step = out - _shifted(ns, out, 1, axis)
+    return ns.exp(ns.where(step > 0, 0.0, step))
+
+
+def _logcumsumexp_grad(ns: Any, g: Any, out: Any, x: Any, axis: int) -> Any:
+    """d/dx_i of sum_j g_j out_j is exp(x_i - out_i) R_i with R_i = sum_{j>=i} g_j
+    exp(out_i - out_j), that is R_i = g_i + exp(out_i - out_{i+1}) R_{i+1}: linear in g and
+    every factor at most 1, so nothing overflows (nan where out_i is -inf, as PyTorch)."""
+    return ns.exp(x - out) * _reverse_recurrence(ns, _steps_down(ns, out, axis), g, axis)
+
+
+def _logcumsumexp_jvp(ns: Any, tangents: list, out: Any, x: Any, axis: int) -> Any:
+    """d out_i = sum_{k<=i} exp(x_k - out_i) t_k, that is D_i = exp(x_i - out_i) t_i +
+    exp(out_{i-1} - out_i) D_{i-1}: the gradient's recurrence run from the other end."""
+    drive = ns.flip(ns.exp(x - out) * tangents[0], axis=axis)
+    decay = _shifted(ns, ns.flip(_steps_down(ns, out, axis), axis=axis), 1, axis)
+    return ns.flip(_reverse_recurrence(ns, decay, drive, axis), axis=axis)
+
+
+_LOGCUMSUMEXP = Primitive("logcumsumexp", _log_scan, vjps=(_logcumsumexp_grad, None), jvp=_logcumsumexp_jvp)
+
+
+def logcumsumexp(x: TensorBase, /, *, axis: int) -> TensorBase:
+    """``log(cumulative_sum(exp(x)))`` along `axis`, computed without overflow or underflow.
+
+    >>> import autograd_core as ag
+    >>> [round(v, 2) for v in logcumsumexp(ag.tensor([1000.0, 1000.0, -1000.0]), axis=0).tolist()]
+    [1000.0, 1000.69, 1000.69]
+    """
+    x = _tensor("logcumsumexp", x)
+    if not x.dtype.is_floating_point:
+        raise TypeError(f"logcumsumexp needs a floating-point tensor, not {x.dtype}; cast it first")
+    if x.ndim == 0:
+        return reshape(logcumsumexp(reshape(x, (1,)), axis=0), ())
+    (axis,) = _axes(axis, x.ndim)
+    return _LOGCUMSUMEXP.record(_LOGCUMSUMEXP(raw_namespace(x.backend), x.data, axis), x.backend, (x, axis))
+
+
+def running_extreme_indices(x: TensorBase, axis: int, largest: bool) -> TensorBase:
+    """Where the running maximum (or minimum) along `axis` sits at each position, outside the
+    graph, by PyTorch's rule for cummax/cummin: the later of tied extremes; once a NaN is met
+    it stays the extreme, the first NaN.
+
+    >>> import autograd_core as ag
+    >>> running_extreme_indices(ag.tensor([1.0, 3.0, 3.0, 2.0]), 0, largest=True).tolist()
+    [0, 1, 2, 2]
+    """
+    x = _tensor("cummax" if largest else "cummin", x)
+    backend, ns = x.backend, raw_namespace(x.backend)
+    data = ns.reshape(x.data, (1,)) if x.ndim == 0 else x.data
+    if x.dtype == "bool":
+        data = ns.astype(data, backend.dtype("int8"))
+    (axis,) = _axes(axis, data.ndim)
+    along = tuple(-1 if d == axis else 1 for d in range(data.ndim))
+    int64 = backend.dtype("int64")
+    positions = ns.arange(data.shape[axis], dtype=int64, device=backend.device)
+    positions = ns.broadcast_to(ns.reshape(positions, along), data.shape)
+
+    def combine(earlier: tuple, later: tuple) -> tuple:
+        (old, old_at), (new, new_at) = earlier, later
+        ahead = new >= old if largest else new <= old
+        # old_at < 0: the padding before the start, which any element replaces
+        take = (old_at < 0) | (~ns.isnan(old) & (ns.isnan(new) | ahead))
+        return ns.where(take, new, old), ns.where(take, new_at, old_at)
+
+    _, indices = _scan(ns, combine, (data, positions), (0, -1), axis)
+    return TensorBase._wrap(ns.reshape(indices, x.shape), backend)
+
+
 # --- any, all and diff ---------------------------------------------------------------------------
 def _logical_reduction(name: str, verb: str) -> Callable[..., TensorBase]:
     def op(x: TensorBase, /, *, axis: Axis = None, keepdims: bool = False) -> TensorBase:

@@ -77,6 +77,14 @@ class Sorted(NamedTuple):
     indices: Tensor
 
 
+def _picked(x: TensorBase, indices: TensorBase, dim: int) -> Sorted:
+    """The elements of `x` at `indices` along `dim` (of `x`'s shape), and the indices: the
+    gradient goes to the elements picked."""
+    if x.ndim == 0:
+        return Sorted(ops.clone(x), indices)
+    return Sorted(manipulation.take_along_axis(x, indices, axis=dim), indices)
+
+
 def _extremum(reduce: Callable, position: Callable, pairwise: Callable) -> Callable:
     """max/min as PyTorch's methods: of all elements; ``(values, indices)`` along a dim, the
     gradient going to the element each index names (the first of ties); elementwise against
@@ -514,8 +522,7 @@ class Tensor(TensorBase, GraphFields):
     def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Sorted:
         """The values sorted along `dim` and where each came from, as PyTorch's ``sort`` (ties
         keep their order)."""
-        indices = searching.argsort(self, axis=dim, descending=descending, stable=True)
-        return Sorted(manipulation.take_along_axis(self, indices, axis=dim), indices)
+        return _picked(self, searching.argsort(self, axis=dim, descending=descending, stable=True), dim)
 
     def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
         return searching.argsort(self, axis=dim, descending=descending, stable=True)
@@ -531,6 +538,18 @@ class Tensor(TensorBase, GraphFields):
 
     def cumprod(self, dim: int) -> Tensor:
         return statistics.cumulative_prod(self, axis=dim)
+
+    def cummax(self, dim: int) -> Sorted:
+        """The running maximum along `dim` and where it sits (the later of ties; a NaN, once
+        met, stays), the gradient going to that element, as PyTorch's ``cummax``."""
+        return _picked(self, statistics.running_extreme_indices(self, dim, largest=True), dim)
+
+    def cummin(self, dim: int) -> Sorted:
+        """The running minimum along `dim` and where it sits, as `cummax`."""
+        return _picked(self, statistics.running_extreme_indices(self, dim, largest=False), dim)
+
+    def logcumsumexp(self, dim: int) -> Tensor:
+        return statistics.logcumsumexp(self, axis=dim)
 
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Sorted:  # noqa: A002
         """The `k` largest (or smallest) values along `dim` and their indices, in order."""

@@ -161,7 +161,8 @@ class TensorBase:
         return self.backend.dlpack_device(self.data)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
-        """A numpy copy of the values, so ``np.asarray(t)`` is a real array."""
+        """A numpy copy of the values, so ``np.asarray(t)`` is a real array; refused, as
+        `numpy`, for a tensor that requires grad (a numpy function would drop its graph)."""
         host = self.numpy()
         return host if dtype is None else host.astype(dtype, copy=False)
 
@@ -188,16 +189,27 @@ class TensorBase:
 
     # --- leaving the graph and the backend ---------------------------------------------------
     def numpy(self) -> Any:
-        """The values as a numpy array (a copy off the CPU)."""
+        """The values as a numpy array (a copy off the CPU). Refused for a tensor that
+        requires grad, as in PyTorch: the array would silently leave the graph.
+
+        >>> import autograd_core as ag
+        >>> ag.tensor([1.0, 2.0], requires_grad=True).detach().numpy().tolist()
+        [1.0, 2.0]
+        """
+        if self.requires_grad:
+            raise RuntimeError(
+                "Can't call numpy() on a tensor that requires grad (a numpy array leaves the graph, so "
+                "no gradient would flow through it); use t.detach().numpy() instead"
+            )
         return self.backend.to_numpy(self.data)
 
     def item(self) -> float | int | bool:
         if self.numel() != 1:
             raise ValueError(f"item() needs a tensor with one element, this one has shape {self.shape}")
-        return self.numpy().reshape(()).item()
+        return self.backend.to_numpy(self.data).reshape(()).item()
 
     def tolist(self) -> Any:
-        return self.numpy().tolist()
+        return self.backend.to_numpy(self.data).tolist()
 
     def __float__(self) -> float:
         return float(self._scalar("float"))
@@ -294,7 +306,7 @@ def to_array(data: Any, backend: backends.Backend, dtype: Any = None) -> Any:
     target = None if dtype is None else backend.dtype(as_dtype(dtype).name)
     if isinstance(data, TensorBase):
         if data.backend is not backend:
-            data = data.numpy()
+            data = data.backend.to_numpy(data.data)
         else:
             return backend.xp.asarray(data.data, dtype=target, copy=True)
     if backend.is_native(data):

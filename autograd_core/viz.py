@@ -22,7 +22,7 @@ SMALL = 4  # tensors with at most this many elements show their value and gradie
 def _values(t: TensorBase | None) -> str:
     if t is None:
         return "None"
-    values = t.numpy().reshape(-1).tolist()
+    values = t.detach().numpy().reshape(-1).tolist()
     return ", ".join(f"{v:.4g}" for v in values) if len(values) > 1 else f"{values[0]:.4g}"
 
 

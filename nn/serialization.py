@@ -42,7 +42,7 @@ def save(state_dict: dict[str, Any], path: str | os.PathLike) -> None:
 def _host_array(name: str, value: Any) -> np.ndarray:
     if not isinstance(name, str):
         raise TypeError(f"save: state dict keys must be strings, got {name!r}")
-    array = value.numpy() if isinstance(value, ag.Tensor) else np.asarray(value)
+    array = value.detach().numpy() if isinstance(value, ag.Tensor) else np.asarray(value)
     if array.dtype.kind not in "biufc":
         raise TypeError(
             f"save: the value of {name!r} is a {type(value).__name__}, not a tensor, array or number; "

@@ -20,7 +20,7 @@ TOLERANCES = {
 def host(x: Any) -> np.ndarray:
     """Any tensor or array (numpy, torch...) as a float64-or-native numpy array."""
     if isinstance(x, ag.Tensor):
-        return x.numpy()
+        return x.detach().numpy()
     if hasattr(x, "detach"):
         return x.detach().cpu().numpy()
     return np.asarray(x)

@@ -38,7 +38,7 @@ def inputs(requires_grad: bool = True) -> ag.Tensor:
 
 
 def as_host(tensors) -> list[np.ndarray]:
-    return [t.numpy() for t in tensors]
+    return [t.detach().numpy() for t in tensors]
 
 
 def train_step(checkpointed: bool, preserve_rng_state: bool = True, x_requires_grad: bool = True):

@@ -109,9 +109,9 @@ def test_a_schedule_reaches_the_compiled_step(float64_backend, make_optimizer):
             assert isinstance(opt.param_groups[0]["lr"], float)
         for group in (*eager_opt.param_groups, *opt.param_groups):
             group["lr"], group["weight_decay"] = 0.0, 0.5  # no step at all, whatever the decay
-        frozen = [p.numpy() for p in model.parameters()]
+        frozen = [p.detach().numpy() for p in model.parameters()]
         x, y = data(1)[0]
         assert compiled(x, y).item() == pytest.approx(eager_step(x, y).item(), rel=1e-12)
     for ours, reference, before in zip(model.parameters(), eager_model.parameters(), frozen):
         assert_close(ours, reference)
-        np.testing.assert_array_equal(ours.numpy(), before)
+        np.testing.assert_array_equal(ours.detach().numpy(), before)

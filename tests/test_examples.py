@@ -119,7 +119,7 @@ def test_twin_sees_a_different_weight(tmp_path):
     twin = TorchTwin(model, "float64", lr=1e-3, weight_decay=0.01)
     assert twin.max_weight_diff(model) == 0.0
     w = model[2].weight
-    host = w.numpy().copy()
+    host = w.detach().numpy().copy()
     host[3, 7] += 1e-9
     model.load_state_dict({**{k: v.numpy() for k, v in model.state_dict().items()}, "2.weight": host})
     assert twin.max_weight_diff(model) == pytest.approx(1e-9, rel=1e-6)

@@ -43,7 +43,7 @@ def test_ours_and_pytorchs_gpt_compute_the_same_function(float64_backend):
     loss.backward()
     their_loss = torch.nn.functional.cross_entropy(theirs(torch.from_numpy(idx)), torch.from_numpy(target))
     their_loss.backward()
-    assert_close(loss.numpy(), their_loss.detach().numpy())
+    assert_close(loss.detach().numpy(), their_loss.detach().numpy())
     grads = {name: p.grad for name, p in theirs.named_parameters()}
     for name, p in ours.named_parameters():
         assert_close(p.grad.numpy(), grads[name].numpy())

@@ -245,6 +245,7 @@ REDUCTIONS = {
     "cumulative_prod-axis0": (lambda x: ag.cumulative_prod(x, axis=0), (normal(5, 2),), None),
     "cumulative_prod-initial": (lambda x: ag.cumulative_prod(x, include_initial=True), (normal(7),), None),
     "cumulative_prod-0d": (ag.cumulative_prod, (normal(),), None),
+    "logcumsumexp": (lambda x: x.logcumsumexp(1), (normal(3, 5),), lambda x: torch.logcumsumexp(x, dim=1)),
     "vector_norm-2": (ag.linalg.vector_norm, (normal(3, 4),), torch.linalg.vector_norm),
     "vector_norm-1-axis": (
         lambda x: ag.linalg.vector_norm(x, axis=1, ord=1),
@@ -539,6 +540,7 @@ SECOND_ORDER = {
     "sin-times-exp": (lambda x: ag.sin(x) * ag.exp(x), (normal(5),)),
     "pow-maximum": (lambda x: ag.maximum(x, 0.1) ** 3, (normal(2, 3),)),
     "max-ties": (lambda x: ag.max(x * x, axis=1), (TIES,)),
+    "logcumsumexp": (lambda x: (x * x).logcumsumexp(-1), (normal(2, 5),)),
     "logsumexp": (lambda x: ag.logsumexp(x * x, axis=0), (normal(3, 4),)),
     "prod-zeros": (lambda x: ag.prod(x, axis=1), (ZEROS,)),
     "cumulative_prod-zeros": (lambda x: ag.cumulative_prod(x * x, axis=1), (ZEROS,)),

@@ -93,7 +93,7 @@ def test_compiled_step_follows_the_schedule(backend):
     assert compiled == backend.can_compile
     x = ag.tensor(np.random.default_rng(0).random((4, 1, 28, 28), dtype=np.float32))
     y, keep = ag.tensor([0, 1, 2, 3]), ag.tensor(shared.dropout_masks(0, 0.25, "float32")(4))
-    weights = lambda: [p.numpy().copy() for p in model.parameters()]
+    weights = lambda: [p.detach().numpy().copy() for p in model.parameters()]
     step(x, y, keep)  # the first and the later steps are traced apart (the optimizer state appears)
     before = weights()
     opt.param_groups[0]["lr"] = 0.0
@@ -120,11 +120,13 @@ def test_forward_with_mask_replaces_only_the_dropout_layer():
     x = ag.tensor(np.random.default_rng(1).random((2, 1, 28, 28)))
     ones = ag.ones((2, 64 * 7 * 7), dtype=ag.float64)
     model.eval()
-    np.testing.assert_array_equal(shared.forward_with_mask(model, x, ones, nn.Dropout).numpy(), model(x).numpy())
+    np.testing.assert_array_equal(
+        shared.forward_with_mask(model, x, ones, nn.Dropout).detach().numpy(), model(x).detach().numpy()
+    )
     model.train()
-    out = shared.forward_with_mask(model, x, ones * 0.0, nn.Dropout).numpy()
+    out = shared.forward_with_mask(model, x, ones * 0.0, nn.Dropout).detach().numpy()
     np.testing.assert_array_equal(out[0], out[1])  # nothing of the two images got through
-    assert not np.array_equal(*model(x).numpy())
+    assert not np.array_equal(*model(x).detach().numpy())
 
 
 def test_twin_batch_norm_matches_torch():

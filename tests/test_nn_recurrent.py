@@ -152,14 +152,14 @@ def test_dropout_between_layers_only_in_training(float64_backend):
     lstm = nn.LSTM(N, H, num_layers=2, dropout=1.0, dtype=F64)
     assert_matches_torch(lstm, lambda: torch.nn.LSTM(N, H, num_layers=2, dropout=1.0), (T, B, N))
     out, _ = lstm(ag.ones((T, B, N), dtype=F64))
-    assert np.all(np.abs(out.numpy()) > 0)
+    assert np.all(np.abs(out.detach().numpy()) > 0)
     lstm.eval()
     assert_matches_torch(lstm, lambda: torch.nn.LSTM(N, H, num_layers=2, dropout=1.0).eval(), (T, B, N), seed=1)
     gru = nn.GRU(N, H, num_layers=2, dropout=0.5, dtype=F64)
     x = ag.ones((T, B, N), dtype=F64)
     ag.manual_seed(0)
-    trained = gru(x)[0].numpy()
-    assert not np.allclose(trained, gru.eval()(x)[0].numpy())
+    trained = gru(x)[0].detach().numpy()
+    assert not np.allclose(trained, gru.eval()(x)[0].detach().numpy())
 
 
 def test_dropout_with_one_layer_warns():
@@ -324,13 +324,15 @@ def test_initialisation_is_uniform_within_one_over_sqrt_hidden(backend, cls):
     ag.manual_seed(0)
     options = {} if cls.endswith("Cell") else dict(num_layers=2, bidirectional=True)
     module = getattr(nn, cls)(10, 16, **options)
-    values = np.concatenate([p.numpy().ravel() for p in module.parameters()])
+    values = np.concatenate([p.detach().numpy().ravel() for p in module.parameters()])
     bound = 1 / math.sqrt(16)
     assert np.all(np.abs(values) <= bound) and values.max() > 0.98 * bound and values.min() < -0.98 * bound
     assert abs(np.abs(values).mean() - bound / 2) < 0.05 * bound  # uniform: E|u| = bound / 2
     ag.manual_seed(0)
     again = getattr(nn, cls)(10, 16, **options)
-    assert all(np.array_equal(p.numpy(), q.numpy()) for p, q in zip(module.parameters(), again.parameters()))
+    assert all(
+        np.array_equal(p.detach().numpy(), q.detach().numpy()) for p, q in zip(module.parameters(), again.parameters())
+    )
 
 
 def test_dtype_and_device_arguments(backend):

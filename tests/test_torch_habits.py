@@ -153,3 +153,95 @@ def test_scatter_refuses_a_position_named_twice_and_an_index_out_of_range(backen
     assert x.scatter_add(0, twice, ag.ones((2, 2))).tolist() == [[2.0, 0.0], [0.0, 1.0], [0.0, 1.0]]
     with pytest.raises(IndexError, match="must lie in"):
         x.scatter_add(0, ag.asarray(np.array([[3, 0]])), ag.ones((1, 2)))
+
+
+# --- running extremes and log-sum-exp ---------------------------------------------------------
+NAN = float("nan")
+# ties, a NaN met midway and -inf entries, along both dims
+RUNNING = np.array([[1.0, 3.0, 3.0, 2.0, 3.0, 0.5], [4.0, 4.0, -1.0, NAN, 9.0, 4.0], [2.0, -3.0, -3.0, 5.0, -3.0, 7.0]])
+
+
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_running_extremes_give_values_and_indices_as_pytorch(float64_backend, name, dim):
+    ours = ag.tensor(RUNNING, dtype="float64", requires_grad=True)
+    theirs = torch.tensor(RUNNING, dtype=torch.float64, requires_grad=True)
+    values, indices = getattr(ours, name)(dim)
+    expected = getattr(theirs, name)(dim)
+    assert_close(values, expected.values.detach().numpy())
+    np.testing.assert_array_equal(host(indices), expected.indices.numpy())  # the later of ties, the first NaN
+    assert indices.dtype == ag.int64
+    weighted_sum(values, ag).backward()
+    weighted_sum(expected.values, torch).backward()
+    assert_close(ours.grad, theirs.grad.numpy())
+
+
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+def test_running_extremes_of_integers_and_of_a_scalar(backend, name):
+    ints = np.array([[3, 1, 3, 7], [0, 0, -2, 5]])
+    values, indices = getattr(ag.asarray(ints), name)(1)
+    expected = getattr(torch.tensor(ints), name)(1)
+    assert values.tolist() == expected.values.tolist() and indices.tolist() == expected.indices.tolist()
+    values, indices = getattr(ag.asarray(2.5), name)(0)
+    assert values.shape == () and values.item() == 2.5 and indices.item() == 0
+
+
+LOG_VALUES = np.array([[-1000.0, 0.0, 1000.0, 1000.0, -5.0], [0.3, -0.7, 1.9, -2.2, 0.0]])
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_logcumsumexp_is_stable_and_its_gradient_matches_pytorch(float64_backend, dim):
+    ours = ag.tensor(LOG_VALUES, dtype="float64", requires_grad=True)
+    theirs = torch.tensor(LOG_VALUES, dtype=torch.float64, requires_grad=True)
+    got, expected = ours.logcumsumexp(dim), theirs.logcumsumexp(dim)
+    assert np.isfinite(host(got)).all()
+    assert_close(got, expected.detach().numpy())
+    weighted_sum(got, ag).backward()
+    weighted_sum(expected, torch).backward()
+    assert_close(ours.grad, theirs.grad.numpy())
+
+
+def test_logcumsumexp_through_minus_infinity_matches_pytorch(float64_backend):
+    """Leading -inf entries give -inf and a nan gradient (0/0), later ones a zero gradient."""
+    values = np.array([-np.inf, -np.inf, 1.0, -np.inf, 2.0])
+    ours = ag.tensor(values, dtype="float64", requires_grad=True)
+    theirs = torch.tensor(values, dtype=torch.float64, requires_grad=True)
+    got, expected = ours.logcumsumexp(0), theirs.logcumsumexp(0)
+    assert_close(got, expected.detach().numpy())
+    weighted_sum(got, ag).backward()
+    weighted_sum(expected, torch).backward()
+    assert_close(ours.grad, theirs.grad.numpy())  # nan where torch gives nan (assert_allclose: equal_nan)
+
+
+def test_logcumsumexp_refuses_integers(backend):
+    with pytest.raises(TypeError, match="floating-point"):
+        ag.arange(3).logcumsumexp(0)
+
+
+# --- leaving the graph ----------------------------------------------------------------------------
+LEAVING = {
+    "np.asarray": np.asarray,
+    "np.exp": np.exp,
+    "np.array": np.array,
+    "numpy()": lambda t: t.numpy(),
+}
+
+
+@pytest.mark.parametrize("name", LEAVING)
+def test_a_tensor_that_requires_grad_does_not_leave_the_graph_silently(backend, name):
+    """As PyTorch: numpy refuses a tensor that requires grad, saying to detach it first."""
+    ours = ag.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"requires grad.*detach\(\)\.numpy\(\)"):
+        LEAVING[name](ours)
+    with pytest.raises(RuntimeError, match="requires grad"):
+        LEAVING[name](torch.tensor([1.0, 2.0], requires_grad=True))
+    with pytest.raises(RuntimeError, match="requires grad"):
+        LEAVING[name](ours * 2)  # made from one that requires grad
+    np.testing.assert_array_equal(LEAVING[name](ours.detach()), LEAVING[name](torch.tensor([1.0, 2.0])))
+
+
+def test_python_values_still_leave_the_graph_as_in_pytorch(backend):
+    ours = ag.tensor([1.5, 2.0], requires_grad=True)
+    assert ours.tolist() == [1.5, 2.0] and ours[0].item() == 1.5 and float(ours[0]) == 1.5 and int(ours[1]) == 2
+    with ag.no_grad():
+        assert np.asarray(ours * 2).tolist() == [3.0, 4.0]  # made outside the graph, it does not require grad

@@ -263,7 +263,7 @@ class _Transforms(TransformsRunner):
         self.backend.synchronize(*(t.data for t in results))
 
     def to_numpy(self, array: ag.Tensor) -> np.ndarray:
-        return array.numpy()
+        return array.detach().numpy()
 
 
 class _Kept(nn.Module):
