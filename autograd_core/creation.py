@@ -106,11 +106,13 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
             raise ValueError("asarray(copy=False): a sequence of tensors must be copied into one tensor")
         return _stacked(obj, dtype, device)
     backend = _backend(device)
-    if backend.is_native(obj):
+    native = backend.is_native(obj)
+    if native and backend.holds(obj.dtype):
         target = None if dtype is None else backend.dtype(as_dtype(dtype).name)
         return TensorBase._wrap(backend.xp.asarray(obj, dtype=target, copy=copy), backend)
     if copy is False:
-        raise ValueError(f"asarray(copy=False): a {type(obj).__name__} must be copied to make a tensor")
+        what = f"an array of dtype {obj.dtype}" if native else f"a {type(obj).__name__}"
+        raise ValueError(f"asarray(copy=False): {what} must be copied to make a tensor")
     return TensorBase._wrap(to_array(obj, backend, dtype), backend)
 
 

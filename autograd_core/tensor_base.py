@@ -6,6 +6,7 @@ the ops, so this module imports none of them."""
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -247,6 +248,29 @@ class TensorBase:
         new.grad = None if self.grad is None else self.grad.__deepcopy__(memo)
         return new
 
+    def __copy__(self) -> TensorBase:
+        """A leaf of the same type sharing the values, with the same `requires_grad` and no
+        graph or `.grad`, as ``copy.copy`` of a PyTorch tensor."""
+        new = type(self)._wrap(self.data, self.backend)
+        new.requires_grad = self.requires_grad
+        return new
+
+    def __reduce_ex__(self, protocol: int) -> tuple:
+        """Pickled as PyTorch pickles a tensor: the values (as a numpy array), the backend by its
+        registry name and `requires_grad`. The graph, `.grad` and hooks are left out (a warning
+        says so for hooks), so the result of an op comes back as a leaf; unpickling makes the
+        values again on the backend of that name, in whichever process loads them.
+
+        >>> import pickle, autograd_core as ag
+        >>> t = pickle.loads(pickle.dumps(ag.tensor([1.0, 2.0], requires_grad=True) * 2))
+        >>> t.tolist(), t.requires_grad, t.is_leaf
+        ([2.0, 4.0], True, True)
+        """
+        if self._hooks:
+            warnings.warn("the gradient hooks of a tensor are not pickled", UserWarning, stacklevel=2)
+        name, device = backends.registered_as(self.backend)
+        return _unpickled, (type(self), self.backend.to_numpy(self.data), name, device, self.requires_grad)
+
     def detach(self) -> TensorBase:
         """The same values, cut from the graph (shares the array)."""
         return TensorBase._wrap(self.data, self.backend)
@@ -294,11 +318,8 @@ class TensorBase:
 
 def _python_default_dtype(host: Any) -> DType:
     """What Python values become: floats float32 (as in PyTorch), ints int64, bools bool."""
-    kind = host.dtype.kind
     names = {"f": "float32", "c": "complex64", "i": "int64", "u": "int64", "b": "bool"}
-    if kind not in names:
-        raise TypeError(f"cannot make a tensor from {type(host).__name__} data of numpy kind {host.dtype.kind!r}")
-    return as_dtype(names[kind])
+    return as_dtype(names[host.dtype.kind])  # `Backend.host_array` refused every other kind
 
 
 def to_array(data: Any, backend: backends.Backend, dtype: Any = None) -> Any:
@@ -309,12 +330,20 @@ def to_array(data: Any, backend: backends.Backend, dtype: Any = None) -> Any:
             data = data.backend.to_numpy(data.data)
         else:
             return backend.xp.asarray(data.data, dtype=target, copy=True)
-    if backend.is_native(data):
+    if backend.is_native(data) and backend.holds(data.dtype):
         return backend.xp.asarray(data, dtype=target, copy=True)
-    host = backend.host_array(data)
-    if target is None and not hasattr(data, "dtype"):
-        target = backend.dtype(_python_default_dtype(host).name)
+    host = backend.host_array(data)  # refuses what no tensor holds, in native byte order
+    if target is None:  # an array keeps its dtype, if this backend has it (else refused now, not in a later op)
+        target = backend.dtype(host.dtype.name if hasattr(data, "dtype") else _python_default_dtype(host).name)
     return backend.asarray(host, target)
+
+
+def _unpickled(cls: type, values: Any, backend_name: str, device: str | None, requires_grad: bool) -> TensorBase:
+    """A pickled tensor made again: `values` (a numpy array) on the backend `backend_name` names."""
+    backend = backends.get(backend_name, device)
+    t = cls._wrap(backend.asarray(values), backend)
+    t.requires_grad = requires_grad
+    return t
 
 
 class Device:

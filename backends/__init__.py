@@ -32,6 +32,7 @@ __all__ = [
     "host_rng",
     "known",
     "manual_seed",
+    "registered_as",
     "set_backend",
     "use",
 ]
@@ -96,6 +97,22 @@ def get(name: str, device: str | None = None) -> Backend:
         if key not in _instances:
             _instances[key] = _create(name, device)
     return _instances[key]
+
+
+def registered_as(backend: Backend) -> tuple[str, str | None]:
+    """The (name, device) `get` made `backend` for, so that ``get(*registered_as(b)) is b``; in
+    another process they make that process's own Backend (what unpickling a tensor does).
+
+    >>> registered_as(get("numpy"))
+    ('numpy', None)
+    """
+    for key, made in list(_instances.items()):
+        if made is backend:
+            return key
+    raise ValueError(
+        f"{backend!r} was not made by backends.get (a backend wrapping another, such as vmap's), so it has no "
+        "name another process could make it from"
+    )
 
 
 def _create(name: str, device: str | None) -> Backend:

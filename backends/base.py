@@ -48,6 +48,40 @@ def host_rng() -> np.random.Generator:
     return _host_rng
 
 
+# What a tensor cannot hold, by numpy dtype kind, and what to do instead.
+_REFUSED_KINDS = {
+    "O": "Python objects (dtype object; None or strings among numbers make one): convert it to numbers "
+    "first, e.g. np.asarray(values, dtype=np.float32)",
+    "U": "strings: a tensor holds numbers; map the text to integers first (a vocabulary index)",
+    "S": "bytes strings: a tensor holds numbers; map the text to integers first (a vocabulary index)",
+    "V": "records, raw bytes or an extension type (structured, void, bfloat16): convert them to a standard "
+    "numeric dtype first, e.g. a.astype(np.float32), or take one field of a record, a['name']",
+    "M": "datetime64 values: convert them to numbers first, e.g. (a - a[0]) / np.timedelta64(1, 's')",
+    "m": "timedelta64 values: convert them to numbers first, e.g. a / np.timedelta64(1, 's')",
+}
+
+
+def numeric_host_array(host: np.ndarray) -> np.ndarray:
+    """`host` as tensors take it: an array of another byte order is converted to the native one
+    (the same values; PyTorch refuses those), and any dtype no tensor can hold is refused here,
+    when the tensor is made, saying what to do: objects, strings, records, dates and numpy's
+    extended precision (float128, complex256), which no backend has.
+
+    >>> numeric_host_array(np.arange(2, dtype=">f8")).dtype.byteorder
+    '='
+    """
+    kind = host.dtype.kind
+    if kind in _REFUSED_KINDS:
+        raise TypeError(f"cannot make a tensor from a numpy array of {_REFUSED_KINDS[kind]}")
+    if kind in "fc" and host.dtype.itemsize > (8 if kind == "f" else 16):
+        wider = "float64" if kind == "f" else "complex128"
+        raise TypeError(
+            f"cannot make a tensor from a numpy array of {host.dtype} (extended precision), which no backend "
+            f"holds; convert it first, e.g. a.astype(np.{wider}), which rounds to {wider}"
+        )
+    return host if host.dtype.isnative else host.astype(host.dtype.newbyteorder("="))
+
+
 class Backend:
     """One array library on one device, as the engine sees it.
 
@@ -95,11 +129,13 @@ class Backend:
 
     @staticmethod
     def host_array(data: Any) -> np.ndarray:
-        """`data` (Python values, or an array of any library) as a numpy array."""
+        """`data` (Python values, or an array of any library) as a numpy array of numbers or
+        bools in native byte order (see `numeric_host_array`)."""
         try:
-            return np.asarray(data)
+            host = np.asarray(data)
         except (TypeError, RuntimeError):
-            return np.from_dlpack(data)
+            host = np.from_dlpack(data)
+        return numeric_host_array(host)
 
     def dlpack_exporter(self, x: Any) -> Any:
         """The array whose ``__dlpack__`` shares `x`'s values: `x` itself; libraries whose
@@ -145,7 +181,7 @@ class Backend:
         try:
             return self._dtype_tables()[0][name]
         except KeyError:
-            raise TypeError(f"dtype {name!r} is not supported by the {self.name} backend") from None
+            raise self._unsupported(name) from None
 
     def dtype_name(self, dtype: Any) -> str:
         """The standard's name of the library dtype `dtype` (as arrays carry it, or as the
@@ -155,8 +191,24 @@ class Backend:
             return names[dtype]
         try:
             return names[self.xp.empty((0,), dtype=dtype).dtype]
-        except (KeyError, TypeError):
-            raise TypeError(f"dtype {dtype!r} is not supported by the {self.name} backend") from None
+        except (KeyError, TypeError, ValueError):
+            raise self._unsupported(dtype) from None
+
+    def _unsupported(self, dtype: Any) -> TypeError:
+        held = ", ".join(self._dtype_tables()[0])
+        return TypeError(
+            f"dtype {dtype!r} is not supported by the {self.name} backend, which holds {held}; "
+            "convert the values to one of these first"
+        )
+
+    def holds(self, dtype: Any) -> bool:
+        """Whether arrays of the library dtype `dtype` can be tensors here as they are (numpy's
+        big-endian float64 cannot: tensors take it converted, see `numeric_host_array`)."""
+        try:
+            self.dtype_name(dtype)
+        except TypeError:
+            return False
+        return True
 
     def _dtype_tables(self) -> tuple[dict[str, Any], dict[Any, str]]:
         """name -> dtype and dtype -> name, keyed by the dtype objects arrays really carry."""

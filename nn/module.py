@@ -22,7 +22,14 @@ class Parameter(ag.Tensor):
     def __init__(self, data: Any, requires_grad: bool = True) -> None:
         source = data if isinstance(data, ag.Tensor) else ag.tensor(data)
         self._reset(to_array(source, source.backend), source.backend)
-        self.requires_grad = requires_grad
+        self.requires_grad_(requires_grad)  # refuses an integer Parameter that requires grad, as PyTorch does
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Parameter:
+        """A Parameter with a copy of the values and no `.grad`, as PyTorch's (so a deep-copied
+        model starts without gradients)."""
+        new = super().__deepcopy__(memo)
+        new.grad = None
+        return new
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()

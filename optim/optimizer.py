@@ -128,6 +128,20 @@ class Optimizer:
             p = params[int(i)]
             self.state[p] = {k: _state_array(v, p, int(i), k) if isinstance(v, Tensor) else v for k, v in saved.items()}
 
+    # --- pickling: the state's backend arrays travel as tensors (host values and a backend name) ---
+    def __getstate__(self) -> dict[str, Any]:
+        state = {
+            p: {k: Tensor._wrap(v, p.backend) if p.backend.is_native(v) else v for k, v in s.items()}
+            for p, s in self.state.items()
+        }
+        return {**self.__dict__, "state": state}
+
+    def __setstate__(self, pickled: dict[str, Any]) -> None:
+        self.__dict__.update(pickled)
+        self.state = {
+            p: {k: v.data if isinstance(v, Tensor) else v for k, v in s.items()} for p, s in self.state.items()
+        }
+
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
         for i, g in enumerate(self.param_groups):
