@@ -53,3 +53,18 @@ def create(device: str | None = None) -> Backend:
         raise RuntimeError("cupy is installed but no CUDA GPU is present")
     index = 0 if device in (None, "cuda") else int(str(device).removeprefix("cuda:"))
     return CupyBackend(xp, cupy.ndarray, index)
+
+
+# --- special functions: cupyx.scipy.special's ----------------------------------------------------
+def _register_special_kernels() -> None:
+    from autograd_core.primitives import special
+
+    for name in ("erfc", "erfinv", "ndtri", "log_ndtr", "gammaln", "i0", "i0e", "i1", "i1e"):
+        function = getattr(cupyx.scipy.special, name)
+        getattr(special, name).kernel("cupy")(lambda ns, x, function=function: function(x))
+    special.polygamma.kernel("cupy")(
+        lambda ns, x, n: cupyx.scipy.special.digamma(x) if n == 0 else cupyx.scipy.special.polygamma(n, x)
+    )
+
+
+_register_special_kernels()

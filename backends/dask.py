@@ -377,3 +377,26 @@ def create(device: str | None = None) -> Backend:
         backend = DaskBackend(device, client)
     atexit.register(backend.close)
     return backend
+
+
+# --- special functions: the numpy backend's on each chunk ------------------------------------
+def _register_special_kernels() -> None:
+    from autograd_core.primitives import special
+
+    for primitive in special.SPECIAL_KERNELS:
+        primitive.kernel("dask")(functools.partial(_special_on_chunks, primitive.name))
+
+
+def _special_on_chunks(name: str, ns: Any, x: da.Array, *order: int) -> da.Array:
+    """One task per chunk, not the portable series' hundreds of elementwise ones (the
+    primitive travels by name: a cluster's worker looks it up in its own registry)."""
+    return x.map_blocks(functools.partial(_special_block, name, order), dtype=x.dtype)
+
+
+def _special_block(name: str, order: tuple, block: np.ndarray) -> np.ndarray:
+    from autograd_core.registry import registry
+
+    return registry[name](raw_namespace(backends.get("numpy")), block, *order)
+
+
+_register_special_kernels()

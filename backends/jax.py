@@ -134,3 +134,27 @@ def _conv2d_grad_weight(grad, x, weight_shape, **geometry):
 def create(device: str | None = None) -> Backend:
     target = jax.devices(device)[0] if device else jax.devices()[0]
     return JaxBackend(xp, jax.Array, target)
+
+
+# --- special functions: jax.scipy.special's ----------------------------------------------------
+def _register_special_kernels() -> None:
+    from autograd_core.primitives import special
+
+    for name in ("erfc", "erfinv", "ndtri", "log_ndtr", "gammaln", "i0", "i0e", "i1", "i1e"):
+        function = getattr(jax.scipy.special, name)
+        getattr(special, name).kernel("jax")(lambda ns, x, function=function: function(x))
+    special.polygamma.kernel("jax")(lambda ns, x, n: _digamma(x) if n == 0 else _polygamma(n, x))
+
+
+def _digamma(x):
+    """jax's digamma, with the pole at 0 as PyTorch and the portable kernel give it (jax: nan)."""
+    at_zero = xp.where(xp.signbit(x), xp.inf, -xp.inf)
+    return xp.where(x == 0, at_zero, jax.scipy.special.digamma(x))
+
+
+def _polygamma(n, x):
+    """jax's polygamma, 0 at inf as PyTorch and the portable kernel give it (jax: nan)."""
+    return xp.where(x == xp.inf, 0.0, jax.scipy.special.polygamma(n, x))
+
+
+_register_special_kernels()

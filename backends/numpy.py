@@ -518,3 +518,30 @@ def create(device: str | None = None) -> Backend:
         raise ValueError(f"the numpy backend runs on the CPU only, not on device {device!r}")
     _keep_heap_padding()
     return NumpyBackend(np, np.ndarray, "cpu")
+
+
+# --- special functions: scipy.special's where SciPy is installed, else the portable ones -------
+def _register_special_kernels() -> None:
+    """SciPy is found here but imported at the first call: importing it reads SCIPY_ARRAY_API,
+    which a program may set after importing this backend."""
+    import importlib.util
+
+    if importlib.util.find_spec("scipy") is None:
+        return
+    from autograd_core.primitives import special
+
+    for name in ("erfc", "erfinv", "ndtri", "log_ndtr", "gammaln", "i0", "i0e", "i1", "i1e"):
+        getattr(special, name).kernel("numpy")(lambda ns, x, name=name: _scipy_special(name, x))
+    special.polygamma.kernel("numpy")(
+        lambda ns, x, n: _scipy_special("psi", x) if n == 0 else _scipy_special("polygamma", n, x)
+    )
+
+
+def _scipy_special(name: str, *args: Any) -> np.ndarray:
+    """scipy.special's `name` of `args`, in the dtype of the last (scipy computes some float32 inputs in float64)."""
+    import scipy.special
+
+    return np.asarray(getattr(scipy.special, name)(*args)).astype(args[-1].dtype, copy=False)
+
+
+_register_special_kernels()

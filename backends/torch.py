@@ -291,3 +291,18 @@ def _fusable(param, grad, exp_avg, exp_avg_sq) -> bool:
         and all(t.dtype == param.dtype and t.device == param.device for t in (grad, exp_avg, exp_avg_sq))
         and all(t.is_contiguous() for t in (param, exp_avg, exp_avg_sq))
     )
+
+
+# --- special functions: torch.special's ------------------------------------------------------
+def _register_special_kernels() -> None:
+    from autograd_core.primitives import special
+
+    for name in ("erfc", "erfinv", "ndtri", "log_ndtr", "gammaln", "i0", "i0e", "i1", "i1e"):
+        function = getattr(torch.special, name)
+        getattr(special, name).kernel("torch")(lambda ns, x, function=function: function(x))
+    special.polygamma.kernel("torch")(
+        lambda ns, x, n: torch.special.digamma(x) if n == 0 else torch.special.polygamma(n, x)
+    )
+
+
+_register_special_kernels()

@@ -38,6 +38,7 @@ from typing import Any
 
 from autograd_core import primitives as P
 from autograd_core.namespace import raw_namespace
+from autograd_core.primitives.special import SPECIAL_KERNELS
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -310,5 +311,9 @@ def _scatter(ns: Any, values: Any, shape: tuple[int, ...], key: tuple) -> Any:
     whole = P.scatter(raw_namespace(batch.inner), values.physical, (batch.size, *shape), (slice(None), *key))
     return batch.xp.batch(whole)
 
+
+# the special functions' kernels: elementwise in x (polygamma's order n after it)
+for _special in SPECIAL_KERNELS:
+    register(_special, leading(0))
 
 __all__ = ["DEFAULT", "PREPEND", "Merge", "grown", "leading", "merge", "offset_index", "register", "rows", "split"]
