@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from autograd_core.dtypes import as_dtype
-from autograd_core.namespace import raw_namespace
+from autograd_core.namespace import raw_namespace, tensor_namespace
 from autograd_core.ops import (
     Axis,
     _axes,
@@ -309,6 +309,25 @@ def logcumsumexp(x: TensorBase, /, *, axis: int) -> TensorBase:
         return reshape(logcumsumexp(reshape(x, (1,)), axis=0), ())
     (axis,) = _axes(axis, x.ndim)
     return _LOGCUMSUMEXP.record(_LOGCUMSUMEXP(raw_namespace(x.backend), x.data, axis), x.backend, (x, axis))
+
+
+def segmented_cumulative_prod(x: TensorBase, starts: Any) -> TensorBase:
+    """Running products along the 1-D `x` that start again wherever the raw boolean `starts`
+    is True: a scan of multiplications, differentiable to every order, zeros included.
+
+    >>> import autograd_core as ag
+    >>> starts = ag.asarray([True, False, True, False]).data
+    >>> segmented_cumulative_prod(ag.tensor([2.0, 3.0, 0.0, 5.0]), starts).tolist()
+    [2.0, 6.0, 0.0, 0.0]
+    """
+    ns = tensor_namespace()
+    flags = TensorBase._wrap(starts, x.backend)
+
+    def combine(earlier: tuple, later: tuple) -> tuple:
+        (product, started), (value, starts_here) = earlier, later
+        return ns.where(starts_here, value, product * value), started | starts_here
+
+    return _scan(ns, combine, (x, flags), (1.0, True), 0)[0]
 
 
 def running_extreme_indices(x: TensorBase, axis: int, largest: bool) -> TensorBase:

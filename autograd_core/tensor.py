@@ -133,6 +133,91 @@ def _scattered(x: TensorBase, dim: int, index: TensorBase, src: TensorBase) -> T
     return ops.reshape(summed, x.shape)
 
 
+def _add_at(values: TensorBase, size: int, positions: Any) -> Tensor:
+    """A 1-D tensor of `size` zeros with each of `values` added at its raw position."""
+    return index_add.apply(values, (size,), 0, positions)
+
+
+def _segments(positions: Any, values: Any, xp: Any) -> tuple[Any, Any, Any]:
+    """The order that sorts `positions` (raw, 1-D), ties by `values` ascending when given,
+    and where each run of equal positions starts and ends in that order."""
+    order = xp.argsort(positions, stable=True)
+    if values is not None:
+        by_value = xp.argsort(values, stable=True)
+        order = xp.take(by_value, xp.argsort(xp.take(positions, by_value), stable=True))
+    ordered = xp.take(positions, order)
+    change = ordered[1:] != ordered[:-1]
+    edge = xp.ones((1,), dtype=change.dtype, device=change.device)
+    return order, xp.concat([edge, change]), xp.concat([change, edge])
+
+
+def _scatter_sum(flat: Tensor, values: Tensor, positions: Any, count: Tensor, include_self: bool) -> Tensor:
+    return _add_at(values, flat.shape[0], positions) + (flat if include_self else creation.zeros_like(flat))
+
+
+def _scatter_mean(flat: Tensor, values: Tensor, positions: Any, count: Tensor, include_self: bool) -> Tensor:
+    total = _scatter_sum(flat, values, positions, count, include_self)
+    n = ops.maximum(count + int(include_self), 1)  # positions no index names keep `flat` anyway
+    return total / n if flat.dtype.is_floating_point else ops.floor_divide(total, n)
+
+
+def _scatter_prod(flat: Tensor, values: Tensor, positions: Any, count: Tensor, include_self: bool) -> Tensor:
+    """Each position's product by a segmented running product over the values sorted by
+    position: multiplications only, so its gradient is right where values are zero, to every
+    order."""
+    xp = flat.backend.xp
+    order, starts, ends = _segments(positions, None, xp)
+    running = statistics.segmented_cumulative_prod(ops.take(values, order), starts)
+    last = xp.nonzero(ends)[0]
+    product = _add_at(ops.take(running, last), flat.shape[0], xp.take(xp.take(positions, order), last))
+    product = ops.where(count > 0, product, creation.ones_like(product))
+    return product * flat if include_self else product
+
+
+def _scatter_extreme(largest: bool) -> Callable:
+    """amax/amin: the extreme's value, and a gradient shared evenly among the elements equal
+    to it (`self`'s included), as PyTorch's."""
+
+    def reduce(flat: Tensor, values: Tensor, positions: Any, count: Tensor, include_self: bool) -> Tensor:
+        xp, size = flat.backend.xp, flat.shape[0]
+        sign = 1 if largest else -1  # the minimum is the negated maximum of the negated values
+        signed = values.data * sign
+        order, _, ends = _segments(positions, signed, xp)
+        last = xp.take(order, xp.nonzero(ends)[0])
+        wrap = lambda a: Tensor._wrap(a, flat.backend)  # noqa: E731
+        extreme = _add_at(wrap(xp.take(signed, last)), size, xp.take(positions, last)).data
+        if include_self:
+            extreme = xp.where(count.data > 0, xp.maximum(extreme, flat.data * sign), flat.data * sign)
+        extreme = extreme * sign
+        tied = wrap(xp.astype(xp.take(extreme, positions) == values.data, flat.data.dtype))
+        self_tied = wrap(xp.astype((extreme == flat.data) & (count.data > 0), flat.data.dtype) * int(include_self))
+        ties = ops.maximum(_add_at(tied, size, positions) + self_tied, 1)
+        shared = _add_at(values * tied / ops.take(ties, positions), size, positions) + flat * self_tied / ties
+        return wrap(extreme) + (shared - shared.detach())  # the exact value, the gradient of `shared`
+
+    return reduce
+
+
+SCATTER_REDUCTIONS = {
+    "sum": _scatter_sum,
+    "prod": _scatter_prod,
+    "mean": _scatter_mean,
+    "amax": _scatter_extreme(largest=True),
+    "amin": _scatter_extreme(largest=False),
+}
+
+
+def _along_dim(index: Any, dim: int, shape: tuple[int, ...]) -> TensorBase:
+    """A 1-D `index` along `dim`, repeated over the other dimensions of `shape` (index_add's
+    and index_copy's index, in scatter's form)."""
+    index = index if isinstance(index, TensorBase) else creation.asarray(index)
+    if index.ndim > 1:
+        raise ValueError(f"the index must be 1-D (or 0-d), got shape {index.shape}")
+    count = index.numel()
+    along = tuple(count if d == dim else 1 for d in range(len(shape)))
+    return ops.broadcast_to(ops.reshape(index, along), tuple(count if d == dim else n for d, n in enumerate(shape)))
+
+
 def _sizes(args: tuple) -> tuple[int, ...]:
     """Accept both f(2, 3) and f((2, 3)), as PyTorch does."""
     return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
@@ -458,6 +543,61 @@ class Tensor(TensorBase, GraphFields):
         ones = creation.ones(tuple(index.shape), dtype=self.dtype, device=self.device)
         hit = _scattered(creation.zeros_like(self), dim, index, ones) > 0
         return ops.where(hit, _scattered(self, dim, index, src), self)
+
+    def scatter_reduce(self, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True) -> Tensor:
+        """`self` with the elements of `src` that `index` sends to each position along `dim`
+        combined by `reduce` ("sum", "prod", "mean", "amax" or "amin"), with `self`'s own value
+        too when `include_self`; positions no index names keep `self`'s value. Gradients as
+        PyTorch's: amax/amin share among tied elements, prod is right at zeros.
+
+        >>> import autograd_core as ag
+        >>> x = ag.tensor([1.0, 2.0, 3.0])
+        >>> x.scatter_reduce(0, ag.asarray([0, 0, 2]), ag.tensor([5.0, 7.0, 1.0]), "amax").tolist()
+        [7.0, 2.0, 3.0]
+        """
+        if reduce not in SCATTER_REDUCTIONS:
+            raise ValueError(f"scatter_reduce: reduce must be one of {sorted(SCATTER_REDUCTIONS)}, not {reduce!r}")
+        dim = dim % max(self.ndim, 1)
+        positions = _positions(self, dim, index)
+        values = ops.reshape(src[tuple(slice(0, n) for n in index.shape)], (-1,))
+        flat = ops.reshape(self, (-1,))
+        ones = creation.ones(tuple(values.shape), dtype=self.dtype, device=self.device)
+        count = _add_at(ones, flat.shape[0], positions)
+        reduced = SCATTER_REDUCTIONS[reduce](flat, ops._cast(values, self.dtype), positions, count, include_self)
+        return ops.reshape(ops.where(count > 0, ops._cast(reduced, self.dtype), flat), self.shape)
+
+    def index_add(self, dim: int, index: Tensor, source: Tensor, *, alpha: float = 1) -> Tensor:
+        """`self` with ``alpha * source[..., i, ...]`` added at ``index[i]`` along `dim` (repeats add up)."""
+        dim = dim % max(self.ndim, 1)
+        added = _scattered(self, dim, _along_dim(index, dim, tuple(source.shape)), source)
+        return self + (added if alpha == 1 else alpha * added)
+
+    def index_copy(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+        """`self` with ``source[..., i, ...]`` written at ``index[i]`` along `dim` (an index
+        named twice is refused)."""
+        dim = dim % max(self.ndim, 1)
+        return self.scatter(dim, _along_dim(index, dim, tuple(source.shape)), source)
+
+    def index_fill(self, dim: int, index: Tensor, value: Any) -> Tensor:
+        """`self` with `value` at every ``index[i]`` along `dim`."""
+        dim = dim % max(self.ndim, 1)
+        at = _along_dim(index, dim, self.shape)
+        hit = _scattered(creation.zeros_like(self), dim, at, creation.ones(at.shape, dtype=self.dtype)) > 0
+        return manipulation.masked_fill(self, hit, value)
+
+    def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor:
+        """`self` with the elements of `source`, in order, where `mask` (broadcast to `self`) is
+        True."""
+        xp = self.backend.xp
+        where_true = xp.nonzero(xp.reshape(ops.broadcast_to(mask, self.shape).data, (-1,)))[0]
+        taken = int(where_true.shape[0])
+        if source.numel() < taken:
+            raise ValueError(f"masked_scatter: the mask selects {taken} elements but source has {source.numel()}")
+        values = ops.reshape(source, (-1,))[:taken]
+        flat = ops.reshape(self, (-1,))
+        hit = _add_at(creation.ones((taken,), dtype=self.dtype), flat.shape[0], where_true) > 0
+        placed = _add_at(ops._cast(values, self.dtype), flat.shape[0], where_true)
+        return ops.reshape(ops.where(hit, placed, flat), self.shape)
 
     def index_select(self, dim: int, index: Tensor) -> Tensor:
         return ops.take(self, index, axis=dim)

@@ -245,3 +245,95 @@ def test_python_values_still_leave_the_graph_as_in_pytorch(backend):
     assert ours.tolist() == [1.5, 2.0] and ours[0].item() == 1.5 and float(ours[0]) == 1.5 and int(ours[1]) == 2
     with ag.no_grad():
         assert np.asarray(ours * 2).tolist() == [3.0, 4.0]  # made outside the graph, it does not require grad
+
+
+# --- scatter_reduce and the index family ----------------------------------------------------------
+BASE = np.array([[5.0, 2.0, 3.0, 0.0], [4.0, 5.0, 6.0, -1.0], [0.5, 7.0, -2.0, 2.0]])
+SOURCE = np.array([[5.0, 5.0, 0.0, 9.0], [5.0, 2.0, 6.0, 3.0], [-4.0, 0.0, 1.0, 8.0]])
+# along dim 0: positions named twice and three times, and some never (row 2 of column 3)
+REDUCE_INDEX = np.array([[0, 0, 1, 1], [1, 0, 1, 0], [0, 2, 1, 1]])
+
+
+# (dim, index): positions named once, twice and three times, and some never
+REDUCE_CASES = {
+    "dim0": (0, REDUCE_INDEX),
+    "dim1": (1, np.array([[3, 0, 3, 1], [0, 0, 2, 2], [1, 3, 3, 3]])),
+    "dim0-smaller-index": (0, REDUCE_INDEX[:2, :3]),
+}
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("case", REDUCE_CASES)
+def test_scatter_reduce_matches_pytorch(float64_backend, reduce, include_self, case):
+    dim, index = REDUCE_CASES[case]
+    smaller = index.shape != SOURCE.shape  # PyTorch's backward refuses a src larger than the index
+    results = []
+    for module in (ag, torch):
+        x, src = (module.tensor(a, dtype=module.float64, requires_grad=True) for a in (BASE, SOURCE))
+        out = x.scatter_reduce(
+            dim,
+            module.tensor(index),
+            src[: index.shape[0], : index.shape[1]] if smaller and module is torch else src,
+            reduce,
+            include_self=include_self,
+        )
+        weighted_sum(out, module).backward()
+        results.append([host(t) for t in (out, x.grad, src.grad)])
+    (got, grad_x, grad_src), (expected, want_x, want_src) = results
+    assert_close(got, expected)
+    assert_close(grad_x, want_x)
+    if include_self or reduce not in ("amax", "amin"):
+        assert_close(grad_src, want_src)
+    else:  # PyTorch counts a left-out self equal to the extreme among the ties; it takes no share here
+        np.testing.assert_array_equal(grad_src != 0, want_src != 0)
+
+
+def test_scatter_reduce_gradient_by_finite_differences(float64_backend):
+    index = ag.asarray(REDUCE_INDEX)
+    for reduce in ("prod", "mean", "amax"):
+        source = SOURCE + np.arange(SOURCE.size).reshape(SOURCE.shape) * 0.01  # no ties: differentiable
+        assert ag.gradcheck(
+            lambda x, s, r=reduce: x.scatter_reduce(0, index, s, r, include_self=False),
+            [
+                ag.tensor(BASE, dtype="float64", requires_grad=True),
+                ag.tensor(source, dtype="float64", requires_grad=True),
+            ],
+        )
+
+
+def test_scatter_reduce_of_integers_and_bad_reduce(backend):
+    x, index, src = np.array([1, 8, 3]), np.array([0, 0, 1, 1]), np.array([4, 7, -3, 2])
+    for reduce in ("sum", "prod", "mean", "amax", "amin"):
+        got = ag.asarray(x).scatter_reduce(0, ag.asarray(index), ag.asarray(src), reduce)
+        assert (
+            got.tolist() == torch.tensor(x).scatter_reduce(0, torch.tensor(index), torch.tensor(src), reduce).tolist()
+        )
+    with pytest.raises(ValueError, match="reduce must be one of"):
+        ag.asarray(x).scatter_reduce(0, ag.asarray(index), ag.asarray(src), "max")
+
+
+INDEX_METHODS = {
+    "index_add": lambda t, m: t.index_add(1, m.tensor(np.array([3, 0, 3])), t[:, :3] * 10.0),
+    "index_add_alpha": lambda t, m: t.index_add(0, m.tensor(np.array([2, 2])), t[:2] * 3.0, alpha=-0.5),
+    "index_copy": lambda t, m: t.index_copy(1, m.tensor(np.array([3, 0])), t[:, 1:3] * 10.0),
+    "index_fill": lambda t, m: t.index_fill(1, m.tensor(np.array([1, 3, 1])), -7.0),
+    "masked_fill": lambda t, m: t.masked_fill(m.tensor(np.array([True, False, False, True])), 0.5),
+    "masked_scatter": lambda t, m: t.masked_scatter(m.tensor(MATRIX > 2.0), t.flip(0) * 10.0),
+}
+
+
+@pytest.mark.parametrize("name", INDEX_METHODS)
+def test_index_methods_match_pytorch(float64_backend, name):
+    ours = ag.tensor(MATRIX, dtype="float64", requires_grad=True)
+    theirs = torch.tensor(MATRIX, dtype=torch.float64, requires_grad=True)
+    got, expected = INDEX_METHODS[name](ours, ag), INDEX_METHODS[name](theirs, torch)
+    assert_close(got, expected.detach().numpy())
+    weighted_sum(got, ag).backward()
+    weighted_sum(expected, torch).backward()
+    assert_close(ours.grad, theirs.grad.numpy())
+
+
+def test_masked_scatter_refuses_a_short_source(backend):
+    with pytest.raises(ValueError, match="selects 3 elements but source has 2"):
+        ag.zeros(4).masked_scatter(ag.asarray([True, True, False, True]), ag.ones(2))
