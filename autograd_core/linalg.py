@@ -604,6 +604,7 @@ _SVDVALS = Primitive("svdvals", lambda ns, x: ns.linalg.svdvals(x), vjps=(_svdva
 
 
 # --- norms ----------------------------------------------------------------------------------
+@ops._accumulated_in_float32
 def vector_norm(x: TensorBase, /, *, axis: Axis = None, keepdims: bool = False, ord: float = 2) -> TensorBase:  # noqa: A002 - the standard's name
     """The `ord`-norm over `axis` (all axes when None): 2, 1, inf, -inf, 0 (the count of
     nonzeros, zero gradient) or any other p. Where the norm is 0 the gradient is 0, as in

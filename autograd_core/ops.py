@@ -14,6 +14,7 @@ stack...) are built from primitives and need no VJP.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import operator
@@ -720,6 +721,22 @@ def expand_back(ns: Any, g: Any, shape: tuple[int, ...], axes: tuple[int, ...]) 
     return ns.broadcast_to(ns.reshape(g, _kept_shape(shape, axes)), shape)
 
 
+def _accumulated_in_float32(reduction: Callable[..., TensorBase]) -> Callable[..., TensorBase]:
+    """`reduction` computed in float32 for a float16 tensor (unless a `dtype` is asked for),
+    its result cast back to float16: PyTorch's reductions accumulate float16 in float32, where
+    65,536 ones would already overflow. The casts are differentiable, so the backward runs in
+    float32 too."""
+
+    @functools.wraps(reduction)
+    def reduce(x: TensorBase, /, *args: Any, **kwargs: Any) -> TensorBase:
+        if isinstance(x, TensorBase) and x.dtype == "float16" and kwargs.get("dtype") is None:
+            return _cast(reduction(_cast(x, "float32"), *args, **kwargs), "float16")
+        return reduction(x, *args, **kwargs)
+
+    return reduce
+
+
+@_accumulated_in_float32
 def sum(x: TensorBase, /, axis: Axis = None, *, dtype: Any = None, keepdims: bool = False) -> TensorBase:  # noqa: A001
     """The sum over `axis` (all axes when None)."""
     x = _tensor("sum", x)
@@ -745,6 +762,7 @@ _SUM = Primitive(
 )
 
 
+@_accumulated_in_float32
 def mean(x: TensorBase, /, axis: Axis = None, *, keepdims: bool = False) -> TensorBase:
     axes = _axes(axis, x.ndim)
     return sum(x, axis=axes, keepdims=keepdims) / builtin_max(math.prod(x.shape[a] for a in axes), 0)
@@ -798,12 +816,12 @@ def min(x: TensorBase, /, axis: Axis = None, *, keepdims: bool = False) -> Tenso
     return _extreme("min", x, axis, keepdims)
 
 
+@_accumulated_in_float32
 def logsumexp(x: TensorBase, /, axis: Axis = None, *, keepdims: bool = False) -> TensorBase:
     """log(sum(exp(x))) computed without overflow, for logits of any size."""
-    xp, axes = x.backend.xp, _axes(axis, x.ndim)
-    if any(x.shape[a] == 0 for a in axes):  # the log of an empty sum: -inf, as PyTorch gives
-        empty = sum(x, axis=axes, keepdims=keepdims)
-        return TensorBase._wrap(xp.full_like(empty.data, -math.inf), x.backend)
+    axes = _axes(axis, x.ndim)
+    if 0 in x.shape:  # empty, or the log of an empty sum (-inf); zero gradients, as PyTorch
+        return sum(x, axis=axes, keepdims=keepdims) - math.inf
     data = _LOGSUMEXP(raw_namespace(x.backend), x.data, axes, keepdims)
     return _LOGSUMEXP.record(data, x.backend, (x, axes, keepdims))
 
@@ -835,6 +853,7 @@ _LOGSUMEXP = Primitive(
 )
 
 
+@_accumulated_in_float32
 def var(x: TensorBase, /, axis: Axis = None, *, correction: float = 0.0, keepdims: bool = False) -> TensorBase:
     """Variance; `correction=1` gives the unbiased estimate (the standard's default is 0)."""
     axes = _axes(axis, x.ndim)
@@ -843,10 +862,12 @@ def var(x: TensorBase, /, axis: Axis = None, *, correction: float = 0.0, keepdim
     return sum(centred * centred, axis=axes, keepdims=keepdims) / builtin_max(count - correction, 0)
 
 
+@_accumulated_in_float32
 def softmax(x: TensorBase, axis: int = -1) -> TensorBase:
     return exp(log_softmax(x, axis=axis))
 
 
+@_accumulated_in_float32
 def log_softmax(x: TensorBase, axis: int = -1) -> TensorBase:
     return x - logsumexp(x, axis=axis, keepdims=True)
 

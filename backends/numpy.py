@@ -139,6 +139,25 @@ def _adam_update(ns, param, grad, exp_avg, exp_avg_sq, *, step, lr, beta1, beta2
     )
 
 
+def _float16_in_float32(kernel: Any) -> Any:
+    """`kernel` (compiled by numba, which has no float16 arithmetic) run on float32 copies of
+    its float16 arrays, its floating results cast back: float16 accumulates in float32, as
+    PyTorch's kernels do."""
+
+    def half(a: Any) -> bool:
+        return isinstance(a, np.ndarray) and a.dtype == np.float16
+
+    def run(ns: Any, *args: Any, **options: Any) -> Any:
+        if not any(half(a) for a in args):
+            return kernel(ns, *args, **options)
+        out = kernel(ns, *(a.astype(np.float32) if half(a) else a for a in args), **options)
+        results = out if isinstance(out, tuple) else (out,)
+        back = tuple(r.astype(np.float16) if r.dtype == np.float32 else r for r in results)
+        return back if isinstance(out, tuple) else back[0]
+
+    return run
+
+
 @P.im2col.kernel("numpy")
 def _im2col(ns, x, kernel, stride, dilation, out_size):
     # every window as a strided view of `x`, copied once into (N, C, kh*kw, Ho, Wo)
@@ -150,6 +169,7 @@ def _im2col(ns, x, kernel, stride, dilation, out_size):
 
 
 @P.batch_norm.kernel("numpy")
+@_float16_in_float32
 def _batch_norm(ns, x, weight, bias, eps):
     if _channel_kernels is None or x.dtype.kind != "f":
         return P.batch_norm.default(ns, x, weight, bias, eps)
@@ -164,6 +184,7 @@ def _batch_norm(ns, x, weight, bias, eps):
 
 
 @P.batch_norm_backward.kernel("numpy")
+@_float16_in_float32
 def _batch_norm_backward(ns, grad, x, weight, mean, var, eps, part):
     if _channel_kernels is None or x.dtype.kind != "f" or part == "bias":
         return P.batch_norm_backward.default(ns, grad, x, weight, mean, var, eps, part)
@@ -183,6 +204,7 @@ def _batch_norm_backward(ns, grad, x, weight, mean, var, eps, part):
 
 
 @P.col2im.kernel("numpy")
+@_float16_in_float32
 def _col2im(ns, cols, shape, kernel, stride, dilation):
     if _window_kernels is None:
         return P.col2im.default(ns, cols, shape, kernel, stride, dilation)
@@ -203,6 +225,7 @@ def _pad2d(ns, x, padding, value):
 
 
 @P.max_pool2d.kernel("numpy")
+@_float16_in_float32
 def _max_pool2d(ns, x, geometry):
     if _window_kernels is None or x.dtype.kind != "f":
         return P.max_pool2d.default(ns, x, geometry)
@@ -215,6 +238,7 @@ def _max_pool2d(ns, x, geometry):
 
 
 @P.max_pool2d_backward.kernel("numpy")
+@_float16_in_float32
 def _max_pool2d_backward(ns, grad, indices, input_shape, geometry):
     if _window_kernels is None:
         return scatter_to_maxima(ns, grad, indices, input_shape, geometry)

@@ -438,15 +438,21 @@ def _cross_entropy_probabilities(
 
 def _cross_entropy_fused(input: Tensor, target: Tensor, ignore_index: int, reduction: str) -> Tensor:
     """Class-index cross-entropy through the fused primitive on (rows, classes): an input of
-    another rank has its classes moved last and every other position made a row."""
+    another rank has its classes moved last and every other position made a row. float16
+    logits are computed in float32, as PyTorch's."""
+    if input.dtype == "float16":
+        loss = _cross_entropy_fused(ag.astype(input, "float32"), target, ignore_index, reduction)
+        return ag.astype(loss, "float16")
     safe, valid = _class_targets(input, target, ignore_index, "cross_entropy")
-    if input.ndim == 2:
-        return P.fused_cross_entropy(input, safe, valid, reduction)
-    xp, axis = input.backend.xp, _class_axis(input, "cross_entropy")
-    rows = ag.reshape(ag.moveaxis(input, axis, -1), (-1, input.shape[axis]))
-    loss = P.fused_cross_entropy(
-        rows, xp.reshape(safe, (-1,)), None if valid is None else xp.reshape(valid, (-1,)), reduction
-    )
+    rows, targets, keep = input, safe, valid
+    if input.ndim != 2:
+        xp, axis = input.backend.xp, _class_axis(input, "cross_entropy")
+        rows = ag.reshape(ag.moveaxis(input, axis, -1), (math.prod(safe.shape), input.shape[axis]))
+        targets, keep = xp.reshape(safe, (-1,)), None if valid is None else xp.reshape(valid, (-1,))
+    if rows.shape[0] == 0:  # no rows (the kernels' max would have nothing to take): 0 or nan, as PyTorch
+        loss = _reduce(ag.sum(rows, axis=1), reduction)
+    else:
+        loss = P.fused_cross_entropy(rows, targets, keep, reduction)
     return ag.reshape(loss, tuple(safe.shape)) if reduction == "none" else loss
 
 

@@ -23,8 +23,8 @@ TF = torch.nn.functional
 
 @dataclass(frozen=True)
 class Input:
-    """One input: its shape and how it is drawn ("normal", "prob", "positive", "index:N" for
-    integers below N, "bool" for a mask)."""
+    """One input: its shape and how it is drawn ("normal", "prob", "positive", "wide" for
+    large offset values, "index:N" for integers below N, "bool" for a mask)."""
 
     shape: tuple[int, ...]
     kind: str = "normal"
@@ -36,6 +36,8 @@ class Input:
             return rng.random(self.shape) < 0.5
         if self.kind == "prob":
             return rng.uniform(0.05, 0.95, self.shape)
+        if self.kind == "wide":  # large values, offset: where float16 sums lose the most
+            return 20 + 10 * rng.standard_normal(self.shape)
         if self.kind == "positive":
             return rng.uniform(0.5, 2.0, self.shape)
         return rng.standard_normal(self.shape)

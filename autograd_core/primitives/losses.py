@@ -89,8 +89,6 @@ def fused_cross_entropy(logits: TensorBase, target: Any, valid: Any, reduction: 
     """`cross_entropy` of the tensor `logits` (n, C) against the raw class indices `target`
     (n,), already checked to lie in [0, C), with the raw mask `valid` (n,) of the rows that
     count (None: all): one node in the graph."""
-    if logits.shape[0] == 0:  # no rows: kernels would take a max over nothing
-        return _reduce_empty_rows(logits, reduction)
     backend = logits.backend
     ns = raw_namespace(backend)
     classes = ns.arange(logits.shape[1], dtype=target.dtype, device=backend.device)
@@ -98,15 +96,6 @@ def fused_cross_entropy(logits: TensorBase, target: Any, valid: Any, reduction: 
     constants = tuple(None if a is None else TensorBase._wrap(a, backend) for a in (target, classes, valid))
     inputs = (logits, *constants, reduction)
     return cross_entropy.record(cross_entropy(ns, *raw), backend, inputs, saved=(logits,), raw_inputs=raw)
-
-
-def _reduce_empty_rows(logits: TensorBase, reduction: str) -> TensorBase:
-    """The losses of no rows, as PyTorch gives them: none (0,), a sum of 0, a mean of nan;
-    the logits' gradient is empty."""
-    from autograd_core import ops
-
-    rows = ops.sum(logits, axis=1)
-    return rows if reduction == "none" else ops.sum(rows) if reduction == "sum" else ops.mean(rows)
 
 
 _BCE_EPSILON = 9.999999960041972e-13  # PyTorch's 1e-12 (a C float), the least x(1-x) its gradient divides by
