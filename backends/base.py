@@ -134,7 +134,14 @@ class Backend:
         try:
             host = np.asarray(data)
         except (TypeError, RuntimeError):
-            host = np.from_dlpack(data)
+            try:
+                host = np.from_dlpack(data)
+            except (TypeError, RuntimeError, BufferError) as e:  # a dtype numpy lacks (torch's bfloat16...)
+                raise TypeError(
+                    f"cannot read a {type(data).__name__} of dtype {getattr(data, 'dtype', '?')} as a numpy array "
+                    f"({e}); convert it to a standard dtype (float32, float64, int64...), or detach it from its "
+                    "library's autograd graph, first"
+                ) from None
         return numeric_host_array(host)
 
     def dlpack_exporter(self, x: Any) -> Any:

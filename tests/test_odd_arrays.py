@@ -132,3 +132,10 @@ def test_a_checkpoint_of_big_endian_arrays_reads_back(float64_backend, tmp_path)
         model.load_state_dict(nn.load(tmp_path / name))
         out = model(ag.tensor([[1.0, 1.0, 1.0]], dtype="float64"))
         assert out.tolist() == [[1.5 - 2.0 + 0.25 + 3.0]]
+
+
+@pytest.mark.parametrize("entry", ["tensor", "asarray"])
+def test_an_array_of_a_dtype_numpy_lacks_is_refused_saying_so(backend, entry):
+    bfloat16 = torch.zeros(2, dtype=torch.bfloat16)
+    with pytest.raises(TypeError, match=r"dtype torch.bfloat16 .*convert it to a standard dtype"):
+        ENTRY_POINTS[entry](bfloat16)
