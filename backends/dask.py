@@ -6,11 +6,17 @@ The device (``device=`` or AUTOGRAD_DEVICE) says where the work runs:
     None or ""          dask's local threaded scheduler, no cluster
     "local:N"           a cluster on this machine (`local_cluster`): a scheduler process and N
                         single-threaded worker processes owned by the backend (closed at
-                        exit, or by ``backend.close()``), each worker with the
-                        memory limit AUTOGRAD_DASK_WORKER_MEMORY ("2GiB"; default: the
-                        machine's memory shared among the workers, as dask does)
-    "tcp://host:port"   an existing cluster's scheduler (connecting waits at most
+                        exit, or by ``backend.close()``), all listening on 127.0.0.1 only,
+                        each worker with the memory limit AUTOGRAD_DASK_WORKER_MEMORY
+                        ("2GiB"; default: the machine's memory shared among the workers, as
+                        dask does)
+    "tcp://host:port"   an existing cluster's scheduler, trusted completely: dask's protocol
+                        unpickles what it receives (connecting waits at most
                         AUTOGRAD_DASK_TIMEOUT seconds, default 10)
+
+A scheduler lost mid-computation (killed, or unreachable for AUTOGRAD_DASK_TIMEOUT seconds)
+raises `SchedulerLostError`, and ``close()`` then stops a local cluster's processes without
+waiting on it.
 
 Everything is lazy: an operation adds tasks to a graph and nothing runs until Python needs
 values (``.item()``, ``.numpy()``, printing, ``bool(t)``) or an optimizer step ends, when
@@ -33,11 +39,13 @@ import atexit
 import contextlib
 import functools
 import importlib.util
+import math
 import os
 import sys
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 import array_api_compat.dask.array as xp
 import dask
@@ -66,6 +74,16 @@ DEFAULT_TIMEOUT_S = 10.0
 WORKERS_START_TIMEOUT_S = 120.0  # a local cluster's workers on a busy machine
 PARENT_WATCH = "backends.dask_parent_watch"  # closes a local cluster whose client died
 DLPACK_CPU = (1, 0)  # DLPack's (kDLCPU, 0): where computed values are, on the client
+LOOPBACK = "127.0.0.1"
+ADDRESS_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")  # dask's, but inproc (within one process)
+DEVICE_FORMS = (
+    "use local:N for a cluster of N workers on this machine, a scheduler's address such as tcp://10.0.0.5:8786, "
+    "or leave AUTOGRAD_DEVICE empty for dask's threads"
+)
+
+
+class SchedulerLostError(ConnectionError):
+    """The dask scheduler went away during a computation: the values on its cluster are gone."""
 
 
 class DaskBackend(Backend):
@@ -83,7 +101,9 @@ class DaskBackend(Backend):
     def __init__(self, address: str | None = None, client: Any = None, cluster: Any = None) -> None:
         super().__init__(Namespace(self.to_numpy), da.Array, None)
         self.address, self.client, self.cluster = address, client, cluster
-        self.chunk_rows = int(os.environ.get("AUTOGRAD_DASK_CHUNK_ROWS", DEFAULT_CHUNK_ROWS))
+        self.scheduler_address = None if client is None else client.scheduler.address
+        self._lineage: dict[Any, dict] = {}  # a persisted chunk's key: the tasks that make it from its values
+        self.chunk_rows = _chunk_rows()
 
     def __repr__(self) -> str:
         return "Backend('dask')" if self.address is None else f"Backend('dask', device={self.address!r})"
@@ -93,6 +113,15 @@ class DaskBackend(Backend):
         """A copy of `host` in chunks of `chunk_rows` rows along axis 0 (other axes whole)."""
         host = np.array(host, dtype=dtype, copy=True)
         return da.from_array(host, chunks=(self.chunk_rows, *host.shape[1:]) if host.ndim else ())
+
+    def _dtype_tables(self) -> tuple[dict[str, Any], dict[Any, str]]:
+        """The namespace's dtypes and float16, which dask arrays hold (numpy's) though
+        array-api-compat's dask namespace does not name it."""
+        if self._dtypes is None:
+            by_name, names = super()._dtype_tables()
+            half = np.dtype(np.float16)
+            self._dtypes = ({**by_name, "float16": half}, {**names, half: "float16"})
+        return self._dtypes
 
     def to_numpy(self, x: Any) -> np.ndarray:
         return np.asarray(self._compute(x)[0])
@@ -120,21 +149,75 @@ class DaskBackend(Backend):
         place would keep every past step's tasks there, as lineage, growing its memory step by
         step. Parameters and optimizer state are small next to the data."""
         if self.client is None:
+            self._check_open()
             return list(dask.persist(*arrays, scheduler="threads", pool=_quiet_threads()))
         return self._from_host(self._compute(*arrays))
 
     def _from_host(self, hosts: tuple) -> list:
         """Numpy arrays persisted on the workers in `chunk_rows`-row chunks. Their lineage is
         the values themselves, which the scheduler keeps: a chunk lost with its workers (even
-        every worker, restarted by their nannies) is made again from them. Scattered data has
-        no lineage and would be lost for good."""
+        every worker, restarted by their nannies, again and again) is made again from them.
+        Scattered data has no lineage and would be lost for good.
+
+        ``client.restart()`` makes the scheduler forget every task, lineage included, and
+        cancels every future: the tasks that make each chunk from its values are kept here as
+        well, as long as the chunk's future lives, so a computation that needs a cancelled
+        chunk sends them instead (`_restored`)."""
         arrays = [da.from_array(h, chunks=(self.chunk_rows, *h.shape[1:]) if h.ndim else (), name=False) for h in hosts]
-        return self.client.persist(arrays)
+        with self._scheduler_answers():
+            persisted = self.client.persist(arrays)
+        for made, kept in zip(arrays, persisted):
+            lineage = dict(made.__dask_graph__())
+            for key, future in kept.__dask_graph__().items():
+                self._lineage[key] = lineage
+                weakref.finalize(future, self._lineage.pop, key, None)
+        return persisted
+
+    def _restored(self, array: da.Array) -> da.Array:
+        """`array` with each cancelled future in its graph replaced by the tasks that make its
+        chunk from the values (`_from_host`); `array` itself when none is cancelled."""
+        from distributed import Future
+
+        graph = array.__dask_graph__()
+        cancelled = [k for k in self._lineage if k in graph and isinstance(graph[k], Future) and graph[k].cancelled()]
+        if not cancelled:
+            return array
+        restored = dict(graph)
+        for key in cancelled:
+            restored.update(self._lineage[key])
+        return da.Array(restored, array.name, array.chunks, meta=array._meta)
 
     def _compute(self, *arrays: Any) -> tuple:
         if self.client is not None:  # unoptimised: tasks keep their names in every graph they are sent in
-            return tuple(self.client.compute(list(arrays), sync=True))
+            with self._scheduler_answers():
+                return tuple(self.client.compute([self._restored(a) for a in arrays], sync=True))
+        self._check_open()
         return dask.compute(*arrays, scheduler="threads", pool=_quiet_threads())
+
+    @contextlib.contextmanager
+    def _scheduler_answers(self) -> Iterator[None]:
+        """A failure while the client has lost its scheduler (dask then cancels every
+        computation, or the client closes once AUTOGRAD_DASK_TIMEOUT has passed without it) is
+        a `SchedulerLostError` saying so; other failures are the computation's own."""
+        try:
+            yield
+        except Exception as e:
+            if self.client is None or self.client.status == "running":
+                raise
+            raise SchedulerLostError(
+                f"lost the dask scheduler at {self.scheduler_address} during a "
+                f"computation, and with it the values on its workers; the client waits AUTOGRAD_DASK_TIMEOUT="
+                f"{_timeout_s():g} s for it to answer. Start the scheduler again (for local:N, call close() on "
+                f"this backend and get a new one), then resume from your last checkpoint (nn.save)"
+            ) from e
+
+    def _check_open(self) -> None:
+        if self.address is not None:  # a cluster's backend without its client: closed
+            raise RuntimeError(
+                f"{self!r} was closed (backend.close()), and its cluster's values with it; take the values "
+                f"you need (t.numpy(), nn.save) before closing, or compute on backends.get('dask', "
+                f"{self.address!r}), a new connection"
+            )
 
     def describe(self) -> str:
         """The scheduler: threads, or the cluster's address, workers and dashboard."""
@@ -147,13 +230,17 @@ class DaskBackend(Backend):
 
     def close(self) -> None:
         """Disconnect from the cluster, and stop it if this backend started it (``local:N``);
-        the registry then makes a new backend for this device when asked again."""
-        backends._instances.pop(("dask", self.address), None)
-        if self.client is not None:
-            self.client.close()
-        if self.cluster is not None:
-            self.cluster.close()
-        self.client = self.cluster = None
+        the registry then makes a new backend for this device when asked again. Closing twice
+        does nothing; a lost scheduler is not waited for."""
+        if backends._instances.get(("dask", self.address)) is self:
+            del backends._instances[("dask", self.address)]
+        client, cluster, self.client, self.cluster = self.client, self.cluster, None, None
+        lost = client is not None and client.status != "running"
+        if client is not None:
+            with contextlib.suppress(TimeoutError):
+                client.close(timeout=_timeout_s())
+        if cluster is not None:
+            _close_cluster(cluster, lost or _scheduler_exited(cluster))
 
     # --- kernels -----------------------------------------------------------------------------------
     def value_range(self, x: Any) -> tuple[int, int]:
@@ -290,27 +377,59 @@ def _quiet_threads() -> ThreadPoolExecutor:
     )
 
 
+Setting = TypeVar("Setting")
+
+
+def _setting(name: str, default: Setting, parse: Callable[[str], Setting | None], accepted: str) -> Setting:
+    """The environment variable `name` read by `parse` (which refuses a value by returning None
+    or raising ValueError or OverflowError); `default` when it is unset or empty. A refused
+    value is an error naming the variable, the value and what is accepted."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = parse(text)
+    except (ValueError, OverflowError):
+        value = None
+    if value is None:
+        raise ValueError(f"{name}={text!r} is not accepted: use {accepted}, or leave it unset")
+    return value
+
+
+def _chunk_rows() -> int:
+    """AUTOGRAD_DASK_CHUNK_ROWS: rows per chunk of arrays made from host data."""
+    return _setting(
+        "AUTOGRAD_DASK_CHUNK_ROWS",
+        DEFAULT_CHUNK_ROWS,
+        lambda text: int(text) if int(text) >= 1 else None,
+        f"a whole number of rows >= 1 (default {DEFAULT_CHUNK_ROWS})",
+    )
+
+
 def _timeout_s() -> float:
-    value = os.environ.get("AUTOGRAD_DASK_TIMEOUT", "").strip()
-    return float(value) if value else DEFAULT_TIMEOUT_S
+    """AUTOGRAD_DASK_TIMEOUT: how long a scheduler may not answer before it counts as lost."""
+    return _setting(
+        "AUTOGRAD_DASK_TIMEOUT",
+        DEFAULT_TIMEOUT_S,
+        lambda text: float(text) if 0 < float(text) < math.inf else None,
+        f"a finite number of seconds > 0 (default {DEFAULT_TIMEOUT_S:g})",
+    )
 
 
 def _worker_memory() -> str | None:
     """AUTOGRAD_DASK_WORKER_MEMORY for a local cluster's workers, checked; None when unset."""
-    value = os.environ.get("AUTOGRAD_DASK_WORKER_MEMORY", "").strip()
-    if not value:
-        return None
-    try:
-        parse_bytes(value)
-    except ValueError as e:
-        raise ValueError(f"AUTOGRAD_DASK_WORKER_MEMORY={value!r} is not a size: use e.g. 2GiB or 512MiB") from e
-    return value
+    return _setting(
+        "AUTOGRAD_DASK_WORKER_MEMORY",
+        None,
+        lambda text: text if parse_bytes(text) > 0 else None,
+        "a size such as 2GiB or 512MiB (default: the machine's memory shared among the workers)",
+    )
 
 
 def local_cluster(workers: int, memory_limit: str | None = None) -> Any:
     """A cluster on this machine: a scheduler and `workers` single-threaded worker processes
     (each under a nanny that restarts it), every one in its own process, listening on
-    127.0.0.1 with the dashboard on a free port; `memory_limit` per worker (default: the
+    127.0.0.1 only (the dashboard too, on a free port); `memory_limit` per worker (default: the
     machine's memory shared among them). Unlike dask's LocalCluster, whose scheduler runs
     inside this process, the scheduler is a process of its own, as on a real cluster: it keeps
     a record of every computation (dask's spans), and in this process that record grew the
@@ -323,8 +442,8 @@ def local_cluster(workers: int, memory_limit: str | None = None) -> Any:
         cluster = SubprocessCluster(
             n_workers=workers,
             threads_per_worker=1,
-            host="127.0.0.1",
-            dashboard_address=":0",
+            host=LOOPBACK,
+            dashboard_address=f"{LOOPBACK}:0",
             scheduler_kwargs={"preload": [PARENT_WATCH]},
             worker_kwargs={} if memory_limit is None else {"memory_limit": memory_limit},
         )
@@ -334,6 +453,23 @@ def local_cluster(workers: int, memory_limit: str | None = None) -> Any:
         cluster.close()
         raise
     return cluster
+
+
+def _scheduler_exited(cluster: Any) -> bool:
+    """Whether the scheduler process of a cluster from `local_cluster` has ended."""
+    process = cluster.scheduler.process
+    return process is None or process.returncode is not None
+
+
+def _close_cluster(cluster: Any, scheduler_lost: bool) -> None:
+    """Stop a cluster from `local_cluster`. Without its scheduler, dask's own close would ask
+    that scheduler to retire the workers and wait for it (30 s a try): the scheduler is marked
+    closed first (its process killed if it is still there), so the workers are stopped
+    directly, and nothing waits for an answer."""
+    if scheduler_lost:
+        cluster.shutdown_scheduler = False
+        cluster.sync(cluster.scheduler.close)
+    cluster.close(timeout=WORKERS_START_TIMEOUT_S)
 
 
 @contextlib.contextmanager
@@ -352,25 +488,55 @@ def _children_import_from(path: list[str]) -> Iterator[None]:
             os.environ["PYTHONPATH"] = before
 
 
+def _local_workers(device: str) -> int | None:
+    """N of a ``local:N`` device (None for another device), checked."""
+    if not device.startswith("local:"):
+        return None
+    workers = device.removeprefix("local:")
+    if not workers.isdecimal() or int(workers) < 1:
+        raise ValueError(f"dask device {device!r}: use local:N with N >= 1 worker processes")
+    return int(workers)
+
+
+def _check_address(device: str) -> None:
+    """Refuse a device that is no scheduler address (``[scheme://]host:port``) before trying it."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    scheme, location = parse_address(device, strict=False)
+    problem = None
+    if scheme not in ADDRESS_SCHEMES:
+        problem = f"{scheme}:// is not a scheme a scheduler listens on ({', '.join(ADDRESS_SCHEMES)})"
+    else:
+        try:
+            host, port = parse_host_port(location)
+        except ValueError as e:
+            problem = str(e)
+        else:
+            if not host or not 1 <= port <= 65535:
+                problem = "a scheduler's address needs a host and a port from 1 to 65535"
+    if problem is not None:
+        raise ValueError(f"dask device {device!r}: {problem}; {DEVICE_FORMS}")
+
+
 def create(device: str | None = None) -> Backend:
     """The dask backend for `device`: None (threads), ``"local:N"`` or a scheduler address."""
     if not device:
         return DaskBackend()
     from distributed import Client
 
-    if device.startswith("local:"):
-        workers = device.removeprefix("local:")
-        if not workers.isdigit() or int(workers) < 1:
-            raise ValueError(f"dask device {device!r}: use local:N with N >= 1 worker processes")
-        cluster = local_cluster(int(workers), _worker_memory())
-        backend = DaskBackend(device, Client(cluster), cluster)
+    workers, timeout = _local_workers(device), _timeout_s()
+    _chunk_rows()  # a bad setting is refused before a cluster starts
+    if workers is not None:
+        cluster = local_cluster(workers, _worker_memory())
+        backend = DaskBackend(device, Client(cluster, timeout=timeout), cluster)
     else:
-        timeout = _timeout_s()
+        _check_address(device)
         try:
             client = Client(device, timeout=timeout)
         except (OSError, TimeoutError) as e:
             raise backends.BackendUnavailableError(
-                f"cannot reach the dask scheduler at {device!r} within {timeout:g} s ({e}); start one with "
+                f"cannot reach the dask scheduler at {device!r} within {timeout:g} s (AUTOGRAD_DASK_TIMEOUT; {e}); "
+                "start one with "
                 f"`dask scheduler`, or set AUTOGRAD_DEVICE to local:N for a cluster on this machine, or leave it "
                 f"empty for dask's threads"
             ) from e

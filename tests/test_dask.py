@@ -131,7 +131,7 @@ def test_a_local_cluster_closes_when_its_client_is_killed():
 
 def test_a_bad_worker_memory_limit_says_what_to_write(monkeypatch):
     monkeypatch.setenv("AUTOGRAD_DASK_WORKER_MEMORY", "lots")
-    with pytest.raises(ValueError, match="AUTOGRAD_DASK_WORKER_MEMORY='lots' is not a size: use e.g. 2GiB"):
+    with pytest.raises(ValueError, match="AUTOGRAD_DASK_WORKER_MEMORY='lots' is not accepted: use a size such as 2GiB"):
         dask_backend.create("local:1")
 
 
@@ -518,7 +518,7 @@ def step_on_slow_data(backend: backends.Backend) -> tuple[float, list[np.ndarray
     opt.zero_grad()
     loss.backward()
     opt.step()
-    return value, [p.numpy() for p in model.parameters()]
+    return value, [p.detach().numpy() for p in model.parameters()]
 
 
 def test_a_worker_killed_mid_step_changes_nothing(cluster):
@@ -570,7 +570,7 @@ def two_steps(backend: backends.Backend, restart_between: bool) -> tuple[float, 
         opt.zero_grad()
         loss.backward()
         opt.step()
-    return loss.item(), [p.numpy() for p in model.parameters()]
+    return loss.item(), [p.detach().numpy() for p in model.parameters()]
 
 
 def workers(backend: backends.Backend) -> set[str]:
