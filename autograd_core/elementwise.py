@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from autograd_core.ops import _predicate_op, _tensor, binary_op, unary_op
+from autograd_core.ops import _predicate_op, _tensor, binary_op, broadcast_tangent, unary_op
 from autograd_core.tensor_base import TensorBase, Vjp
 
 __all__ = [
@@ -66,35 +66,63 @@ def _binary(
     saves_inputs: bool = True,
     saves_output: bool = False,
     doc: str = "",
+    jvp: Any = None,
 ) -> Any:
     """`binary_op` whose forward is the library's function of the same name."""
-    return binary_op(name, name, vjp_a, vjp_b, saves_inputs, saves_output, doc)
+    return binary_op(name, name, vjp_a, vjp_b, saves_inputs, saves_output, doc, jvp)
+
+
+def _rsqrt(ns: Any, x: Any) -> Any:
+    """1 / sqrt(x), as PyTorch's rsqrt: at x = 0 its derivative is -inf, so the second
+    derivatives at the branch points are PyTorch's infinities (a root of a product, such as
+    sqrt((1 - x)(1 + x)), would give inf * 0 = nan there)."""
+    return 1 / ns.sqrt(x)
 
 
 # --- trigonometric and hyperbolic -------------------------------------------------------------
+# PyTorch's formulas (1 - x^2 and x^2 - 1 as one polynomial), which give its infinities at the
+# branch points to the second order
 acos = _unary(
     "acos",
-    lambda ns, g, out, x: -g / ns.sqrt((1 - x) * (1 + x)),
+    lambda ns, g, out, x: g * -_rsqrt(ns, 1 - x * x),
     doc="The inverse cosine, in radians, for x in [-1, 1].",
 )
 asin = _unary(
-    "asin", lambda ns, g, out, x: g / ns.sqrt((1 - x) * (1 + x)), doc="The inverse sine, in radians, for x in [-1, 1]."
+    "asin", lambda ns, g, out, x: g * _rsqrt(ns, 1 - x * x), doc="The inverse sine, in radians, for x in [-1, 1]."
 )
 atan = _unary("atan", lambda ns, g, out, x: g / (x * x + 1), doc="The inverse tangent, in radians.")
 tan = _unary("tan", lambda ns, g, out, x: g * (out * out + 1), "output", doc="The tangent of x in radians.")
 sinh = _unary("sinh", lambda ns, g, out, x: g * ns.cosh(x), doc="The hyperbolic sine.")
 cosh = _unary("cosh", lambda ns, g, out, x: g * ns.sinh(x), doc="The hyperbolic cosine.")
 acosh = _unary(
-    "acosh", lambda ns, g, out, x: g / ns.sqrt((x - 1) * (x + 1)), doc="The inverse hyperbolic cosine, for x >= 1."
+    "acosh", lambda ns, g, out, x: g * _rsqrt(ns, x * x - 1), doc="The inverse hyperbolic cosine, for x >= 1."
 )
-asinh = _unary("asinh", lambda ns, g, out, x: g / ns.sqrt(x * x + 1), doc="The inverse hyperbolic sine.")
+asinh = _unary("asinh", lambda ns, g, out, x: g * _rsqrt(ns, x * x + 1), doc="The inverse hyperbolic sine.")
 atanh = _unary(
-    "atanh", lambda ns, g, out, x: g / ((1 - x) * (1 + x)), doc="The inverse hyperbolic tangent, for x in (-1, 1)."
+    "atanh", lambda ns, g, out, x: g * (1 / (1 - x * x)), doc="The inverse hyperbolic tangent, for x in (-1, 1)."
 )
+
+
+def _atan2_scale(ns: Any, a: Any, b: Any) -> Any:
+    """1 / (a^2 + b^2), and 0 where that is infinite: PyTorch's convention, a zero gradient at
+    the origin (and where the squares underflow)."""
+    scale = 1 / (a * a + b * b)
+    return ns.where(ns.isinf(scale), 0.0, scale)
+
+
+def _atan2_jvp(ns: Any, tangents: Any, out: Any, a: Any, b: Any) -> Any:
+    """PyTorch's forward rule ``(b t_a - a t_b) / (a^2 + b^2)``: nan at the origin, where the
+    backward gives 0."""
+    t_a, t_b = tangents
+    moved = -(a * t_b) if t_a is None else b * t_a if t_b is None else b * t_a - a * t_b
+    return broadcast_tangent(ns, moved / (a * a + b * b), out)
+
+
 atan2 = _binary(
     "atan2",
-    lambda ns, g, out, a, b: g * b / (a * a + b * b),
-    lambda ns, g, out, a, b: -g * a / (a * a + b * b),
+    lambda ns, g, out, a, b: g * b * _atan2_scale(ns, a, b),
+    lambda ns, g, out, a, b: g * -a * _atan2_scale(ns, a, b),
+    jvp=_atan2_jvp,
     doc="""The angle of the point (x2, x1) in radians, in [-pi, pi]: the quadrant-aware atan(x1 / x2).
 
     >>> import autograd_core as ag
@@ -124,12 +152,11 @@ exp2 = unary_op(
 )
 log2 = _unary("log2", lambda ns, g, out, x: g / (x * _LN2), doc="The base-2 logarithm.")
 log10 = _unary("log10", lambda ns, g, out, x: g / (x * _LN10), doc="The base-10 logarithm.")
-# d/da log(e^a + e^b) = e^a / (e^a + e^b) = exp(a - out): never overflows, as a - out <= 0
+# d/da log(e^a + e^b) = 1 / (1 + e^(b - a)), PyTorch's form: an overflowing e^(b - a) gives 0
 logaddexp = _binary(
     "logaddexp",
-    lambda ns, g, out, a, b: g * ns.exp(a - out),
-    lambda ns, g, out, a, b: g * ns.exp(b - out),
-    saves_output=True,
+    lambda ns, g, out, a, b: g / (1 + ns.exp(b - a)),
+    lambda ns, g, out, a, b: g / (1 + ns.exp(a - b)),
     doc="""log(exp(x1) + exp(x2)) without overflow; its gradients never overflow either.
 
     >>> import autograd_core as ag
@@ -153,11 +180,10 @@ hypot = _binary(
     [5e+300]
     """,
 )
-# PyTorch: x1 gets g * (out / x1), with 0 where x1 == 0; sign(x1) * sign(out) is that ratio
-# without the division (and stays finite for an infinite x1, where PyTorch's gives nan).
+# PyTorch's rule: x1 gets g * (out / x1), with 0 where x1 == 0 (nan for an infinite x1)
 copysign = _binary(
     "copysign",
-    lambda ns, g, out, a, b: g * (ns.sign(a) * ns.sign(out)),
+    lambda ns, g, out, a, b: g * ns.where(a == 0, 0.0, out / a),
     None,
     saves_output=True,
     doc="""The magnitude of x1 with the sign bit of x2 (-0.0 counts as negative).

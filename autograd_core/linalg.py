@@ -29,7 +29,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from autograd_core import elementwise, grad_mode, ops
+from autograd_core import elementwise, grad_mode, ops, statistics
 from autograd_core.dtypes import finfo
 from autograd_core.namespace import raw_namespace
 from autograd_core.ops import _axes, _operands, _tensor, _view, expand_back, matmul, matrix_transpose, sum_to
@@ -121,13 +121,6 @@ def _triangle(x: TensorBase, n: int, upper: bool) -> TensorBase:
         return xp.triu(ones) if upper else xp.tril(ones)
 
     return _constant(x, make)
-
-
-def _safe_divide(ns: Any, a: Any, b: Any) -> Any:
-    """a / b, and 0 where b == 0 (with no inf or nan in either branch, so that the gradient
-    of the result is clean too)."""
-    zero = b == 0
-    return ns.where(zero, 0.0, a / ns.where(zero, 1.0, b))
 
 
 class _Packing(NamedTuple):
@@ -222,10 +215,17 @@ _INV = Primitive(
 
 
 def det(x: TensorBase, /) -> TensorBase:
-    """The determinant of each square matrix; its gradient is ``g * det(x) * inv(x)^T`` (an
-    invertible `x` is assumed)."""
+    """The determinant of each square matrix; its gradient is the matrix of cofactors, ``g *
+    det(x) * inv(x)^T`` where `x` is invertible and right where it is singular too.
+
+    >>> import autograd_core as ag
+    >>> a = ag.tensor([[1.0, 2.0], [2.0, 4.0]], dtype="float64", requires_grad=True)
+    >>> ag.linalg.det(a).backward()  # singular: the cofactors [[d, -c], [-b, a]]
+    >>> a.grad.tolist()
+    [[4.0, -2.0], [-2.0, 1.0]]
+    """
     x = _matrices("det", x, square=True)
-    return _DET.record(_DET(raw_namespace(x.backend), x.data), x.backend, (x,), saved=(x,))
+    return _DET.record(_DET(raw_namespace(x.backend), x.data), x.backend, (x,))
 
 
 def _log_det_tangent(ns: Any, x: Any, t: Any) -> Any:
@@ -233,12 +233,21 @@ def _log_det_tangent(ns: Any, x: Any, t: Any) -> Any:
     return ns.sum(ns.linalg.inv(x).mT * t, axis=(-2, -1))
 
 
-_DET = Primitive(  # the VJP reads x and the output (saves="output", and det passes saved=(x,))
+def _cofactors(ns: Any, x: Any) -> Any:
+    """The matrix of cofactors of each square matrix, det's derivative, by PyTorch's formula
+    for singular matrices: with ``x = U diag(s) Vh`` it is ``det(U) det(Vh) U diag(c) Vh``,
+    where c_i is the product of the singular values other than s_i."""
+    u, s, vh = ns.linalg.svd(x)
+    others = statistics._cofactor(ns, s, (s.ndim - 1,))
+    sign = ns.linalg.det(u) * ns.linalg.det(vh)
+    return (u * (sign[..., None] * others)[..., None, :]) @ vh
+
+
+_DET = Primitive(
     "det",
     lambda ns, x: ns.linalg.det(x),
-    vjps=(lambda ns, g, out, x: (g * out)[..., None, None] * ns.linalg.inv(x).mT,),
-    saves="output",
-    jvp=lambda ns, tangents, out, x: out * _log_det_tangent(ns, x, tangents[0]),
+    vjps=(lambda ns, g, out, x: g[..., None, None] * _cofactors(ns, x),),
+    jvp=lambda ns, tangents, out, x: ns.sum(_cofactors(ns, x) * tangents[0], axis=(-2, -1)),
 )
 
 
@@ -620,27 +629,31 @@ def vector_norm(x: TensorBase, /, *, axis: Axis = None, keepdims: bool = False, 
     return _VECTOR_NORM.record(data, x.backend, (x, axes, keepdims, ord), saved=(x,))
 
 
-def _norm_slope(ns: Any, out: Any, x: Any, axes: tuple[int, ...], p: float) -> Any:
-    """The derivative of the `p`-norm over `axes` with respect to each element of `x` (0
-    where the norm is 0; shared evenly among the tied extremes of the inf norms)."""
+def _norm_slope(ns: Any, out: Any, x: Any, axes: tuple[int, ...], p: float, g: Any = 1.0) -> Any:
+    """`g` times the derivative of the `p`-norm over `axes` with respect to each element of
+    `x`, in PyTorch's form for each p, so that the zeros (a zero norm or element) and the nans
+    of its second order are PyTorch's: 0 where the norm is 0; for p < 1, 0 at a zero element
+    (where the slope is infinite); shared evenly among the tied extremes of the inf norms."""
     norm = expand_back(ns, out, x.shape, axes)
     if p == 1:
-        return ns.sign(x)
-    if p == 2:
-        return _safe_divide(ns, x, norm)
+        return ns.sign(x) * g
     if math.isinf(p):
         hits = ns.astype(ns.abs(x) == norm, x.dtype)
-        return ns.sign(x) * hits / ns.sum(hits, axis=axes, keepdims=True)
-    ratio = _safe_divide(ns, ns.abs(x), norm)  # d|x|_p/dx = sign(x) (|x| / |x|_p)^(p-1)
-    zero = ratio == 0
-    return ns.where(zero, 0.0, ns.sign(x) * ns.where(zero, 1.0, ratio) ** (p - 1))
+        return ns.sign(x) * ((g / ns.sum(hits, axis=axes, keepdims=True)) * hits)
+    if p < 1:
+        scaled = ns.sign(x) * ns.where(x == 0, 0.0, ns.abs(x) ** (p - 1))
+        return scaled * g * norm ** (1 - p)
+    if p == 2:
+        return ns.where(norm == 0, 0.0, x / norm) * g
+    scaled = ns.sign(x) * ns.abs(x) ** (p - 1) if p < 2 else x * ns.abs(x) ** (p - 2)
+    return scaled * ns.where(norm == 0, 0.0, g / norm ** (p - 1))
 
 
 def _vector_norm_vjp(ns: Any, g: Any, out: Any, x: Any, axes: tuple[int, ...] | None, keepdims: bool, p: float) -> Any:
     if p == 0:
         return ns.zeros_like(x)
     axes = tuple(range(x.ndim)) if axes is None else axes
-    return expand_back(ns, g, x.shape, axes) * _norm_slope(ns, out, x, axes, p)
+    return _norm_slope(ns, out, x, axes, p, expand_back(ns, g, x.shape, axes))
 
 
 def _vector_norm_jvp(

@@ -144,6 +144,7 @@ def binary_op(
     saves_inputs: bool = True,
     saves_output: bool = False,
     doc: str = "",
+    jvp: Callable[..., Any] | None = None,
 ) -> Callable[[Any, Any], TensorBase]:
     """An elementwise, broadcasting primitive of two operands (tensors or Python scalars).
 
@@ -151,12 +152,12 @@ def binary_op(
     `vjp_a`/`vjp_b` are the rules for each operand (None: not differentiable, a zero
     gradient), of the output's shape: the engine sums a gradient back over the axes its input
     was broadcast along. Each rule is the gradient times a partial derivative, so the same
-    rules give the forward mode's tangent (`elementwise_jvp`).
+    rules give the forward mode's tangent (`elementwise_jvp`) unless `jvp` says otherwise.
     """
     named = isinstance(forward, str)
     kernel = (lambda ns, a, b: getattr(ns, forward)(a, b)) if named else (lambda ns, a, b: forward(a, b))
     saves = "inputs" if saves_inputs else "output" if saves_output else "none"
-    jvp = elementwise_jvp(vjp_a, vjp_b)
+    jvp = jvp or elementwise_jvp(vjp_a, vjp_b)
     vjps = Primitive(name, kernel, vjps=(vjp_a, vjp_b), saves=saves, jvp=jvp, doc=doc).vjps
     saved = None if saves_inputs else ()
 
@@ -216,6 +217,11 @@ def zero_tangent(ns: Any, tangents: Sequence[Any], out: Any, *inputs: Any) -> No
     return None
 
 
+def broadcast_tangent(ns: Any, tangent: Any, out: Any) -> Any:
+    """A forward rule's `tangent` broadcast to the output's shape (an operand may be smaller)."""
+    return tangent if tuple(tangent.shape) == tuple(out.shape) else ns.broadcast_to(tangent, out.shape)
+
+
 def elementwise(primitive: Primitive) -> Callable[[TensorBase], TensorBase]:
     """The op on one tensor of a registered elementwise `primitive`, its kernel found per backend."""
     name, vjps, saved, saves_output = primitive.name, primitive.vjps, primitive.saved, primitive.saves_output
@@ -249,8 +255,23 @@ subtract = binary_op(
     "subtract", operator.sub, lambda ns, g, out, a, b: g, lambda ns, g, out, a, b: -g, saves_inputs=False
 )
 multiply = binary_op("multiply", operator.mul, lambda ns, g, out, a, b: g * b, lambda ns, g, out, a, b: g * a)
+
+
+def _divide_jvp(ns: Any, tangents: Sequence[Any], out: Any, a: Any, b: Any) -> Any:
+    """PyTorch's forward rule ``(t_a - t_b * out) / b``: one division, so 1 / 0 moved along b
+    stays infinite where the sum of the two partial tangents would be inf - inf."""
+    t_a, t_b = tangents
+    moved = -(t_b * out) if t_a is None else t_a if t_b is None else t_a - t_b * out
+    return broadcast_tangent(ns, moved / b, out)
+
+
+# the divisor's gradient is -g * ((a / b) / b), as PyTorch's, which gives its infinities at b == 0
 _true_divide = binary_op(
-    "divide", operator.truediv, lambda ns, g, out, a, b: g / b, lambda ns, g, out, a, b: -g * a / (b * b)
+    "divide",
+    operator.truediv,
+    lambda ns, g, out, a, b: g / b,
+    lambda ns, g, out, a, b: -g * ((a / b) / b),
+    jvp=_divide_jvp,
 )
 
 
@@ -265,16 +286,18 @@ def divide(a: Any, b: Any) -> TensorBase:
 def _pow_grad_base(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
     """d(a**b)/da = b * a**(b-1), and 0 where b == 0 (PyTorch's rule, also at a == 0)."""
     if isinstance(b, Scalar):
-        return ns.zeros_like(g) if b == 0 else g * b * a ** (b - 1)
-    return ns.where(b == 0, 0.0, g * b * a ** (b - 1))
+        return ns.zeros_like(g) if b == 0 else g * (b * a ** (b - 1))
+    return ns.where(b == 0, 0.0, g * (b * a ** (b - 1)))
 
 
 def _pow_grad_exponent(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
     """d(a**b)/db = a**b * log(a), and 0 where a == 0 and b >= 0 (PyTorch's rule); a
-    negative base gives nan, as PyTorch does."""
+    negative base gives nan, as PyTorch does. The gradient multiplies the selection, not a
+    branch of it, so a nan reaching it at the second order stays nan, as in PyTorch."""
     if isinstance(a, Scalar):
-        a = ns.full_like(out, a)
-    return ns.where((a == 0) & (b >= 0), 0.0, g * out * ns.log(a))
+        slope = out * ns.log(ns.full_like(out, a))
+        return g * (ns.where(b >= 0, 0.0, slope) if a == 0 else slope)
+    return g * ns.where((a == 0) & (b >= 0), 0.0, out * ns.log(a))
 
 
 pow = binary_op("pow", operator.pow, _pow_grad_base, _pow_grad_exponent, saves_output=True)  # noqa: A001
@@ -379,15 +402,37 @@ def _clip_grad_x(ns: Any, g: Any, out: Any, x: Any, lo: Any, hi: Any) -> Any:
     return g if hi is None else ns.where(x <= hi, g, 0.0)
 
 
+def _clip_grad_lo(ns: Any, g: Any, out: Any, x: Any, lo: Any, hi: Any) -> Any:
+    """The lower bound's share: where it lifts x, unless the upper bound (hi <= lo) is chosen
+    instead (where lo == hi neither bound gets it, as in PyTorch)."""
+    return ns.where(x < lo if hi is None else (x < lo) & (lo < hi), g, 0.0)
+
+
+def _clip_grad_hi(ns: Any, g: Any, out: Any, x: Any, lo: Any, hi: Any) -> Any:
+    """The upper bound's share: where it lowers x, and wherever it lies below lo (then it is
+    the result)."""
+    return ns.where(x > hi if lo is None else (x > hi) | (hi < lo), g, 0.0)
+
+
+def _clip_jvp(ns: Any, tangents: Sequence[Any], out: Any, x: Any, lo: Any, hi: Any) -> Any:
+    """PyTorch's forward rules: with scalar bounds the backward's mask; with a tensor bound the
+    tangent of whichever of x, lo and hi is the result, the bound's at a tie (where the
+    backward gives it to x)."""
+    t_x, t_lo, t_hi = (ns.zeros_like(out) if t is None else t for t in tangents)
+    if isinstance(lo, (*Scalar, type(None))) and isinstance(hi, (*Scalar, type(None))):
+        return _clip_grad_x(ns, t_x, out, x, lo, hi)
+    if hi is None:
+        return ns.where(x > lo, t_x, t_lo)
+    if lo is None:
+        return ns.where(x < hi, t_x, t_hi)
+    return ns.where(lo > hi, t_hi, ns.where(x < lo, t_lo, ns.where(x > hi, t_hi, t_x)))
+
+
 _CLIP = Primitive(
     "clip",
     lambda ns, x, lo, hi: ns.clip(x, min=lo, max=hi),
-    vjps=(
-        _clip_grad_x,
-        lambda ns, g, out, x, lo, hi: ns.where(x < lo, g, 0.0),
-        lambda ns, g, out, x, lo, hi: ns.where(x > hi, g, 0.0),
-    ),
-    jvp="elementwise",
+    vjps=(_clip_grad_x, _clip_grad_lo, _clip_grad_hi),
+    jvp=_clip_jvp,
 )
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import autograd_core as ag
 from autograd_core import primitives as P
 from autograd_core.creation import to_array
+from autograd_core.primitives import activations
 from autograd_core.registry import common_backend
 from autograd_core.tensor import Tensor
 from nn.attention import (
@@ -142,12 +143,9 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 
 
 def _elu(x: Tensor, alpha: float, scale: float = 1.0, input_scale: float = 1.0) -> Tensor:
-    """PyTorch's ELU family: ``scale * x`` for x > 0, else ``scale * alpha * (exp(input_scale * x) - 1)``.
-    The exponential is taken of 0 where x > 0 (the "double where"): in the branch not taken, exp
-    of a large x would overflow, and the zero gradient it gets times inf would be nan."""
-    positive = x > 0
-    out = ag.where(positive, x, alpha * ag.expm1(ag.where(positive, 0.0, x) * input_scale))
-    return out if scale == 1 else out * scale
+    """PyTorch's ELU family: ``scale * x`` for x > 0, else ``scale * alpha * (exp(input_scale * x) - 1)``,
+    with finite gradients for inputs of any size and PyTorch's derivatives at 0."""
+    return activations.elu.apply(x, alpha, scale, input_scale)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -184,8 +182,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     >>> F.softplus(ag.asarray([0.0, 1000.0], dtype="float64")).tolist()
     [0.6931471805599453, 1000.0]
     """
-    scaled = input * beta
-    return ag.where(scaled > threshold, input, ag.logaddexp(scaled, 0.0) / beta)
+    return activations.softplus.apply(input, beta, threshold)
 
 
 def softsign(input: Tensor) -> Tensor:

@@ -93,3 +93,54 @@ gelu = Primitive(
     jvp="elementwise",
     doc="GELU, ``x * Phi(x)`` (approximate='none') or its tanh approximation, as PyTorch's.",
 )
+
+
+# --- ELU and softplus: the second derivative at the kink is PyTorch's ------------------------------
+# PyTorch's first derivative at ELU's kink (x = 0) is the exponential branch's, and its second
+# derivative there is 0 (at softplus's threshold likewise); a composite of `where`s gives the
+# branch's own second derivative, so these two are primitives whose slope freezes the branch's
+# argument at the kink: its value is the branch's, its derivative 0.
+def _elu_value(ns: Any, x: Any, alpha: float, scale: float, input_scale: float) -> Any:
+    positive = x > 0
+    return scale * ns.where(positive, x, alpha * ns.expm1(ns.where(positive, 0.0, x) * input_scale))
+
+
+def _elu_slope(ns: Any, x: Any, alpha: float, scale: float, input_scale: float) -> Any:
+    """``scale`` for x > 0, else ``scale * alpha * input_scale * exp(input_scale * x)``."""
+    below = ns.where(x < 0, x, 0.0) * input_scale
+    return ns.where(x > 0, scale, (scale * alpha * input_scale) * ns.exp(below))
+
+
+elu = Primitive(
+    "elu",
+    _elu_value,
+    vjps=(lambda ns, g, out, x, alpha, scale, input_scale: g * _elu_slope(ns, x, alpha, scale, input_scale),),
+    jvp="elementwise",
+    doc="PyTorch's ELU family: ``scale * x`` for x > 0, else ``scale * alpha * expm1(input_scale * x)``.",
+)
+
+
+def _sigmoid(ns: Any, z: Any) -> Any:
+    positive = z >= 0
+    e = ns.exp(ns.where(positive, -z, z))  # exp(-|z|) never overflows; abs would have no slope at 0
+    return ns.where(positive, 1 / (1 + e), e / (1 + e))
+
+
+def _softplus_value(ns: Any, x: Any, beta: float, threshold: float) -> Any:
+    scaled = x * beta
+    return ns.where(scaled > threshold, x, ns.logaddexp(scaled, 0.0) / beta)
+
+
+def _softplus_slope(ns: Any, x: Any, beta: float, threshold: float) -> Any:
+    """1 where ``beta * x > threshold``, else ``sigmoid(beta * x)``."""
+    scaled = x * beta
+    return ns.where(scaled > threshold, 1.0, _sigmoid(ns, ns.where(scaled < threshold, scaled, threshold)))
+
+
+softplus = Primitive(
+    "softplus",
+    _softplus_value,
+    vjps=(lambda ns, g, out, x, beta, threshold: g * _softplus_slope(ns, x, beta, threshold),),
+    jvp="elementwise",
+    doc="``log(1 + exp(beta * x)) / beta``, and x where ``beta * x > threshold``, as PyTorch's.",
+)
