@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis.extra import numpy as hnp
 
 import autograd_core as ag
 import nn
@@ -139,3 +141,34 @@ def test_an_array_of_a_dtype_numpy_lacks_is_refused_saying_so(backend, entry):
     bfloat16 = torch.zeros(2, dtype=torch.bfloat16)
     with pytest.raises(TypeError, match=r"dtype torch.bfloat16 .*convert it to a standard dtype"):
         ENTRY_POINTS[entry](bfloat16)
+
+
+ANY_DTYPE = st.one_of(
+    hnp.scalar_dtypes(),
+    hnp.integer_dtypes(endianness="?"),
+    hnp.unsigned_integer_dtypes(endianness="?"),
+    hnp.floating_dtypes(endianness="?"),
+    hnp.complex_number_dtypes(endianness="?"),
+    hnp.datetime64_dtypes(endianness="?"),
+    hnp.byte_string_dtypes(),
+    hnp.unicode_string_dtypes(),
+    hnp.array_dtypes(),
+    st.just(np.dtype(object)),
+    st.just(np.dtype(np.longdouble)),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), dtype=ANY_DTYPE, entry=st.sampled_from(["tensor", "asarray", "Tensor"]))
+def test_any_numpy_array_becomes_its_values_or_is_refused_at_once(backend, data, dtype, entry):
+    """Whatever the dtype: a tensor of the same values in the same (native) dtype, or a TypeError
+    saying what cannot be held, never another error or other numbers."""
+    values = data.draw(hnp.arrays(dtype, hnp.array_shapes(min_dims=0, max_dims=2, max_side=3)))
+    try:
+        made = ENTRY_POINTS[entry](values)
+    except TypeError as e:
+        assert "cannot make a tensor" in str(e) or f"not supported by the {backend.name} backend" in str(e)
+        return
+    native = values.astype(values.dtype.newbyteorder("="))
+    assert made.dtype == native.dtype.name and made.shape == values.shape
+    np.testing.assert_array_equal(made.numpy(), native)
