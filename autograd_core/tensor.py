@@ -10,8 +10,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import backends
-from autograd_core import creation, elementwise, engine, grad_mode, manipulation, ops, searching, statistics
-from autograd_core.dtypes import DTYPES, DType
+from autograd_core import creation, elementwise, engine, grad_mode, linalg, manipulation, ops, searching, statistics
+from autograd_core.dtypes import DTYPES, DType, finfo
 from autograd_core.namespace import tensor_namespace
 from autograd_core.primitives.indexing import index_add
 from autograd_core.tensor_base import (
@@ -55,16 +55,21 @@ def _reduction(f: Callable) -> Callable:
 
 
 def _spread(f: Callable) -> Callable:
-    """var/std as methods: PyTorch's default is the unbiased estimate."""
+    """var/std as methods: PyTorch's default is the unbiased estimate (``unbiased=False`` or
+    ``correction=0`` the biased one)."""
 
     def method(
         self: Tensor,
         axis: Any = None,
+        unbiased: bool | None = None,
+        keepdim: bool = False,
+        *,
         correction: float = 1,
         keepdims: bool = False,
         dim: Any = None,
-        keepdim: bool = False,
     ) -> Any:
+        if isinstance(unbiased, bool) and unbiased is not None:
+            correction = int(unbiased)
         return f(self, axis=axis if dim is None else dim, correction=correction, keepdims=keepdims or keepdim)
 
     return method
@@ -216,6 +221,21 @@ def _along_dim(index: Any, dim: int, shape: tuple[int, ...]) -> TensorBase:
     count = index.numel()
     along = tuple(count if d == dim else 1 for d in range(len(shape)))
     return ops.broadcast_to(ops.reshape(index, along), tuple(count if d == dim else n for d, n in enumerate(shape)))
+
+
+def _diagonal_matrices(x: TensorBase, offset: int) -> Tensor:
+    """Square matrices over the last dimension of `x` with it on diagonal `offset`, zeros
+    elsewhere (PyTorch's ``diag`` of a vector and ``diag_embed``)."""
+    n = x.shape[-1] + abs(offset)
+    pad = creation.zeros((*x.shape[:-1], abs(offset)), dtype=x.dtype, device=x.device)
+    padded = ops.concat([x, pad], axis=-1)
+    along = ops.expand_dims(padded, axis=-1 if offset >= 0 else -2)  # the value of row i, or of column j
+    return creation.eye(n, n, k=offset, dtype=x.dtype, device=x.device) * along
+
+
+def _method_in_place(f: Callable) -> Callable:
+    """The in-place form ``t.f_(...)`` of an out-of-place method."""
+    return lambda self, *args, **options: self._update(lambda old: f(old, *args, **options))
 
 
 def _sizes(args: tuple) -> tuple[int, ...]:
@@ -408,7 +428,6 @@ class Tensor(TensorBase, GraphFields):
     cos = ops.cos
     floor = elementwise.floor
     ceil = elementwise.ceil
-    round = elementwise.round
     trunc = elementwise.trunc
     sign = ops.sign
     square = elementwise.square
@@ -475,7 +494,12 @@ class Tensor(TensorBase, GraphFields):
         return ops.expand_dims(self, axis=dim)
 
     def squeeze(self, dim: Any = None) -> Tensor:
-        return ops.squeeze(self, dim)
+        """Without the given dims (all when None) that have size 1; a dim of another size is
+        kept, as in PyTorch."""
+        if dim is None:
+            return ops.squeeze(self, dim)
+        dims = tuple(d % self.ndim for d in (dim if isinstance(dim, (tuple, list)) else (dim,)) if self.shape[d] == 1)
+        return ops.squeeze(self, dims) if dims else self
 
     def flip(self, *dims: Any) -> Tensor:
         return manipulation.flip(self, axis=_sizes(dims) if dims else None)
@@ -626,6 +650,239 @@ class Tensor(TensorBase, GraphFields):
         inexact_negative = (ops.remainder(self, other) != 0) & ((self < 0) != (other < 0))
         return floor + ops.astype(inexact_negative, floor.dtype)
 
+    # --- more of PyTorch's elementwise methods --------------------------------------------------
+    neg = negative = ops.negative
+    sgn = ops.sign
+    remainder = ops.remainder
+    mul = multiply = ops.multiply
+    true_divide = divide = ops.divide
+    eq = ops.equal
+    ne = ops.not_equal
+    lt = less = ops.less
+    le = less_equal = ops.less_equal
+    gt = greater = ops.greater
+    ge = greater_equal = ops.greater_equal
+    logical_and = ops.logical_and
+    logical_or = ops.logical_or
+    logical_xor = ops.logical_xor
+    logical_not = ops.logical_not
+
+    def rsqrt(self) -> Tensor:
+        return elementwise.reciprocal(ops.sqrt(self))
+
+    def round(self, decimals: int = 0) -> Tensor:
+        """Rounded half to even, to `decimals` places (as PyTorch's)."""
+        if decimals == 0:
+            return elementwise.round(self)
+        scale = 10.0**decimals
+        return elementwise.round(self * scale) / scale
+
+    def frac(self) -> Tensor:
+        return self - elementwise.trunc(self)
+
+    def fmod(self, other: Any) -> Tensor:
+        """The remainder of the division rounded towards zero: the sign of `self` (C's fmod)."""
+        return self - elementwise.trunc(self / other) * other
+
+    def add(self, other: Any, *, alpha: float = 1) -> Tensor:
+        return self + (other if alpha == 1 else alpha * other)
+
+    def sub(self, other: Any, *, alpha: float = 1) -> Tensor:
+        return self - (other if alpha == 1 else alpha * other)
+
+    subtract = sub
+
+    def lerp(self, end: Any, weight: Any) -> Tensor:
+        return self + weight * (end - self)
+
+    def addcmul(self, tensor1: Any, tensor2: Any, *, value: float = 1) -> Tensor:
+        return self + value * tensor1 * tensor2
+
+    def addcdiv(self, tensor1: Any, tensor2: Any, *, value: float = 1) -> Tensor:
+        return self + value * tensor1 / tensor2
+
+    def where(self, condition: Any, other: Any) -> Tensor:
+        """`self` where `condition` holds, else `other` (PyTorch's argument order)."""
+        return ops.where(condition, self, other)
+
+    def nan_to_num(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+        """NaN, +inf and -inf replaced (by 0 and the dtype's largest and lowest finite values
+        unless given); the gradient flows where the value was finite."""
+        if not self.dtype.is_floating_point:
+            return self
+        largest = finfo(self.dtype).max
+        out = ops.where(ops.isnan(self), nan, self)
+        out = ops.where(out == math.inf, largest if posinf is None else posinf, out)
+        return ops.where(out == -math.inf, -largest if neginf is None else neginf, out)
+
+    def isclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+        """Whether ``|self - other| <= atol + rtol * |other|`` elementwise (equal infinities
+        too, and NaNs with `equal_nan`), as PyTorch's."""
+        close = (self == other) | (ops.abs(self - other) <= atol + rtol * ops.abs(other))
+        return (close | (ops.isnan(self) & ops.isnan(other))) if equal_nan else close
+
+    def allclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+        return bool(statistics.all(self.isclose(other, rtol, atol, equal_nan)))
+
+    def equal(self, other: Tensor) -> bool:
+        """Whether `other` has the same shape and values."""
+        return self.shape == tuple(other.shape) and bool(statistics.all(self == other))
+
+    # --- more of PyTorch's shape methods -------------------------------------------------------
+    def dim(self) -> int:
+        return self.ndim
+
+    ndimension = dim
+
+    def element_size(self) -> int:
+        return np.dtype(self.dtype.name).itemsize
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self.dtype.is_complex
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return ops.reshape(self, tuple(other.shape))
+
+    reshape_as = view_as
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        return ops.broadcast_to(self, tuple(other.shape))
+
+    def unflatten(self, dim: int, sizes: Any) -> Tensor:
+        dim = dim % self.ndim
+        return ops.reshape(self, (*self.shape[:dim], *sizes, *self.shape[dim + 1 :]))
+
+    def movedim(self, source: Any, destination: Any) -> Tensor:
+        return manipulation.moveaxis(self, source, destination)
+
+    moveaxis = movedim
+    swapdims = swapaxes
+
+    def t(self) -> Tensor:
+        """The transpose of a matrix (a vector or a scalar as it is)."""
+        if self.ndim > 2:
+            raise ValueError(f"t() takes a tensor of at most 2 dimensions, not {self.ndim}; use transpose or mT")
+        return self if self.ndim < 2 else ops.swapaxes(self, 0, 1)
+
+    def narrow(self, dim: int, start: int, length: int) -> Tensor:
+        dim = dim % self.ndim
+        start = start % self.shape[dim] if start < 0 else start
+        return self[(slice(None),) * dim + (slice(start, start + length),)]
+
+    def select(self, dim: int, index: int) -> Tensor:
+        return self[(slice(None),) * (dim % self.ndim) + (index,)]
+
+    def tensor_split(self, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+        """Parts along `dim`: `n` of them (the first ``size % n`` one longer), or cut at the
+        given indices (PyTorch's ``tensor_split``)."""
+        size = self.shape[dim % self.ndim]
+        if isinstance(indices_or_sections, int):
+            n = indices_or_sections
+            lengths = [size // n + (i < size % n) for i in range(n)]
+            cuts = np.cumsum([0, *lengths]).tolist()
+        else:
+            cuts = [0, *indices_or_sections, size]
+        return tuple(self.narrow(dim, a, max(min(b, size) - a, 0)) for a, b in zip(cuts, cuts[1:]))
+
+    def repeat(self, *sizes: Any) -> Tensor:
+        """The tensor tiled `sizes` times along each dimension (PyTorch's ``repeat``, numpy's ``tile``)."""
+        return manipulation.tile(self, _sizes(sizes))
+
+    def tile(self, *dims: Any) -> Tensor:
+        return manipulation.tile(self, _sizes(dims))
+
+    def repeat_interleave(self, repeats: Any, dim: int | None = None) -> Tensor:
+        """Each element repeated `repeats` times along `dim` (the flattened tensor when None)."""
+        return manipulation.repeat(self, repeats, axis=dim)
+
+    def fliplr(self) -> Tensor:
+        return manipulation.flip(self, axis=1)
+
+    def flipud(self) -> Tensor:
+        return manipulation.flip(self, axis=0)
+
+    def diag(self, diagonal: int = 0) -> Tensor:
+        """A vector's diagonal matrix, or a matrix's diagonal (PyTorch's ``diag``)."""
+        if self.ndim == 1:
+            return _diagonal_matrices(self, diagonal)
+        if self.ndim != 2:
+            raise ValueError(f"diag takes a 1-D or 2-D tensor, not {self.ndim}-D")
+        return linalg.diagonal(self, offset=diagonal)
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+        """The diagonal of the matrices over `dim1` and `dim2`, as a last dimension."""
+        return linalg.diagonal(manipulation.moveaxis(self, (dim1, dim2), (-2, -1)), offset=offset)
+
+    def diag_embed(self, offset: int = 0) -> Tensor:
+        return _diagonal_matrices(self, offset)
+
+    # --- more of PyTorch's linear algebra ---------------------------------------------------------
+    mm = bmm = mv = ops.matmul
+
+    def dot(self, other: Tensor) -> Tensor:
+        if self.ndim != 1 or other.ndim != 1:
+            raise ValueError(f"dot takes two 1-D tensors, not {self.ndim}-D and {other.ndim}-D; use matmul")
+        return ops.sum(self * other)
+
+    def inner(self, other: Tensor) -> Tensor:
+        return linalg.tensordot(self, other, axes=((-1,), (-1,)))
+
+    def outer(self, other: Tensor) -> Tensor:
+        return linalg.outer(self, other)
+
+    def cross(self, other: Tensor, dim: int = -1) -> Tensor:
+        return linalg.cross(self, other, axis=dim)
+
+    def trace(self) -> Tensor:
+        return linalg.trace(self)
+
+    def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:
+        return beta * self + alpha * ops.matmul(mat1, mat2)
+
+    # --- in place ---------------------------------------------------------------------------------
+    add_ = _method_in_place(add)
+    sub_ = _method_in_place(sub)
+    mul_ = _method_in_place(ops.multiply)
+    div_ = _method_in_place(ops.divide)
+    pow_ = _method_in_place(ops.pow)
+    clamp_ = clip_ = _method_in_place(ops.clip)
+    masked_fill_ = _method_in_place(manipulation.masked_fill)
+    exp_ = _method_in_place(ops.exp)
+    abs_ = _method_in_place(ops.abs)
+    neg_ = _method_in_place(ops.negative)
+    sqrt_ = _method_in_place(ops.sqrt)
+    lerp_ = _method_in_place(lerp)
+    addcmul_ = _method_in_place(addcmul)
+    addcdiv_ = _method_in_place(addcdiv)
+    sigmoid_ = _method_in_place(ops.sigmoid)
+    tanh_ = _method_in_place(ops.tanh)
+    relu_ = _method_in_place(ops.relu)
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0) -> Tensor:
+        return self.copy_(creation.uniform(self.shape, a, b, self.dtype, device=self.device))
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
+        return self.copy_(mean + std * creation.randn(*self.shape, dtype=self.dtype, device=self.device))
+
+    # --- new tensors like this one ----------------------------------------------------------------
+    def new_zeros(self, *size: Any) -> Tensor:
+        return creation.zeros(_sizes(size), dtype=self.dtype, device=self.device)
+
+    def new_ones(self, *size: Any) -> Tensor:
+        return creation.ones(_sizes(size), dtype=self.dtype, device=self.device)
+
+    def new_empty(self, *size: Any) -> Tensor:
+        return creation.empty(_sizes(size), dtype=self.dtype, device=self.device)
+
+    def new_full(self, size: Any, fill_value: Any) -> Tensor:
+        return creation.full(tuple(size), fill_value, dtype=self.dtype, device=self.device)
+
+    def new_tensor(self, data: Any) -> Tensor:
+        return creation.asarray(data, dtype=self.dtype, device=self.device, copy=True)
+
     # --- dtypes and backends ----------------------------------------------------------------
     def float(self) -> Tensor:
         return ops._cast(self, "float32")
@@ -635,6 +892,18 @@ class Tensor(TensorBase, GraphFields):
 
     def long(self) -> Tensor:
         return ops._cast(self, "int64")
+
+    def int(self) -> Tensor:
+        return ops._cast(self, "int32")
+
+    def half(self) -> Tensor:
+        return ops._cast(self, "float16")
+
+    def bool(self) -> Tensor:
+        return ops._cast(self, "bool")
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return ops._cast(self, other.dtype)
 
     def to(self, target: Any = None, *, dtype: Any = None, device: Any = None) -> Tensor:
         """``t.to("torch")``, ``t.to(ag.float64)``, ``t.to(device="cuda")``: differentiable moves."""
@@ -658,6 +927,49 @@ class Tensor(TensorBase, GraphFields):
     all = _reduction(statistics.all)
     var = _spread(ops.var)
     std = _spread(statistics.std)
+
+    amax = _reduction(ops.max)
+    amin = _reduction(ops.min)
+
+    def nansum(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return ops.sum(ops.where(ops.isnan(self), 0.0, self), axis=dim, keepdims=keepdim)
+
+    def nanmean(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        present = ops.astype(~ops.isnan(self), self.dtype)
+        return self.nansum(dim, keepdim) / ops.sum(present, axis=dim, keepdims=keepdim)
+
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
+        """The vector `p`-norm over `dim` (all elements when None); "fro" is the 2-norm."""
+        return linalg.vector_norm(self, axis=dim, keepdims=keepdim, ord=2 if p == "fro" else p)
+
+    def count_nonzero(self, dim: Any = None) -> Tensor:
+        return ops.sum(ops.astype(self != 0, "int64"), axis=dim)
+
+    def nonzero(self) -> Tensor:
+        """The indices of the nonzero elements, one row each (PyTorch's layout)."""
+        return ops.stack(searching.nonzero(self), axis=1)
+
+    def diff(self, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None) -> Tensor:
+        return statistics.diff(self, axis=dim, n=n, prepend=prepend, append=append)
+
+    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> Sorted:
+        """The `k`-th smallest value along `dim` (from 1) and its index."""
+        n = self.shape[dim] if self.ndim else 1
+        if not 1 <= k <= n:
+            raise ValueError(f"kthvalue: k={k} is out of range for a dimension of size {n}")
+        values, indices = self.sort(dim)
+        at = (slice(None),) * (dim % max(self.ndim, 1)) + (slice(k - 1, k),)
+        values, indices = values[at], indices[at]
+        if not keepdim:
+            values, indices = ops.squeeze(values, dim), ops.squeeze(indices, dim)
+        return Sorted(values, indices)
+
+    def median(self, dim: int | None = None, keepdim: bool = False) -> Any:
+        """The lower median (of all elements, or ``(values, indices)`` along `dim`), as PyTorch's."""
+        if dim is None:
+            flat = ops.reshape(self, (-1,))
+            return flat.kthvalue((flat.shape[0] + 1) // 2, 0).values
+        return self.kthvalue((self.shape[dim] + 1) // 2, dim, keepdim)
 
     def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Sorted:
         """The values sorted along `dim` and where each came from, as PyTorch's ``sort`` (ties
