@@ -284,3 +284,30 @@ def test_a_tensor_inside_vmap_is_not_pickled(backend):
 def test_the_backend_is_named_not_pickled(backend):
     data = pickle.dumps(ag.ones(2))
     assert b"Backend" not in data and backends.registered_as(backend)[0].encode() in data
+
+
+def test_a_gpt_deep_copied_mid_training_continues_exactly(backend):
+    """The GPT of examples/gpt.py (its classes are local to the builder, so, as in PyTorch, it is
+    deep-copied rather than pickled) with AdamW and weight decay."""
+    from bench.gpt_model import GPTConfig, gpt
+
+    config = GPTConfig(block_size=8, vocab_size=11, n_layer=2, n_head=2, n_embd=8)
+    ag.manual_seed(0)
+    model = gpt(nn, config)
+    opt = optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
+    tokens = np.random.default_rng(0).integers(0, config.vocab_size, (2, config.block_size + 1))
+    idx, target = ag.tensor(tokens[:, :-1]), ag.tensor(tokens[:, 1:].reshape(-1))
+
+    def steps(model, opt, n: int) -> list[float]:
+        losses = []
+        for _ in range(n):
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(model(idx), target)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return losses
+
+    steps(model, opt, 2)
+    twin_model, twin_opt = copy.deepcopy((model, opt))
+    assert steps(twin_model, twin_opt, 3) == steps(model, opt, 3)
