@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -150,3 +151,14 @@ def test_without_scipy_array_api_a_tensor_that_requires_grad_is_refused():
     value, refusal = done.stdout.strip().splitlines()
     assert float(value) == pytest.approx(scipy.stats.entropy([0.2, 0.3, 0.5]), rel=1e-12)
     assert refusal.startswith("refused:") and "detach()" in refusal
+
+
+def test_the_documented_example_prints_what_its_comment_says():
+    """docs/special.md's SciPy example (a ```py block: the page's ```python blocks run in this
+    process, where SciPy is imported without SCIPY_ARRAY_API)."""
+    page = (ROOT / "docs" / "special.md").read_text()
+    (script,) = re.findall(r"^```py\n(.*?)^```", page, re.DOTALL | re.MULTILINE)
+    done = run(script)
+    assert done.returncode == 0, done.stderr[-3000:]
+    printed = done.stdout.strip().splitlines()[-1]
+    assert printed == script.strip().splitlines()[-1].split("# ")[-1]
