@@ -263,8 +263,6 @@ ACCURACY = {
 def test_portable_kernel_accuracy(float64_backend, name):
     """The default written in the standard, run on each library's raw arrays (what
     array-api-strict always runs, and any library without its own kernel)."""
-    if float64_backend.name == "dask":
-        pytest.skip("dask runs numpy's kernel per chunk; the portable one is checked on the others")
     extra, reference, x, tolerance = ACCURACY[name]
     raw = float64_backend.asarray(x, dtype=float64_backend.xp.float64)
     with warnings.catch_warnings():
