@@ -219,9 +219,9 @@ def _sinc(ns: Any, x: Any) -> Any:
 
 
 def _sinc_grad(ns: Any, g: Any, out: Any, x: Any) -> Any:
-    # PyTorch's: (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at x = 0
-    safe = ns.where(x == 0, 1.0, x)
-    slope = (math.pi * safe * ns.cos(math.pi * safe) - ns.sin(math.pi * safe)) / (math.pi * safe * safe)
+    # PyTorch's: (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at x = 0; the quotient is taken of x
+    # itself, so the second derivative at 0 is PyTorch's nan (0 / 0 through the untaken branch)
+    slope = (math.pi * x * ns.cos(math.pi * x) - ns.sin(math.pi * x)) / (math.pi * x * x)
     return g * ns.where(x == 0, 0.0, slope)
 
 

@@ -652,11 +652,8 @@ def kl_div(
             stacklevel=2,
         )
     target = _operand(target, input)
-    if log_target:
-        losses = ag.exp(target) * (target - input)
-    else:  # PyTorch's xlogy(t, t) - t * x: 0 * log(0) is 0
-        zero = target == 0
-        losses = ag.where(zero, 0.0, target * ag.log(ag.where(zero, 1.0, target))) - target * input
+    # without log_target PyTorch's formula, so its gradients too: 0 * log(0) is 0
+    losses = ag.exp(target) * (target - input) if log_target else ag.special.xlogy(target, target) - target * input
     if reduction == "batchmean":
         return ag.sum(losses) / input.shape[0] if input.ndim else ag.sum(losses)
     return _reduce(losses, reduction)

@@ -65,6 +65,25 @@ CASES = [
     both("square", lambda x: x * x, [0.0, -1.0]),
     Case("reciprocal", ag.reciprocal, torch.reciprocal, ([0.0, -0.0, 2.0],)),
     both("divide", lambda x, y: x / y, [0.0, 1.0, 0.0, 2.0], [0.0, 0.0, 2.0, -0.0]),
+    # --- special functions at the edges of their domains
+    Case(
+        "xlogy",
+        ag.special.xlogy,
+        torch.special.xlogy,
+        ([0.0, 0.0, 1.0, 0.0, 2.0, 0.0], [0.0, 1.0, 0.0, -1.0, 3.0, INF]),
+    ),
+    Case(
+        "xlog1py",
+        ag.special.xlog1py,
+        torch.special.xlog1py,
+        ([0.0, 0.0, 1.0, 0.0, 2.0], [-1.0, 0.0, -1.0, -2.0, 3.0]),
+    ),
+    Case("entr", ag.special.entr, torch.special.entr, ([0.0, 1.0, -1.0, 0.5, INF],)),
+    Case("sinc", ag.special.sinc, torch.special.sinc, ([0.0, 1.0, -0.5],)),
+    Case("logit", ag.special.logit, torch.special.logit, ([0.0, 1.0, 0.5],)),
+    Case("erfinv", ag.special.erfinv, torch.special.erfinv, ([1.0, -1.0, 0.0],)),
+    Case("log_ndtr", ag.special.log_ndtr, torch.special.log_ndtr, ([-10.0, 0.0, 40.0],)),
+    Case("ndtri", ag.special.ndtri, torch.special.ndtri, ([0.0, 1.0, 0.5],)),
     # --- angles and magnitudes
     Case("atan2", ag.atan2, torch.atan2, ([0.0, 0.0, 1.0, 0.0, -0.0], [0.0, 1.0, 0.0, -1.0, 0.0])),
     Case("hypot", ag.hypot, torch.hypot, ([0.0, 0.0, 3.0, 0.0], [0.0, 1.0, 0.0, -0.0])),
@@ -276,6 +295,12 @@ CASES = [
         lambda x: F.kl_div(x, ag.asarray([0.0, 0.5, 0.0], dtype="float64"), reduction="sum"),
         lambda x: TF.kl_div(x, torch.tensor([0.0, 0.5, 0.0], dtype=torch.float64), reduction="sum"),
         ([-1.0, -2.0, 0.0],),
+    ),
+    Case(
+        "kl_div_zero_target_differentiated",
+        lambda x, y: F.kl_div(x, y, reduction="sum"),
+        lambda x, y: TF.kl_div(x, y, reduction="sum"),
+        ([-1.0, -2.0, 0.0], [0.0, 0.5, 0.0]),
     ),
     # --- linear algebra at singular matrices
     # PyTorch's forward mode of det is tr(solve(A, dA)) det(A), 0 at a singular matrix: the
