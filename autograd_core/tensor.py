@@ -971,6 +971,25 @@ class Tensor(TensorBase, GraphFields):
             return flat.kthvalue((flat.shape[0] + 1) // 2, 0).values
         return self.kthvalue((self.shape[dim] + 1) // 2, dim, keepdim)
 
+    def unique(
+        self,
+        sorted: bool = True,  # noqa: A002 - PyTorch's name
+        return_inverse: bool = False,
+        return_counts: bool = False,
+        dim: None = None,
+    ) -> Any:
+        """The distinct values, sorted, and where requested the index of each element's value
+        among them and how often each occurs (PyTorch's ``unique``; outside the graph)."""
+        if dim is not None:
+            raise ValueError("unique: only dim=None (the flattened tensor) is supported")
+        found = searching.unique_all(self)
+        order = searching.argsort(found.values)
+        values, counts = ops.take(found.values, order), ops.take(found.counts, order)
+        rank = searching.argsort(order)  # where each found value lands once sorted
+        inverse = ops.reshape(ops.take(rank, ops.reshape(found.inverse_indices, (-1,))), self.shape)
+        extras = (inverse,) * return_inverse + (counts,) * return_counts
+        return (values, *extras) if extras else values
+
     def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Sorted:
         """The values sorted along `dim` and where each came from, as PyTorch's ``sort`` (ties
         keep their order)."""

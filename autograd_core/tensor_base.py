@@ -189,15 +189,16 @@ class TensorBase:
         return "tensor(" + ", ".join([body, *extras]) + ")"
 
     # --- leaving the graph and the backend ---------------------------------------------------
-    def numpy(self) -> Any:
+    def numpy(self, *, force: bool = False) -> Any:
         """The values as a numpy array (a copy off the CPU). Refused for a tensor that
-        requires grad, as in PyTorch: the array would silently leave the graph.
+        requires grad, as in PyTorch: the array would silently leave the graph (unless `force`,
+        which detaches it first).
 
         >>> import autograd_core as ag
         >>> ag.tensor([1.0, 2.0], requires_grad=True).detach().numpy().tolist()
         [1.0, 2.0]
         """
-        if self.requires_grad:
+        if self.requires_grad and not force:
             raise RuntimeError(
                 "Can't call numpy() on a tensor that requires grad (a numpy array leaves the graph, so "
                 "no gradient would flow through it); use t.detach().numpy() instead"

@@ -242,6 +242,7 @@ def test_a_tensor_that_requires_grad_does_not_leave_the_graph_silently(backend, 
 
 def test_python_values_still_leave_the_graph_as_in_pytorch(backend):
     ours = ag.tensor([1.5, 2.0], requires_grad=True)
+    assert ours.numpy(force=True).tolist() == torch.tensor([1.5, 2.0], requires_grad=True).numpy(force=True).tolist()
     assert ours.tolist() == [1.5, 2.0] and ours[0].item() == 1.5 and float(ours[0]) == 1.5 and int(ours[1]) == 2
     with ag.no_grad():
         assert np.asarray(ours * 2).tolist() == [3.0, 4.0]  # made outside the graph, it does not require grad
