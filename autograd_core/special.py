@@ -60,8 +60,10 @@ __all__ = [
 
 def _as_floating(x: TensorBase) -> TensorBase:
     """`x`, or an integer or boolean `x` in the default floating dtype, as PyTorch's special
-    functions take them."""
-    if isdtype(x.dtype, ("real floating", "complex floating")):
+    functions take them; a complex `x` is refused."""
+    if isdtype(x.dtype, "complex floating"):
+        raise TypeError(f"the special functions take real tensors, got {x.dtype.name}; pass the real part (ag.real(x))")
+    if isdtype(x.dtype, "real floating"):
         return x
     return ops.astype(x, __array_namespace_info__().default_dtypes(device=x.device)["real floating"])
 

@@ -335,6 +335,10 @@ def test_bad_arguments_are_refused():
         S.gammaln([1.0, 2.0])
     with pytest.raises(TypeError, match="at least one operand must be a tensor"):
         S.xlogy(1.0, 2.0)
+    with pytest.raises(TypeError, match="take real tensors, got complex64"):
+        S.erfinv(ag.asarray([0.5 + 1j]))
+    with pytest.raises(TypeError, match="take real tensors"):
+        S.xlogy(x, ag.asarray([2.0 + 0j]))
 
 
 def test_psi_is_digamma():
