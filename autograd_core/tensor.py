@@ -143,16 +143,17 @@ def _add_at(values: TensorBase, size: int, positions: Any) -> Tensor:
     return index_add.apply(values, (size,), 0, positions)
 
 
-def _segments(positions: Any, values: Any, xp: Any) -> tuple[Any, Any, Any]:
+def _segments(positions: Any, values: Any, backend: backends.Backend) -> tuple[Any, Any, Any]:
     """The order that sorts `positions` (raw, 1-D), ties by `values` ascending when given,
     and where each run of equal positions starts and ends in that order."""
+    xp = backend.xp
     order = xp.argsort(positions, stable=True)
     if values is not None:
         by_value = xp.argsort(values, stable=True)
         order = xp.take(by_value, xp.argsort(xp.take(positions, by_value), stable=True))
     ordered = xp.take(positions, order)
     change = ordered[1:] != ordered[:-1]
-    edge = xp.ones((1,), dtype=change.dtype, device=change.device)
+    edge = xp.ones((1,), dtype=change.dtype, device=backend.device)
     return order, xp.concat([edge, change]), xp.concat([change, edge])
 
 
@@ -171,7 +172,7 @@ def _scatter_prod(flat: Tensor, values: Tensor, positions: Any, count: Tensor, i
     position: multiplications only, so its gradient is right where values are zero, to every
     order."""
     xp = flat.backend.xp
-    order, starts, ends = _segments(positions, None, xp)
+    order, starts, ends = _segments(positions, None, flat.backend)
     running = statistics.segmented_cumulative_prod(ops.take(values, order), starts)
     last = xp.nonzero(ends)[0]
     product = _add_at(ops.take(running, last), flat.shape[0], xp.take(xp.take(positions, order), last))
@@ -187,7 +188,7 @@ def _scatter_extreme(largest: bool) -> Callable:
         xp, size = flat.backend.xp, flat.shape[0]
         sign = 1 if largest else -1  # the minimum is the negated maximum of the negated values
         signed = values.data * sign
-        order, _, ends = _segments(positions, signed, xp)
+        order, _, ends = _segments(positions, signed, flat.backend)
         last = xp.take(order, xp.nonzero(ends)[0])
         wrap = lambda a: Tensor._wrap(a, flat.backend)  # noqa: E731
         extreme = _add_at(wrap(xp.take(signed, last)), size, xp.take(positions, last)).data
