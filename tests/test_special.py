@@ -252,9 +252,19 @@ ACCURACY = {
         np.concatenate([_grid(-30, 30), np.logspace(-300, 300, 200)]),
         dict(rtol=1e-13, atol=1e-14),
     ),
-    "i0": ((), scipy.special.i0, _grid(-700, 700), dict(rtol=1e-13)),
-    "i0e": ((), scipy.special.i0e, np.concatenate([_grid(-700, 700), [1e5, -1e10]]), dict(rtol=1e-14)),
-    "i1": ((), scipy.special.i1, _grid(-700, 700), dict(rtol=1e-13)),
+    "i0": (
+        (),
+        scipy.special.i0,
+        np.concatenate([_grid(-700, 700), [math.inf, -math.inf]]),
+        dict(rtol=1e-13),
+    ),  # nan at inf, as scipy
+    "i0e": ((), scipy.special.i0e, np.concatenate([_grid(-700, 700), [1e5, -1e10, math.inf]]), dict(rtol=1e-14)),
+    "i1": (
+        (),
+        scipy.special.i1,
+        np.concatenate([_grid(-700, 700), [math.inf, -math.inf]]),
+        dict(rtol=1e-13),
+    ),  # nan at inf, as scipy
     "i1e": ((), scipy.special.i1e, np.concatenate([_grid(-700, 700), [1e5, -1e10]]), dict(rtol=1e-14)),
 }
 
