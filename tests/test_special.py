@@ -229,7 +229,8 @@ def _grid(lo: float, hi: float) -> np.ndarray:
     return np.concatenate([np.linspace(lo, hi, 2001), _R.uniform(lo, hi, 500)])
 
 
-# name: (the portable kernel's arguments after x, scipy's function, inputs, tolerance)
+# name: (the portable kernel's arguments after x, scipy's function, inputs, tolerance); i0 and i1
+# are nan at +-inf, as in scipy.special and torch
 ACCURACY = {
     "erfc": ((), scipy.special.erfc, _grid(-6.0, 26.5), dict(rtol=1e-13)),
     "erfinv": (
@@ -257,14 +258,14 @@ ACCURACY = {
         scipy.special.i0,
         np.concatenate([_grid(-700, 700), [math.inf, -math.inf]]),
         dict(rtol=1e-13),
-    ),  # nan at inf, as scipy
+    ),
     "i0e": ((), scipy.special.i0e, np.concatenate([_grid(-700, 700), [1e5, -1e10, math.inf]]), dict(rtol=1e-14)),
     "i1": (
         (),
         scipy.special.i1,
         np.concatenate([_grid(-700, 700), [math.inf, -math.inf]]),
         dict(rtol=1e-13),
-    ),  # nan at inf, as scipy
+    ),
     "i1e": ((), scipy.special.i1e, np.concatenate([_grid(-700, 700), [1e5, -1e10]]), dict(rtol=1e-14)),
 }
 
