@@ -286,9 +286,11 @@ def _logcumsumexp_grad(ns: Any, g: Any, out: Any, x: Any, axis: int) -> Any:
 
 def _logcumsumexp_jvp(ns: Any, tangents: list, out: Any, x: Any, axis: int) -> Any:
     """d out_i = sum_{k<=i} exp(x_k - out_i) t_k, that is D_i = exp(x_i - out_i) t_i +
-    exp(out_{i-1} - out_i) D_{i-1}: the gradient's recurrence run from the other end."""
-    drive = ns.flip(ns.exp(x - out) * tangents[0], axis=axis)
-    decay = _shifted(ns, ns.flip(_steps_down(ns, out, axis), axis=axis), 1, axis)
+    exp(out_{i-1} - out_i) D_{i-1}: the gradient's recurrence run from the other end. Where
+    out_i is -inf (every x_k so far is -inf) the tangent is 0, as PyTorch's, not -inf - -inf."""
+    empty = ns.flip(out == -math.inf, axis=axis)
+    drive = ns.where(empty, 0.0, ns.flip(ns.exp(x - out) * tangents[0], axis=axis))
+    decay = ns.where(empty, 0.0, _shifted(ns, ns.flip(_steps_down(ns, out, axis), axis=axis), 1, axis))
     return ns.flip(_reverse_recurrence(ns, decay, drive, axis), axis=axis)
 
 

@@ -172,7 +172,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))``, stable for inputs of any size."""
-    return input * ag.tanh(ag.logaddexp(input, 0.0))
+    return input * ag.tanh(_log1p_exp(input))
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
@@ -185,6 +185,12 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     return activations.softplus.apply(input, beta, threshold)
 
 
+def _log1p_exp(x: Tensor) -> Tensor:
+    """``log(1 + exp(x))`` at every x (softplus without its threshold), with first and second
+    derivatives that neither overflow nor give nan for logits of any size."""
+    return activations.softplus.apply(x, 1.0, math.inf)
+
+
 def softsign(input: Tensor) -> Tensor:
     """``x / (1 + |x|)``."""
     return input / (ag.abs(input) + 1)
@@ -192,7 +198,7 @@ def softsign(input: Tensor) -> Tensor:
 
 def logsigmoid(input: Tensor) -> Tensor:
     """log(sigmoid(x)) = ``-log(1 + exp(-x))``, stable for inputs of any size."""
-    return -ag.logaddexp(-input, 0.0)
+    return -_log1p_exp(-input)
 
 
 def _ramp(x: Tensor, low: float, at_low: Any, high: float, at_high: Any, between: Tensor) -> Tensor:
@@ -618,11 +624,12 @@ def binary_cross_entropy_with_logits(
     pos_weight: Any = None,
 ) -> Tensor:
     """Sigmoid plus binary cross-entropy in the stable form
-    ``(1 - t) * x + (1 + (p - 1) * t) * (log1p(exp(-|x|)) + relu(-x))``."""
+    ``(1 - t) * x + (1 + (p - 1) * t) * log(1 + exp(-x))``; the gradient is PyTorch's
+    ``sigmoid(x) - t`` (with pos_weight, weighted) at every x, 0 included."""
     _check_reduction(reduction)
     _no_legacy("binary_cross_entropy_with_logits", size_average, reduce)
     log_weight = 1 if pos_weight is None else 1 + (pos_weight - 1) * target
-    losses = (1 - target) * input + log_weight * (ag.log1p(ag.exp(-ag.abs(input))) + ag.relu(-input))
+    losses = (1 - target) * input + log_weight * _log1p_exp(-input)
     return _reduce(losses if weight is None else losses * weight, reduction)
 
 
