@@ -907,7 +907,10 @@ class Tensor(TensorBase, GraphFields):
         return ops._cast(self, other.dtype)
 
     def to(self, target: Any = None, *, dtype: Any = None, device: Any = None) -> Tensor:
-        """``t.to("torch")``, ``t.to(ag.float64)``, ``t.to(device="cuda")``: differentiable moves."""
+        """``t.to("torch")``, ``t.to(ag.float64)``, ``t.to(device="cuda")``, ``t.to(other)``
+        (other's dtype and backend): differentiable moves."""
+        if isinstance(target, TensorBase):
+            return ops.astype(ops.to_backend(self, target.backend), dtype or target.dtype)
         if isinstance(target, DType) or (isinstance(target, str) and target in DTYPES):
             dtype, target = target, None
         backend = self.backend
@@ -919,7 +922,14 @@ class Tensor(TensorBase, GraphFields):
 
     # --- reductions, with PyTorch's dim/keepdim ---------------------------------------------
     sum = _reduction(ops.sum)
-    mean = _reduction(ops.mean)
+
+    def mean(
+        self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None, keepdims: bool = False
+    ) -> Tensor:
+        """The mean over `dim` (all when None), computed in `dtype` when given (as PyTorch's)."""
+        x = self if dtype is None else ops._cast(self, dtype)
+        return ops.mean(x, axis=axis if dim is None else dim, keepdims=keepdims or keepdim)
+
     max = _extremum(ops.max, searching.argmax, ops.maximum)
     min = _extremum(ops.min, searching.argmin, ops.minimum)
     logsumexp = _reduction(ops.logsumexp)
@@ -968,9 +978,16 @@ class Tensor(TensorBase, GraphFields):
     def median(self, dim: int | None = None, keepdim: bool = False) -> Any:
         """The lower median (of all elements, or ``(values, indices)`` along `dim`), as PyTorch's."""
         if dim is None:
-            flat = ops.reshape(self, (-1,))
-            return flat.kthvalue((flat.shape[0] + 1) // 2, 0).values
-        return self.kthvalue((self.shape[dim] + 1) // 2, dim, keepdim)
+            return ops.reshape(self, (-1,)).median(0).values
+        values, indices = self.kthvalue((self.shape[dim] + 1) // 2, dim, keepdim=True)
+        if self.dtype.is_floating_point:  # where there is a NaN, it is the median: the first one
+            nan = ops.isnan(self)
+            first_nan = searching.argmax(ops.astype(nan, "int8"), axis=dim, keepdims=True)
+            indices = ops.where(statistics.any(nan, axis=dim, keepdims=True), first_nan, indices)
+            values = manipulation.take_along_axis(self, indices, axis=dim)
+        if not keepdim:
+            values, indices = ops.squeeze(values, dim), ops.squeeze(indices, dim)
+        return Sorted(values, indices)
 
     def unique(
         self,

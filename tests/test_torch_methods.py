@@ -20,6 +20,9 @@ SQUARE = RNG.standard_normal((4, 4))
 BATCH = RNG.standard_normal((2, 3, 4))
 MASK = X > 0
 SPECIAL = np.array([[1.0, np.nan, np.inf], [-np.inf, -2.5, 0.0]])
+NAN_ROW = np.array(
+    [[1.0, np.nan, 1.0, 1.0], [1.0] * 4, [np.nan, 1.0, 1.0, np.nan]]
+)  # X divided by it: NaNs in rows 0, 2
 
 
 def other(m, values=Y):
@@ -88,6 +91,7 @@ METHODS = {
     "sum_keepdim": lambda t, m: t.sum(dim=1, keepdim=True),
     "mean_dims": lambda t, m: t.mean((0, 1), keepdim=True),
     "mean_dim": lambda t, m: t.mean(-1),
+    "mean_dtype": lambda t, m: t.mean(1, dtype=m.float32),
     "nansum": lambda t, m: t.nansum(1),
     "nanmean": lambda t, m: t.nanmean(0),
     "prod": lambda t, m: t.prod(),
@@ -112,6 +116,8 @@ METHODS = {
     "median": lambda t, m: t.median(),
     "median_dim": lambda t, m: t.median(1),
     "median_dim_keepdim": lambda t, m: t.median(0, keepdim=True),
+    "median_with_nan": lambda t, m: (t / m.tensor(NAN_ROW)).median(1),
+    "median_all_with_nan": lambda t, m: (t / m.tensor(NAN_ROW)).median(),
     "kthvalue": lambda t, m: t.kthvalue(2, 1),
     "kthvalue_keepdim": lambda t, m: t.kthvalue(3, dim=0, keepdim=True),
     "cumsum": lambda t, m: t.cumsum(dim=1),
@@ -215,6 +221,7 @@ METHODS = {
     "bool": lambda t, m: (t * 0.5).round().bool(),
     "to_dtype": lambda t, m: t.to(m.float32),
     "to_dtype_keyword": lambda t, m: t.to(dtype=m.float32),
+    "to_other": lambda t, m: t.to(m.tensor([1], dtype=m.int32)),
     "type_as": lambda t, m: t.type_as(m.tensor([1], dtype=m.int32)),
     "type_as_float": lambda t, m: t.float().type_as(t),
     # new tensors
