@@ -102,7 +102,9 @@ class DaskBackend(Backend):
         super().__init__(Namespace(self.to_numpy), da.Array, None)
         self.address, self.client, self.cluster = address, client, cluster
         self.scheduler_address = None if client is None else client.scheduler.address
-        self._lineage: dict[Any, dict] = {}  # a persisted chunk's key: the tasks that make it from its values
+        self.scheduler_lost = False  # set by a SchedulerLostError: close() then does not wait for it
+        # a persisted chunk's key: (its future, the tasks that make it from its values)
+        self._lineage: dict[Any, tuple[weakref.ref, dict]] = {}
         self.chunk_rows = _chunk_rows()
 
     def __repr__(self) -> str:
@@ -169,30 +171,47 @@ class DaskBackend(Backend):
         for made, kept in zip(arrays, persisted):
             lineage = dict(made.__dask_graph__())
             for key, future in kept.__dask_graph__().items():
-                self._lineage[key] = lineage
+                self._lineage[key] = (weakref.ref(future), lineage)
                 weakref.finalize(future, self._lineage.pop, key, None)
         return persisted
 
     def _restored(self, array: da.Array) -> da.Array:
         """`array` with each cancelled future in its graph replaced by the tasks that make its
         chunk from the values (`_from_host`); `array` itself when none is cancelled."""
-        from distributed import Future
-
         graph = array.__dask_graph__()
-        cancelled = [k for k in self._lineage if k in graph and isinstance(graph[k], Future) and graph[k].cancelled()]
-        if not cancelled:
+        lost = [tasks for key, (future, tasks) in list(self._lineage.items()) if _cancelled(future()) and key in graph]
+        if not lost:
             return array
         restored = dict(graph)
-        for key in cancelled:
-            restored.update(self._lineage[key])
+        for tasks in lost:
+            restored.update(tasks)
         return da.Array(restored, array.name, array.chunks, meta=array._meta)
 
     def _compute(self, *arrays: Any) -> tuple:
-        if self.client is not None:  # unoptimised: tasks keep their names in every graph they are sent in
-            with self._scheduler_answers():
-                return tuple(self.client.compute([self._restored(a) for a in arrays], sync=True))
-        self._check_open()
-        return dask.compute(*arrays, scheduler="threads", pool=_quiet_threads())
+        if self.client is None:
+            self._check_open()
+            return dask.compute(*arrays, scheduler="threads", pool=_quiet_threads())
+        with self._scheduler_answers():  # unoptimised: tasks keep their names in every graph they are sent in
+            futures = self.client.compute([self._restored(a) for a in arrays])
+            self._wait(futures)
+            return tuple(self.client.gather(futures))
+
+    def _wait(self, futures: list) -> None:
+        """Wait for `futures` (done or failed), asking the scheduler every AUTOGRAD_DASK_TIMEOUT
+        seconds whether it still answers: one that is stopped or cut off by the network keeps
+        its connections open, so only its silence tells."""
+        from distributed import wait
+
+        timeout = _timeout_s()
+        while True:
+            try:
+                return wait(futures, timeout=timeout)
+            except TimeoutError:
+                try:
+                    self.client.sync(self.client.scheduler.identity, callback_timeout=timeout)
+                except (TimeoutError, OSError) as e:
+                    self.scheduler_lost = True
+                    raise SchedulerLostError(self._lost()) from e
 
     @contextlib.contextmanager
     def _scheduler_answers(self) -> Iterator[None]:
@@ -201,15 +220,21 @@ class DaskBackend(Backend):
         a `SchedulerLostError` saying so; other failures are the computation's own."""
         try:
             yield
+        except SchedulerLostError:
+            raise
         except Exception as e:
             if self.client is None or self.client.status == "running":
                 raise
-            raise SchedulerLostError(
-                f"lost the dask scheduler at {self.scheduler_address} during a "
-                f"computation, and with it the values on its workers; the client waits AUTOGRAD_DASK_TIMEOUT="
-                f"{_timeout_s():g} s for it to answer. Start the scheduler again (for local:N, call close() on "
-                f"this backend and get a new one), then resume from your last checkpoint (nn.save)"
-            ) from e
+            self.scheduler_lost = True
+            raise SchedulerLostError(self._lost()) from e
+
+    def _lost(self) -> str:
+        return (
+            f"lost the dask scheduler at {self.scheduler_address} during a computation, and with it the values "
+            f"on its workers: it did not answer within AUTOGRAD_DASK_TIMEOUT={_timeout_s():g} s. Start the "
+            f"scheduler again (for local:N, call close() on this backend and get a new one), then resume from "
+            f"your last checkpoint (nn.save)"
+        )
 
     def _check_open(self) -> None:
         if self.address is not None:  # a cluster's backend without its client: closed
@@ -222,7 +247,7 @@ class DaskBackend(Backend):
     def describe(self) -> str:
         """The scheduler: threads, or the cluster's address, workers and dashboard."""
         if self.client is None:
-            return "dask's local threaded scheduler (no cluster)"
+            return f"closed: {self.address}" if self.address else "dask's local threaded scheduler (no cluster)"
         info = self.client.scheduler_info()
         has_dashboard = "dashboard" in info.get("services", {}) and importlib.util.find_spec("bokeh") is not None
         dashboard = f"dashboard {self.client.dashboard_link}" if has_dashboard else "no dashboard (pip install bokeh)"
@@ -235,7 +260,7 @@ class DaskBackend(Backend):
         if backends._instances.get(("dask", self.address)) is self:
             del backends._instances[("dask", self.address)]
         client, cluster, self.client, self.cluster = self.client, self.cluster, None, None
-        lost = client is not None and client.status != "running"
+        lost = self.scheduler_lost or (client is not None and client.status != "running")
         if client is not None:
             with contextlib.suppress(TimeoutError):
                 client.close(timeout=_timeout_s())
@@ -453,6 +478,11 @@ def local_cluster(workers: int, memory_limit: str | None = None) -> Any:
         cluster.close()
         raise
     return cluster
+
+
+def _cancelled(future: Any) -> bool:
+    """Whether `future` (a distributed Future, or None once collected) was cancelled."""
+    return future is not None and future.cancelled()
 
 
 def _scheduler_exited(cluster: Any) -> bool:

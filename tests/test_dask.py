@@ -356,7 +356,7 @@ def test_integer_array_indexing_and_its_gradient_match_numpy(threads):
             x = ag.tensor(VALUES, requires_grad=True)
             picked = x[ag.tensor(INDEX[:7]), 1:]
             (picked * picked).sum().backward()
-            return picked.numpy(), x.grad.numpy()
+            return picked.detach().numpy(), x.grad.numpy()
 
     for mine, expected in zip(gather(threads), gather(backends.get("numpy"))):
         assert_close(mine, expected, rtol=1e-14, atol=0)
@@ -485,7 +485,7 @@ def train(name: str, steps: int = 20) -> tuple[np.ndarray, np.ndarray]:
             ag.concat([ag.reshape(t, (-1,)) for t in (loss.detach(), *(p.grad for p in model.parameters()))]).numpy()
         )
         opt.step()
-    return np.stack(seen), ag.concat([ag.reshape(p, (-1,)) for p in model.parameters()]).numpy()
+    return np.stack(seen), ag.concat([ag.reshape(p.detach(), (-1,)) for p in model.parameters()]).numpy()
 
 
 @pytest.mark.parametrize("model", LOSSES)

@@ -5,6 +5,7 @@ restarted again and again between steps, and a backend used after it was closed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -79,7 +80,7 @@ def test_a_bad_setting_names_the_variable_the_value_and_what_is_accepted(
     assert f"{variable}={value!r} is not accepted: use {accepted}" in message and "leave it unset" in message
 
 
-def test_a_local_clusters_settings_are_checked_on_every_device(monkeypatch):
+def test_the_worker_memory_is_read_for_a_local_cluster_only(monkeypatch):
     """The worker memory is read (and checked) for local:N only: elsewhere it means nothing."""
     monkeypatch.setenv("AUTOGRAD_DASK_WORKER_MEMORY", "lots")
     assert dask_backend.create(None).chunk_rows == dask_backend.DEFAULT_CHUNK_ROWS
@@ -173,8 +174,8 @@ def cluster() -> backends.Backend:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("AUTOGRAD_DASK_WORKER_MEMORY", "1GiB")
         backend = dask_backend.create("local:2")
-    processes = cluster_processes(backend)
     yield backend
+    processes = cluster_processes(backend)  # the workers now: the tests restart them
     backend.close()
     _, alive = psutil.wait_procs(processes, timeout=30)
     assert not alive, f"processes left after the cluster closed: {alive}"
@@ -333,20 +334,22 @@ def start(*command: str, **options) -> subprocess.Popen:
 
 
 def stop(process: subprocess.Popen) -> None:
-    """Kill `process` and every process it started (its session)."""
-    with_children = [psutil.Process(process.pid)] if process.poll() is None else []
-    with_children += [c for p in with_children for c in p.children(recursive=True)]
-    for p in with_children:
-        p.kill()
-    psutil.wait_procs(with_children, timeout=30)
+    """Kill `process` and every process it started, even those it left behind when it ended
+    (its process group, `start` made it lead one)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
     process.wait()
 
 
 def train_until_lost(device: str) -> tuple[subprocess.Popen, int, str]:
     """The training subprocess on `device`, once it has done two steps; its scheduler's pid and address."""
     trainer = start(sys.executable, "-c", TRAIN_UNTIL_LOST, device, stdout=subprocess.PIPE, text=True)
-    _, pid, address = trainer.stdout.readline().split()
-    assert trainer.stdout.readline() == "training\n"
+    try:
+        _, pid, address = trainer.stdout.readline().split()
+        assert trainer.stdout.readline() == "training\n"
+    except BaseException:
+        stop(trainer)
+        raise
     return trainer, int(pid), address
 
 
@@ -406,7 +409,12 @@ def test_an_external_scheduler_killed_mid_training_is_a_clear_error_and_the_prog
             stop(p)
 
 
-def test_a_local_clusters_scheduler_killed_mid_training_is_a_clear_error_and_nothing_is_left():
+@pytest.mark.parametrize(
+    "fault",
+    [signal.SIGKILL, signal.SIGSTOP],  # stopped: its connections stay open, as when the network cuts it off
+    ids=["killed", "stopped"],
+)
+def test_a_local_clusters_scheduler_lost_mid_training_is_a_clear_error_and_nothing_is_left(fault):
     trainer, scheduler, address = train_until_lost("local:1")
     try:
         cluster = [
@@ -415,11 +423,13 @@ def test_a_local_clusters_scheduler_killed_mid_training_is_a_clear_error_and_not
             if "resource_tracker" not in str(p.cmdline())
         ]
         assert scheduler in {p.pid for p in cluster} and len(cluster) == 3  # the scheduler, a nanny, its worker
-        os.kill(scheduler, signal.SIGKILL)
+        os.kill(scheduler, fault)
         assert_lost_and_exited(trainer, address)
         _, alive = psutil.wait_procs(cluster, timeout=30)
         assert not alive, f"processes of the cluster left behind: {alive}"
     finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(scheduler, signal.SIGCONT)
         stop(trainer)
 
 
@@ -435,7 +445,7 @@ def test_closing_a_cluster_twice_does_nothing_more_and_its_tensors_say_it_is_clo
     backend.close()
     backend.close()
     _, alive = psutil.wait_procs(processes, timeout=30)
-    assert not alive
+    assert not alive and backend.describe() == "closed: local:1"
     assert ("dask", "local:1") not in backends._instances
     with pytest.raises(RuntimeError, match=r"was closed \(backend.close\(\)\).*before closing"):
         made_before.numpy()
