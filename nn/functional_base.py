@@ -4,6 +4,9 @@ the dtype check of layers. They sit below `nn.functional`, `nn.attention`, `nn.c
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import autograd_core as ag
 from autograd_core import primitives as P
 from autograd_core.registry import common_backend, raw_namespace
 from autograd_core.tensor import Tensor
@@ -39,10 +42,20 @@ def layer_norm(
         raise ValueError(f"layer_norm: input shape {x.shape} does not end with normalized_shape {shape}")
     backend = common_backend("layer_norm", *(t for t in (x, weight, bias) if t is not None))
     check_same_dtype("layer_norm", x, weight)
+    if x.dtype == "float16":
+        return in_float32(lambda *wide: layer_norm(wide[0], shape, *wide[1:], eps=eps), x, weight, bias)
     data, stats = P.layer_norm(
         raw_namespace(backend), x.data, *(None if t is None else t.data for t in (weight, bias)), shape, eps
     )
     return P.layer_norm.record(data, backend, (x, weight, bias, shape, eps, stats), saved=(x, weight))
+
+
+def in_float32(compute: Callable[..., Tensor], *tensors: Tensor | None) -> Tensor:
+    """``compute(*tensors)`` for float16 `tensors` run in float32 and its result cast back to
+    float16, as PyTorch's float16 kernels accumulate (a float16 sum of a few thousand values
+    overflows or loses every bit of the smaller ones). The casts are differentiable."""
+    wide = [None if t is None else ag.astype(t, "float32") for t in tensors]
+    return ag.astype(compute(*wide), "float16")
 
 
 def check_same_dtype(layer: str, x: Tensor, weight: Tensor | None) -> None:
@@ -70,4 +83,4 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     return x * P.constant(x.backend.xp.astype(keep, x.data.dtype), x.backend) * (1 / (1 - p))
 
 
-__all__ = ["check_same_dtype", "dropout", "layer_norm", "linear"]
+__all__ = ["check_same_dtype", "dropout", "in_float32", "layer_norm", "linear"]

@@ -16,7 +16,7 @@ from autograd_core import primitives as P
 from autograd_core.primitives.normalization import per_channel
 from autograd_core.registry import common_backend, raw_namespace
 from autograd_core.tensor import Tensor, bump_version
-from nn.functional_base import check_same_dtype, layer_norm
+from nn.functional_base import check_same_dtype, in_float32, layer_norm
 
 
 def batch_norm(
@@ -55,6 +55,10 @@ def batch_norm(
             raise ValueError("batch_norm: evaluation needs running_mean and running_var (or training=True)")
         scale = per_channel(ag, 1 / ag.sqrt(running_var + eps), input.ndim)
         return _affine((input - per_channel(ag, running_mean, input.ndim)) * scale, weight, bias)
+    if input.dtype == "float16":  # the batch statistics in float32 (the running ones keep their dtype)
+        return in_float32(
+            lambda x, w, b: batch_norm(x, running_mean, running_var, w, b, True, momentum, eps), input, weight, bias
+        )
     count = input.numel() // channels if channels else 0
     if count == 0:  # as PyTorch: an empty batch gives an empty result and leaves the statistics
         return _affine(input, weight, bias)

@@ -165,6 +165,8 @@ def dense() -> list:
         case("linear_seq0", linear, (2, 0, 5)),
         case("embedding_empty", layer(nn.Embedding, torch.nn.Embedding, 6, 3), idx((0,), 6)),
         case("embedding_seq0", layer(nn.Embedding, torch.nn.Embedding, 6, 3), idx((2, 0), 6)),
+        case("layer_norm_features0", layer(nn.LayerNorm, torch.nn.LayerNorm, 0), (3, 0)),
+        case("embedding_dim0", layer(nn.Embedding, torch.nn.Embedding, 6, 0), idx((4,), 6)),
         case("layer_norm_batch0", layer(nn.LayerNorm, torch.nn.LayerNorm, 4), (0, 4)),
         case("layer_norm_seq0", layer(nn.LayerNorm, torch.nn.LayerNorm, 4), (2, 0, 4)),
         case("group_norm_batch0", layer(nn.GroupNorm, torch.nn.GroupNorm, 2, 4), (0, 4)),

@@ -215,6 +215,9 @@ def test_layer_in_float16_matches_torch(half_backend, c, inputs):
     for name, t in theirs.grads.items():
         assert ours.grads[name] is not None, f"{name}: no gradient"
         assert_half_close(ours.grads[name], t, f"gradient of {name}")
+    single = run_ours(c, inputs, "float32")  # and our own float32 run agrees as well
+    for i, (o, s) in enumerate(zip(ours.outputs, single.outputs, strict=True)):
+        assert_half_close(o, s, f"output {i} against our float32 result")
 
 
 # --- reductions accumulate in float32 ----------------------------------------------------------
