@@ -5,6 +5,7 @@ the ops, so this module imports none of them."""
 
 from __future__ import annotations
 
+import copy
 import math
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -37,6 +38,7 @@ GRAPH_FIELDS = {
     "_hooks": None,
 }
 GraphFields = type("GraphFields", (), dict(GRAPH_FIELDS)) if _sweep is None else _sweep.graph_fields(GRAPH_FIELDS)
+_ENGINE_PUBLIC = ("data", "backend", "grad", "requires_grad")  # in vars(t) without the compiled module
 _CHANGES_KEPT = 64  # in-place changes remembered per tensor, to name the version a forward saw
 # vjp(ns, grad, out, *inputs) -> the gradient of one input. `ns` is the namespace the rule
 # computes with: the backend's own (and raw arrays for grad, out and inputs) in a first-order
@@ -247,20 +249,28 @@ class TensorBase:
         new.requires_grad = self.requires_grad
         memo[id(self)] = new
         new.grad = None if self.grad is None else self.grad.__deepcopy__(memo)
+        vars(new).update(copy.deepcopy(self._user_attributes(), memo))
         return new
+
+    def _user_attributes(self) -> dict[str, Any]:
+        """The attributes a user gave this tensor (``t.note = ...``), which copies and pickles
+        keep, as PyTorch's do; the engine's own are private (or its data, grad, flags)."""
+        return {k: v for k, v in vars(self).items() if not k.startswith("_") and k not in _ENGINE_PUBLIC}
 
     def __copy__(self) -> TensorBase:
         """A leaf of the same type sharing the values, with the same `requires_grad` and no
         graph or `.grad`, as ``copy.copy`` of a PyTorch tensor."""
         new = type(self)._wrap(self.data, self.backend)
         new.requires_grad = self.requires_grad
+        vars(new).update(self._user_attributes())
         return new
 
     def __reduce_ex__(self, protocol: int) -> tuple:
         """Pickled as PyTorch pickles a tensor: the values (as a numpy array), the backend by its
-        registry name and `requires_grad`. The graph, `.grad` and hooks are left out (a warning
-        says so for hooks), so the result of an op comes back as a leaf; unpickling makes the
-        values again on the backend of that name, in whichever process loads them.
+        registry name, `requires_grad` and the attributes a user gave it. The graph, `.grad` and
+        hooks are left out (a warning says so for hooks), so the result of an op comes back as a
+        leaf; unpickling makes the values again on the backend of that name, in whichever process
+        loads them.
 
         >>> import pickle, autograd_core as ag
         >>> t = pickle.loads(pickle.dumps(ag.tensor([1.0, 2.0], requires_grad=True) * 2))
@@ -270,7 +280,8 @@ class TensorBase:
         if self._hooks:
             warnings.warn("the gradient hooks of a tensor are not pickled", UserWarning, stacklevel=2)
         name, device = backends.registered_as(self.backend)
-        return _unpickled, (type(self), self.backend.to_numpy(self.data), name, device, self.requires_grad)
+        values = self.backend.to_numpy(self.data)
+        return _unpickled, (type(self), values, name, device, self.requires_grad), self._user_attributes() or None
 
     def detach(self) -> TensorBase:
         """The same values, cut from the graph (shares the array)."""

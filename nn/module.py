@@ -25,10 +25,9 @@ class Parameter(ag.Tensor):
         self.requires_grad_(requires_grad)  # refuses an integer Parameter that requires grad, as PyTorch does
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Parameter:
-        """A Parameter with a copy of the values and no `.grad`, as PyTorch's (so a deep-copied
-        model starts without gradients)."""
-        new = super().__deepcopy__(memo)
-        new.grad = None
+        """A Parameter with a copy of the values and `requires_grad`, nothing else (no `.grad`,
+        no attributes), as PyTorch's: a deep-copied model starts without gradients."""
+        new = memo[id(self)] = Parameter(self.detach(), self.requires_grad)
         return new
 
     def __repr__(self) -> str:

@@ -311,3 +311,18 @@ def test_a_gpt_deep_copied_mid_training_continues_exactly(backend):
     steps(model, opt, 2)
     twin_model, twin_opt = copy.deepcopy((model, opt))
     assert steps(twin_model, twin_opt, 3) == steps(model, opt, 3)
+
+
+@pytest.mark.parametrize("kind", ["Tensor", "Parameter"])
+def test_attributes_a_user_gave_a_tensor_travel_as_in_pytorch(backend, kind):
+    """Pickles and copies keep them; a Parameter's deep copy, made anew, does not."""
+    t = ag.ones(2) if kind == "Tensor" else nn.Parameter(ag.ones(2))
+    tt = torch.ones(2) if kind == "Tensor" else torch.nn.Parameter(torch.ones(2))
+    t.note = tt.note = {"layer": 3}
+    for make in (round_trip, copy.deepcopy, copy.copy):
+        ours, theirs = make(t), make(tt)
+        assert hasattr(ours, "note") == hasattr(theirs, "note"), make
+        if hasattr(ours, "note"):
+            assert ours.note == {"layer": 3} and (ours.note is t.note) == (theirs.note is tt.note), make
+    assert kind == "Parameter" or hasattr(copy.deepcopy(t), "note")
+    assert "note" not in vars(round_trip(ag.ones(2)))
