@@ -224,6 +224,18 @@ CASES = [
         ([[2.0, 2.0, 2.0], [1.0, 2.0, 4.0]],),
     ),
     Case(
+        "group_norm_constant",
+        lambda x: F.group_norm(x, 2),
+        lambda x: TF.group_norm(x, 2),
+        ([[[1.0, 1.0], [1.0, 1.0], [0.0, 3.0], [1.0, 2.0]]],),
+    ),
+    Case(
+        "batch_norm_constant",
+        lambda x: F.batch_norm(x, None, None, training=True),
+        lambda x: TF.batch_norm(x, None, None, training=True),
+        ([[2.0, 1.0], [2.0, 3.0], [2.0, -1.0]],),
+    ),
+    Case(
         "var_constant",
         lambda x: ag.var(x, axis=-1, correction=1),
         lambda x: torch.var(x, dim=-1, correction=1),
@@ -298,6 +310,18 @@ CASES = [
         )
         for target in (2, 0)
     ),
+    Case(
+        "cross_entropy_smoothing_neg_inf",
+        lambda x: F.cross_entropy(x, ag.asarray([2, 2]), label_smoothing=0.1),
+        lambda x: TF.cross_entropy(x, torch.tensor([2, 2]), label_smoothing=0.1),
+        (NEG_INF_LOGITS,),
+    ),
+    Case(
+        "cross_entropy_soft_targets_neg_inf",
+        lambda x: F.cross_entropy(x, ag.asarray([[0.0, 0.5, 0.5], [0.0, 0.0, 1.0]], dtype="float64")),
+        lambda x: TF.cross_entropy(x, torch.tensor([[0.0, 0.5, 0.5], [0.0, 0.0, 1.0]], dtype=torch.float64)),
+        (NEG_INF_LOGITS,),
+    ),
     # --- losses at their kinks
     Case("l1_loss_equal", F.l1_loss, TF.l1_loss, ([0.0, 1.0, 2.0], [0.0, 1.0, 3.0])),
     Case(
@@ -346,6 +370,15 @@ CASES = [
         ([-1.0, -2.0, 0.0], [0.0, 0.5, 0.0]),
     ),
     # --- linear algebra at singular matrices
+    # a rank-deficient matrix: the first order and the tangent (the second order of pinv, smooth
+    # only where the rank is fixed, differs between PyTorch's pinv_backward and ours through the SVD)
+    Case(
+        "pinv_rank_deficient",
+        ag.linalg.pinv,
+        torch.linalg.pinv,
+        ([[1.0, 2.0], [2.0, 4.0]],),
+        orders=("value", "grad", "jvp"),
+    ),
     # PyTorch's forward mode of det is tr(solve(A, dA)) det(A), 0 at a singular matrix: the
     # 2 x 2 determinant written out is the oracle of the tangent (the cofactors along dA)
     Case(
