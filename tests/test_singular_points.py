@@ -49,7 +49,7 @@ def both(name: str, fn: Callable[..., Any], *inputs: Any) -> Case:
 
 POW_BASES = [0.0, 0.0, 0.0, 0.0, 0.0, -2.0, -2.0, -2.0, 2.0, 0.0]
 POW_EXPONENTS = [0.0, 2.0, -1.0, 0.5, 1.0, 2.0, 0.5, 0.0, 0.0, -0.5]
-ZERO_3 = [[0.0, 0.0, 0.0], [1.0, -2.0, 2.0]]  # a zero row beside a regular one
+ZERO_3 = [[0.0, 0.0, 0.0], [1.0, -2.0, 2.0], [0.0, 3.0, -1.0]]  # a zero row, a regular one, a zero element
 TIED = [[1.0, 3.0, 3.0, -1.0], [2.0, 2.0, 2.0, 2.0]]
 NEG_INF_LOGITS = [[-INF, 0.0, 1.0], [-INF, -INF, 2.0]]
 SINGULAR = [[[1.0, 2.0], [2.0, 4.0]], [[0.0, 0.0], [0.0, 0.0]], [[0.0, 1.0], [0.0, 0.0]]]
@@ -184,7 +184,7 @@ CASES = [
             lambda x, p=p: torch.linalg.vector_norm(x, ord=p, dim=-1),
             (ZERO_3,),
         )
-        for p in (2, 1, INF, -INF, 0.5, 1.5, 3, 0)
+        for p in (2, 1, INF, -INF, 0.5, 1.5, 3, 0, -1, -0.5)
     ),
     Case(
         "vector_norm_all_zero",
