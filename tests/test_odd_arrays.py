@@ -172,3 +172,15 @@ def test_any_numpy_array_becomes_its_values_or_is_refused_at_once(backend, data,
     native = values.astype(values.dtype.newbyteorder("="))
     assert made.dtype == native.dtype.name and made.shape == values.shape
     np.testing.assert_array_equal(made.numpy(), native)
+
+
+def test_arrays_entering_through_an_op_are_converted_or_refused_the_same_way(float64_backend):
+    t = ag.tensor([1.0, 2.0, 3.0], dtype="float64")
+    swapped = np.array([0.5, 1.0, 2.0], dtype=">f8")
+    np.testing.assert_array_equal((t + swapped).numpy(), [1.5, 3.0, 5.0])
+    np.testing.assert_array_equal((swapped * t).numpy(), [0.5, 2.0, 6.0])
+    np.testing.assert_array_equal(ag.where(np.array([True, False, True]), t, swapped).numpy(), [1.0, 1.0, 3.0])
+    with pytest.raises(TypeError, match="Python objects"):
+        t + np.array([1.0, None, 2.0], dtype=object)
+    with pytest.raises(TypeError, match="datetime64"):
+        t * np.array(["2020-01-01"] * 3, dtype="M8[D]")
