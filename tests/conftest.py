@@ -35,6 +35,17 @@ DASK_MODULES = {
     "test_custom_op_swish.py",
     "test_func.py",
     "test_vmap.py",
+    "test_torch_habits.py",
+    "test_torch_methods.py",
+    "test_empty_inputs.py",
+    "test_float16.py",
+    "test_odd_arrays.py",
+    "test_pickling.py",
+    "test_load_errors.py",
+    "test_singular_points.py",
+    "test_special.py",
+    "test_scipy_stats_grad.py",
+    "test_dask_faults.py",
 }
 DASK_SKIPS = {
     "test_capability_flags_are_true": "dask arrays take item assignment (the Array object gets a new graph) but "
@@ -57,6 +68,7 @@ SLOW_MODULES = {
     "test_cli.py",
     "test_docs_site.py",
     "test_threads.py",
+    "test_dask_faults.py",
 }
 SLOW_BACKENDS = {"jax", "dask"}
 DASK_OP_MATRIX = (
