@@ -844,7 +844,7 @@ _EXTREMES = {
         op,
         lambda ns, x, axes, keepdims, op=op: getattr(ns, op)(x, axis=axes, keepdims=keepdims),
         vjps=(_extreme_grad, None, None),
-        saves="output",
+        saves="inputs and output",
         jvp=_extreme_jvp,
     )
     for op in ("max", "min")
@@ -891,7 +891,7 @@ _LOGSUMEXP = Primitive(
         None,
         None,
     ),
-    saves="output",
+    saves="inputs and output",
     jvp=lambda ns, tangents, out, x, axes, keepdims: ns.sum(
         tangents[0] * _softmax_of(ns, out, x, axes), axis=axes, keepdims=keepdims
     ),

@@ -40,6 +40,8 @@ from autograd_core.tensor_base import TensorBase, Vjp, record
 
 Kernel = Callable[..., Any]
 VjpRule = Callable[[int, int], Vjp | None]  # (position, count of inputs) -> that input's VJP
+# what a node keeps for its VJPs: (the inputs saved, None for all of them; whether the output is)
+SAVES = {"inputs": (None, False), "output": ((), True), "inputs and output": (None, True), "none": ((), False)}
 
 
 class Primitive:
@@ -47,7 +49,7 @@ class Primitive:
 
     `vjps` gives one rule per input, or for an op of any number of inputs a function
     ``rule(position, count)`` giving each; `differentiable` is the op's form on tensors where
-    it is not one recorded node; `saves` what the VJPs read ("inputs", "output" or "none");
+    it is not one recorded node; `saves` what the VJPs read (a key of `SAVES`;
     `jvp` is the forward-mode rule: ``jvp(ns, tangents, out, *inputs)``, or "elementwise"
     (the VJPs applied to the tangents: the Jacobian is diagonal), "linear" (the op itself
     applied to the tangents) or "multilinear" (linear in each input: the sum of the op with
@@ -71,9 +73,9 @@ class Primitive:
         self.vjp_rule: VjpRule | None = vjps if variadic else None
         self._vjps_by_count: dict[int, tuple] = {}
         self.differentiable = differentiable
-        if saves not in ("inputs", "output", "none"):
-            raise ValueError(f"{name}: saves must be 'inputs', 'output' or 'none', got {saves!r}")
-        self.saved, self.saves_output = (None, False) if saves == "inputs" else ((), saves == "output")
+        if saves not in SAVES:
+            raise ValueError(f"{name}: saves must be one of {', '.join(map(repr, SAVES))}, got {saves!r}")
+        self.saved, self.saves_output = SAVES[saves]
         derived = {
             "elementwise": self._elementwise_jvp,
             "linear": self._linear_jvp,

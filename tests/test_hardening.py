@@ -207,3 +207,16 @@ def test_backward_gives_inf_without_library_warnings(backend):
         warnings.simplefilter("error", RuntimeWarning)
         with pytest.raises(RuntimeError, match="non-finite|nan|inf"):
             (x**0.5).sum().backward()
+
+
+@pytest.mark.parametrize("reduce", [ag.max, ag.min, ag.logsumexp], ids=["max", "min", "logsumexp"])
+def test_a_reduction_whose_rule_reads_its_input_checks_it(backend, reduce):
+    """max, min and logsumexp read their input at backward besides their output: an input
+    changed in place after the forward is refused, as in PyTorch, not a silently wrong gradient."""
+    if not backend.mutable:
+        pytest.skip(f"{backend.name} arrays cannot be changed in place")
+    y = ag.tensor([1.0, 3.0, 2.0], requires_grad=True) * 1.0
+    z = reduce(y)
+    y[1] = 7.0
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        z.backward()
