@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 from typing import Any
 
 import numpy as np
@@ -39,3 +42,28 @@ def kernel(backend: Any, primitive: Any, *args: Any, **options: Any) -> Any:
 def portable(backend: Any, primitive: Any, *args: Any, **options: Any) -> Any:
     """The portable default of `primitive` on `backend`'s raw arrays."""
     return primitive.default(raw_namespace(backend), *args, **options)
+
+
+def holds(backend: Any, name: str) -> bool:
+    """Whether `backend` has the standard's dtype `name`."""
+    try:
+        backend.dtype(name)
+    except TypeError:
+        return False
+    return True
+
+
+def dask_workers(backend: Any) -> set[str]:
+    """The addresses of the workers a dask cluster backend's scheduler knows now."""
+    return set(backend.client.scheduler_info()["workers"])
+
+
+def kill_every_worker(backend: Any) -> None:
+    """SIGKILL every worker of a dask cluster backend at once, then wait for their nannies' new ones."""
+    killed = dask_workers(backend)
+    for pid in backend.client.run(os.getpid).values():
+        os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 60
+    while (len(now := dask_workers(backend)) < len(killed) or now & killed) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(now) == len(killed) and not now & killed, "the nannies did not replace the workers"

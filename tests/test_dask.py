@@ -28,7 +28,7 @@ import optim  # noqa: E402
 from autograd_core import primitives as P  # noqa: E402
 from backends import dask as dask_backend  # noqa: E402
 from backends.__main__ import table  # noqa: E402
-from helpers import assert_close, kernel  # noqa: E402
+from helpers import assert_close, kernel, kill_every_worker  # noqa: E402
 
 CHUNK_ROWS = 16  # small, so the test data is several chunks and reductions cross chunks
 
@@ -559,23 +559,12 @@ def two_steps(backend: backends.Backend, restart_between: bool) -> tuple[float, 
     x, y = data()
     for step in range(2):
         if step == 1 and restart_between:
-            killed = workers(backend)
-            for pid in backend.client.run(os.getpid).values():
-                os.kill(pid, signal.SIGKILL)
-            deadline = time.monotonic() + 60
-            while (len(now := workers(backend)) < len(killed) or now & killed) and time.monotonic() < deadline:
-                time.sleep(0.1)
-            assert len(now) == len(killed) and not now & killed, "the nannies did not replace the workers"
+            kill_every_worker(backend)
         loss = F.cross_entropy(model(ag.tensor(x)), ag.tensor(y))
         opt.zero_grad()
         loss.backward()
         opt.step()
     return loss.item(), [p.detach().numpy() for p in model.parameters()]
-
-
-def workers(backend: backends.Backend) -> set[str]:
-    """The addresses of the workers the scheduler knows now."""
-    return set(backend.client.scheduler_info()["workers"])
 
 
 def assert_same_step(got: tuple[float, list[np.ndarray]], expected: tuple[float, list[np.ndarray]]) -> None:

@@ -27,6 +27,7 @@ import nn  # noqa: E402
 import nn.functional as F  # noqa: E402
 import optim  # noqa: E402
 from backends import dask as dask_backend  # noqa: E402
+from helpers import dask_workers, kill_every_worker  # noqa: E402
 
 TIMEOUT_S = 3  # AUTOGRAD_DASK_TIMEOUT in the tests that lose a scheduler
 EXIT_BOUND_S = TIMEOUT_S + 60  # generous: the machine may be busy; a hang lasts far longer
@@ -227,21 +228,6 @@ def train(backend: backends.Backend, steps: int, between=lambda step: None) -> t
         return losses, [p.detach().numpy() for p in model.parameters()]
 
 
-def workers(backend: backends.Backend) -> set[str]:
-    return set(backend.client.scheduler_info()["workers"])
-
-
-def kill_every_worker(backend: backends.Backend) -> None:
-    """SIGKILL every worker at once, then wait for their nannies' new ones."""
-    killed = workers(backend)
-    for pid in backend.client.run(os.getpid).values():
-        os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 60
-    while (len(now := workers(backend)) < len(killed) or now & killed) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert len(now) == len(killed) and not now & killed, "the nannies did not replace the workers"
-
-
 def assert_same_training(got: tuple, expected: tuple) -> None:
     np.testing.assert_allclose(got[0], expected[0], rtol=1e-12, atol=0)
     for mine, theirs in zip(got[1], expected[1]):
@@ -250,7 +236,7 @@ def assert_same_training(got: tuple, expected: tuple) -> None:
 
 RESTARTS = {  # before step k: how every worker is restarted
     1: kill_every_worker,  # as a nanny restarts a worker over its memory limit
-    2: lambda b: b.client.restart_workers(list(workers(b))),
+    2: lambda b: b.client.restart_workers(list(dask_workers(b))),
     3: kill_every_worker,
 }
 
@@ -264,9 +250,9 @@ def test_parameters_survive_repeated_worker_restarts(cluster):
 
     def restart(step: int) -> None:
         if step in RESTARTS:
-            before = workers(cluster)
+            before = dask_workers(cluster)
             RESTARTS[step](cluster)
-            seen.append(not workers(cluster) & before)
+            seen.append(not dask_workers(cluster) & before)
 
     got = train(cluster, 4, between=restart)
     assert seen == [True] * 3, "the workers were not all restarted"

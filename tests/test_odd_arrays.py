@@ -16,6 +16,7 @@ from hypothesis.extra import numpy as hnp
 
 import autograd_core as ag
 import nn
+from helpers import holds
 
 ENTRY_POINTS = {
     "tensor": ag.tensor,
@@ -42,15 +43,6 @@ REFUSED = {
     "clongdouble": (np.arange(2, dtype=np.clongdouble), "extended precision"),
 }
 BYTE_SWAPPED = [">f4", ">f8", ">i2", ">i4", ">i8", ">u2", ">u4", ">u8", ">c8", ">c16"]
-
-
-def holds(backend, name: str) -> bool:
-    """Whether `backend` has the standard's dtype `name`."""
-    try:
-        backend.dtype(name)
-    except TypeError:
-        return False
-    return True
 
 
 @pytest.mark.parametrize("entry", ENTRY_POINTS)

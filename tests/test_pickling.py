@@ -18,6 +18,7 @@ import backends
 import nn
 import optim
 from autograd_core import func
+from helpers import holds
 from optim import lr_scheduler
 
 DTYPES = ["float32", "float64", "float16", "int64", "int32", "uint8", "bool", "complex64"]
@@ -25,14 +26,6 @@ DTYPES = ["float32", "float64", "float16", "int64", "int32", "uint8", "bool", "c
 
 def round_trip(obj):
     return pickle.loads(pickle.dumps(obj))
-
-
-def holds(backend, name: str) -> bool:
-    try:
-        backend.dtype(name)
-    except TypeError:
-        return False
-    return True
 
 
 @pytest.mark.parametrize("shape", [(), (0,), (2, 3)], ids=["0-d", "empty", "2x3"])
