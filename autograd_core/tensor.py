@@ -292,7 +292,9 @@ class Tensor(TensorBase, GraphFields):
         The old value and graph move to a new tensor, so a VJP that saved this tensor before
         the change sees the bumped version and refuses to run on the new values, and ops
         recorded before it keep sending their gradient to the old graph. A view's change is
-        written into its base; a base's change reaches its views (as in PyTorch).
+        written into its base; a base's change reaches its views (as in PyTorch). Under
+        `no_grad` the change is invisible to autograd, as in PyTorch: the tensor keeps its graph,
+        and only its version tells the VJPs that saved it.
         """
         if self.requires_grad and self.is_leaf and grad_mode.state.enabled:
             raise RuntimeError(
@@ -306,10 +308,11 @@ class Tensor(TensorBase, GraphFields):
         if self._base is not None:
             return self._write_through(new)
         self.data = self.backend.xp.astype(new.data, self.data.dtype, copy=False)
-        _take_graph(self, new)
-        self.requires_grad = self.requires_grad or new.requires_grad
         bump_version(self)
-        _keep_former_graph(self, old)
+        if grad_mode.state.enabled:
+            _take_graph(self, new)
+            self.requires_grad = self.requires_grad or new.requires_grad
+            _keep_former_graph(self, old)
         if self._views:
             self._refresh_views()
         return self
@@ -334,9 +337,11 @@ class Tensor(TensorBase, GraphFields):
             if view is None:
                 continue
             old, fresh = _with_graph_of(view), ops._replay_view(self, view._steps)
-            view.data, view.requires_grad = fresh.data, fresh.requires_grad
-            _take_graph(view, fresh)
-            _keep_former_graph(view, old)
+            view.data = fresh.data
+            if grad_mode.state.enabled:
+                view.requires_grad = fresh.requires_grad
+                _take_graph(view, fresh)
+                _keep_former_graph(view, old)
             alive.append(ref)
         self._views = [*alive, *(self._views or ())]
 

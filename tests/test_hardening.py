@@ -220,3 +220,41 @@ def test_a_reduction_whose_rule_reads_its_input_checks_it(backend, reduce):
     y[1] = 7.0
     with pytest.raises(RuntimeError, match="modified by an in-place operation"):
         z.backward()
+
+
+# (what is changed under no_grad, how, and the loss after): the change is invisible to autograd,
+# as in PyTorch, so the tensor keeps its graph and the gradient flows through it to `x`
+CHANGED_UNDER_NO_GRAD = {
+    "add to a product": (lambda x: x * 2, lambda y: y.__iadd__(1.0), lambda y: (y * y).sum()),
+    "assign into a product": (lambda x: x * 3, lambda y: y.__setitem__(0, 5.0), lambda y: (y * y).sum()),
+    "scale a view": (lambda x: (x * 2)[1:], lambda v: v.__imul__(4.0), lambda v: (v * v).sum()),
+}
+
+
+@pytest.mark.parametrize("name", CHANGED_UNDER_NO_GRAD)
+def test_an_in_place_change_under_no_grad_keeps_the_graph(float64_backend, name):
+    torch = pytest.importorskip("torch")
+    if not float64_backend.mutable:
+        pytest.skip(f"{float64_backend.name} arrays cannot be changed in place")
+    make, change, loss = CHANGED_UNDER_NO_GRAD[name]
+    grads = []
+    for module, no_grad in ((ag, ag.no_grad), (torch, torch.no_grad)):
+        x = module.tensor([1.0, 2.0, 3.0], dtype=module.float64, requires_grad=True)
+        y = make(x)
+        with no_grad():
+            change(y)
+        assert y.requires_grad and not y.is_leaf
+        loss(y).backward()
+        grads.append(x.grad.tolist())
+    np.testing.assert_allclose(grads[0], grads[1])
+
+
+def test_an_output_changed_under_no_grad_is_refused_at_backward(backend):
+    """exp's rule reads its output: a change of it under no_grad is caught, as in PyTorch."""
+    if not backend.mutable:
+        pytest.skip(f"{backend.name} arrays cannot be changed in place")
+    z = ag.exp(ag.tensor([1.0, 2.0], requires_grad=True) * 1.0)
+    with ag.no_grad():
+        z += 1.0
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        z.sum().backward()
