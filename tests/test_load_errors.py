@@ -44,9 +44,9 @@ def test_a_torch_save_checkpoint_is_named_with_what_to_do(backend, tmp_path, leg
         (b"weight: 1.0\n", "is a text file"),
         (b"\x00\x01\x02garbage\xff\xfe", "is not a zip archive"),
         (pickle.dumps({"weight": [1.0]}), "is a Python pickle.*never unpickles"),
-        (b"\x20\x00\x00\x00\x00\x00\x00\x00" + b'{"weight": {"dtype": "F32"}}', "safetensors"),
+        (b"\x20\x00\x00\x00\x00\x00\x00\x00" + b'{"weight": {"dtype": "F32"}}', "not a valid safetensors file"),
     ],
-    ids=["empty", "text", "binary", "pickle", "safetensors"],
+    ids=["empty", "text", "binary", "pickle", "damaged safetensors"],
 )
 def test_a_file_of_another_kind_is_named(backend, tmp_path, content, said):
     path = tmp_path / "model.npz"
