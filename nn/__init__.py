@@ -23,6 +23,7 @@ from nn.activation import (
     Softsign,
 )
 from nn.conv_layers import AvgPool1d, AvgPool2d, Conv1d, Conv2d, ConvTranspose2d, MaxPool1d, MaxPool2d
+from nn.distance import CosineSimilarity, PairwiseDistance
 from nn.layers import (
     GELU,
     AdaptiveAvgPool1d,
@@ -67,6 +68,8 @@ from nn.transformer import MultiheadAttention, TransformerEncoder, TransformerEn
 
 __all__ = [
     "GELU",
+    "CosineSimilarity",
+    "PairwiseDistance",
     "Dropout",
     "Embedding",
     "Flatten",

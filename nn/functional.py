@@ -37,6 +37,11 @@ from nn.convolution import (
     max_pool2d as max_pool2d,
     unfold as unfold,
 )
+from nn.distance import (
+    cosine_similarity as cosine_similarity,
+    normalize as normalize,
+    pairwise_distance as pairwise_distance,
+)
 from nn.functional_base import dropout as dropout, layer_norm as layer_norm, linear as linear
 from nn.normalization import (
     batch_norm as batch_norm,
