@@ -46,6 +46,7 @@ DASK_MODULES = {
     "test_special.py",
     "test_scipy_stats_grad.py",
     "test_dask_faults.py",
+    "test_safetensors.py",
 }
 DASK_SKIPS = {
     "test_capability_flags_are_true": "dask arrays take item assignment (the Array object gets a new graph) but "
