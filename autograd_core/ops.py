@@ -1039,6 +1039,15 @@ def _index_key(k: Any) -> Any:
     return k
 
 
+def _assigned_key(k: Any) -> Any:
+    """One element of an assignment's index: numpy's integer scalars, and 0-d integer arrays
+    and tensors, as the ints they hold (numpy and PyTorch write through them as through ints)."""
+    k = _index_key(k)
+    if _is_array_key(k) and not _is_bool(k) and getattr(k, "ndim", None) == 0:
+        return operator.index(k)
+    return k
+
+
 def _is_bool(k: Any) -> bool:
     if isinstance(k, bool):
         return True
@@ -1090,15 +1099,18 @@ def _masked_put(x: TensorBase, mask: Any, value: TensorBase) -> TensorBase:
     rows, rest = math.prod(mask.shape), x.shape[mask.ndim :]
     positions = backend.xp.nonzero(backend.xp.reshape(mask.data, (-1,)))[0]
     picked = broadcast_to(value, (positions.shape[0], *rest))
-    written = reshape(index_add.apply(picked, (rows, *rest), 0, positions), x.shape)  # positions are distinct
-    return where(full_mask, written, x)
+    # positions are distinct, so adding into zeros writes; booleans are added as 0 and 1 (not
+    # every library adds booleans)
+    addable = _cast(picked, "uint8") if picked.dtype == "bool" else picked
+    written = _cast(index_add.apply(addable, (rows, *rest), 0, positions), picked.dtype)
+    return where(full_mask, reshape(written, x.shape), x)
 
 
 def index_put(x: TensorBase, key: Any, value: Any) -> TensorBase:
     """`x` with `value` written at `key` (a basic index or one boolean mask), out of place
     (``x[key] = value`` on a Tensor uses it); the gradient goes to `x` outside `key` and to
     `value` inside."""
-    key = key if isinstance(key, tuple) else (key,)
+    key = tuple(_assigned_key(k) for k in (key if isinstance(key, tuple) else (key,)))
     backend = x.backend
     if not isinstance(value, TensorBase):
         value = TensorBase._wrap(to_array(value, backend, x.dtype), backend)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any, Literal, NamedTuple
 
 import backends
+from autograd_core.dtypes import as_dtype
 from autograd_core.manipulation import _axis, take_along_axis
 from autograd_core.ops import Axis, _as_operand, _index_array, _operands, _tensor, reshape
 from autograd_core.tensor_base import TensorBase
@@ -175,30 +176,71 @@ class UniqueInverseResult(NamedTuple):
     inverse_indices: TensorBase
 
 
+def _ascending(backend: backends.Backend, values: Any) -> Any:
+    """The positions that sort the 1-D `values` ascending (NaNs last): the standard leaves the
+    order of the set functions free and numpy's hash-based ones return another, but callers
+    (scikit-learn's label code among them) rely on sorted values, as every other library gives.
+    Booleans sort as 0 and 1, complex numbers by real part, then imaginary part (as numpy's)."""
+    xp, dtype = backend.xp, as_dtype(backend.dtype_name(values.dtype))
+    if dtype == "bool":
+        return xp.argsort(xp.astype(values, xp.uint8), stable=True)
+    if dtype.is_complex:  # two stable sorts: the second, by real part, keeps the first's order in ties
+        by_imag = xp.argsort(xp.imag(values), stable=True)
+        return xp.take(by_imag, xp.argsort(xp.take(xp.real(values), by_imag), stable=True))
+    return xp.argsort(values, stable=True)
+
+
+def _sorted_unique_inverse(x: TensorBase) -> tuple[Any, Any]:
+    """The backend's `unique_inverse` of `x` with the values sorted and the inverse following them."""
+    xp = x.backend.xp
+    values, inverse = xp.unique_inverse(x.data)
+    order = _ascending(x.backend, values)
+    rank = xp.argsort(order)  # where each value lands once sorted
+    sorted_inverse = xp.reshape(xp.take(rank, xp.reshape(inverse, (-1,))), tuple(inverse.shape))
+    return xp.take(values, order), sorted_inverse
+
+
 def unique_values(x: TensorBase, /) -> TensorBase:
-    """The distinct elements of `x` (flattened), NaNs each distinct, in an order the backend
-    chooses (sorted on every current one). Outside the graph, as torch.unique has no gradient.
+    """The distinct elements of `x` (flattened), sorted ascending, NaNs each distinct and last.
+    Outside the graph, as torch.unique has no gradient.
 
     >>> import autograd_core as ag
-    >>> sorted(ag.unique_values(ag.asarray([[3, 1], [3, 2]])).tolist())
-    [1, 2, 3]
+    >>> ag.unique_values(ag.asarray([[3, 1], [3, -2]])).tolist()
+    [-2, 1, 3]
     """
     x = _tensor("unique_values", x)
-    return TensorBase._wrap(x.backend.xp.unique_values(x.data), x.backend)
+    values = x.backend.xp.unique_values(x.data)
+    return TensorBase._wrap(x.backend.xp.take(values, _ascending(x.backend, values)), x.backend)
 
 
 def unique_counts(x: TensorBase, /) -> UniqueCountsResult:
-    """`unique_values` and how many times each occurs: a namedtuple ``(values, counts)``."""
+    """`unique_values` and how many times each occurs: a namedtuple ``(values, counts)``.
+
+    >>> import autograd_core as ag
+    >>> values, counts = ag.unique_counts(ag.asarray([7, -1, 7]))
+    >>> values.tolist(), counts.tolist()
+    ([-1, 7], [1, 2])
+    """
     x = _tensor("unique_counts", x)
-    values, counts = x.backend.xp.unique_counts(x.data)
-    return UniqueCountsResult(TensorBase._wrap(values, x.backend), _indices(x.backend, counts))
+    xp = x.backend.xp
+    values, counts = xp.unique_counts(x.data)
+    order = _ascending(x.backend, values)
+    return UniqueCountsResult(
+        TensorBase._wrap(xp.take(values, order), x.backend), _indices(x.backend, xp.take(counts, order))
+    )
 
 
 def unique_inverse(x: TensorBase, /) -> UniqueInverseResult:
     """`unique_values` and, for each element of `x`, the index of its value among them: a
-    namedtuple ``(values, inverse_indices)``, ``inverse_indices`` of `x`'s shape."""
+    namedtuple ``(values, inverse_indices)``, ``inverse_indices`` of `x`'s shape.
+
+    >>> import autograd_core as ag
+    >>> values, inverse = ag.unique_inverse(ag.asarray([7, -1, 7]))
+    >>> values.tolist(), inverse.tolist()
+    ([-1, 7], [1, 0, 1])
+    """
     x = _tensor("unique_inverse", x)
-    values, inverse = x.backend.xp.unique_inverse(x.data)
+    values, inverse = _sorted_unique_inverse(x)
     return UniqueInverseResult(TensorBase._wrap(values, x.backend), _indices(x.backend, inverse))
 
 
@@ -214,10 +256,10 @@ def unique_all(x: TensorBase, /) -> UniqueAllResult:
     """
     x = _tensor("unique_all", x)
     backend, xp = x.backend, x.backend.xp
-    # From unique_inverse with the standard's calls (array_api_compat's torch has no
-    # unique_all): the positions grouped by value, in order, give each group's first
+    # From the sorted unique_inverse with the standard's calls (array_api_compat's torch has
+    # no unique_all): the positions grouped by value, in order, give each group's first
     # occurrence and, from its bounds, its count.
-    values, inverse = xp.unique_inverse(x.data)
+    values, inverse = _sorted_unique_inverse(x)
     flat = xp.reshape(inverse, (-1,))
     order = xp.argsort(flat, stable=True)
     grouped = xp.take(flat, order)

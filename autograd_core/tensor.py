@@ -4,6 +4,7 @@ standard's operators and PyTorch's methods, each defined here as a call of its o
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -12,6 +13,7 @@ import numpy as np
 import backends
 from autograd_core import creation, elementwise, engine, grad_mode, linalg, manipulation, ops, searching, statistics
 from autograd_core.dtypes import DTYPES, DType, finfo
+from autograd_core.func import _alias
 from autograd_core.namespace import tensor_namespace
 from autograd_core.primitives.indexing import index_add
 from autograd_core.tensor_base import (
@@ -234,6 +236,19 @@ def _diagonal_matrices(x: TensorBase, offset: int) -> Tensor:
     return creation.eye(n, n, k=offset, dtype=x.dtype, device=x.device) * along
 
 
+# Held by every in-place change for its read, compute and rebind (a view's change takes it again
+# for its base's): changes from several threads then never overwrite each other's, as with
+# numpy's arrays. Re-entrant, as a view's change recurses into its base's.
+_IN_PLACE = threading.RLock()
+
+
+def _output_kept_apart(new: TensorBase) -> TensorBase:
+    """What a tensor changed in place to `new` takes the graph of: `new` itself, or, when its
+    VJPs read their output (``exp_``, ``**=``), an alias of it, so that the saved output stays
+    `new`'s and the change that makes it, or a later one under `no_grad`, leaves it alone."""
+    return _alias.record(new.data, new.backend, (new,)) if new._vjps and new._saved[1] else new
+
+
 def _method_in_place(f: Callable) -> Callable:
     """The in-place form ``t.f_(...)`` of an out-of-place method."""
     return lambda self, *args, **options: self._update(lambda old: f(old, *args, **options))
@@ -301,21 +316,22 @@ class Tensor(TensorBase, GraphFields):
                 "a leaf tensor that requires grad is used in an in-place operation; "
                 "do it inside `with autograd_core.no_grad():` or use an out-of-place operation"
             )
-        old = _with_graph_of(self)
-        new = op(old)
-        if new.shape != self.shape:
-            raise RuntimeError(f"an in-place operation cannot change the shape {self.shape} to {new.shape}")
-        if self._base is not None:
-            return self._write_through(new)
-        self.data = self.backend.xp.astype(new.data, self.data.dtype, copy=False)
-        bump_version(self)
-        if grad_mode.state.enabled:
-            _take_graph(self, new)
-            self.requires_grad = self.requires_grad or new.requires_grad
-            _keep_former_graph(self, old)
-        if self._views:
-            self._refresh_views()
-        return self
+        with _IN_PLACE:
+            old = _with_graph_of(self)
+            new = op(old)
+            if new.shape != self.shape:
+                raise RuntimeError(f"an in-place operation cannot change the shape {self.shape} to {new.shape}")
+            if self._base is not None:
+                return self._write_through(new)
+            self.data = self.backend.xp.astype(new.data, self.data.dtype, copy=False)
+            bump_version(self)
+            if grad_mode.state.enabled:
+                _take_graph(self, _output_kept_apart(new))
+                self.requires_grad = self.requires_grad or new.requires_grad
+                _keep_former_graph(self, old)
+            if self._views:
+                self._refresh_views()
+            return self
 
     def _write_through(self, new: Tensor) -> Tensor:
         """A view's new value `new`, written into its base (which then refreshes this view)."""
@@ -1005,11 +1021,7 @@ class Tensor(TensorBase, GraphFields):
         among them and how often each occurs (PyTorch's ``unique``; outside the graph)."""
         if dim is not None:
             raise ValueError("unique: only dim=None (the flattened tensor) is supported")
-        found = searching.unique_all(self)
-        order = searching.argsort(found.values)
-        values, counts = ops.take(found.values, order), ops.take(found.counts, order)
-        rank = searching.argsort(order)  # where each found value lands once sorted
-        inverse = ops.reshape(ops.take(rank, ops.reshape(found.inverse_indices, (-1,))), self.shape)
+        values, _, inverse, counts = searching.unique_all(self)
         extras = (inverse,) * return_inverse + (counts,) * return_counts
         return (values, *extras) if extras else values
 
