@@ -1042,10 +1042,9 @@ def _index_key(k: Any) -> Any:
 def _assigned_key(k: Any) -> Any:
     """One element of an assignment's index: numpy's integer scalars, and 0-d integer arrays
     and tensors, as the ints they hold (numpy and PyTorch write through them as through ints)."""
-    k = _index_key(k)
-    if _is_array_key(k) and not _is_bool(k) and getattr(k, "ndim", None) == 0:
+    if getattr(k, "ndim", None) == 0 and not _is_bool(k):
         return operator.index(k)
-    return k
+    return _index_key(k)
 
 
 def _is_bool(k: Any) -> bool:
