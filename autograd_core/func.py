@@ -24,21 +24,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import backends
-from autograd_core import engine, grad_mode
+from autograd_core import engine, grad_mode, registry
 from autograd_core.forward import push_forward
 from autograd_core.namespace import tensor_namespace
 from autograd_core.pytree import tree_flatten, tree_unflatten
-from autograd_core.registry import Primitive
 from autograd_core.tensor_base import TensorBase
 from autograd_core.vmap import vmap
 
 Argnums = int | tuple[int, ...]
-
-# The tensor a transform differentiates at, standing for an input the caller differentiates
-# too: the same array, one recorded step removed, so the graph reaches the caller's.
-_alias = Primitive(
-    "alias", lambda ns, x: x, vjps=(lambda ns, g, out, x: g,), saves="none", jvp=lambda ns, t, out, x: t[0]
-)
 
 
 def _track(transform: str, x: Any) -> TensorBase:
@@ -52,7 +45,7 @@ def _track(transform: str, x: Any) -> TensorBase:
     backend = enclosing if enclosing is not x.backend and enclosing.wraps(x.backend) else x.backend
     data = x.data if backend is x.backend else backend.adopt(x.data)
     if x.requires_grad and grad_mode.is_grad_enabled():
-        return _alias.record(data, backend, (x,))
+        return registry.ALIAS.record(data, backend, (x,))
     return TensorBase._wrap(data, backend).requires_grad_()
 
 

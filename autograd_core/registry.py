@@ -257,3 +257,11 @@ registry: dict[str, Primitive] = {}
 """Every primitive by name."""
 
 __all__ = ["Primitive", "common_backend", "primitive", "raw_namespace", "registry", "sum_to", "zero_vjp"]
+
+
+# The same array, one recorded step removed: the tensor a transform differentiates at, standing
+# for an input the caller differentiates too (so the graph reaches the caller's), or an in-place
+# result whose saved output must stay apart from the tensor the change rebinds.
+ALIAS = Primitive(
+    "alias", lambda ns, x: x, vjps=(lambda ns, g, out, x: g,), saves="none", jvp=lambda ns, t, out, x: t[0]
+)

@@ -11,9 +11,19 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import backends
-from autograd_core import creation, elementwise, engine, grad_mode, linalg, manipulation, ops, searching, statistics
+from autograd_core import (
+    creation,
+    elementwise,
+    engine,
+    grad_mode,
+    linalg,
+    manipulation,
+    ops,
+    registry,
+    searching,
+    statistics,
+)
 from autograd_core.dtypes import DTYPES, DType, finfo
-from autograd_core.func import _alias
 from autograd_core.namespace import tensor_namespace
 from autograd_core.primitives.indexing import index_add
 from autograd_core.tensor_base import (
@@ -246,7 +256,7 @@ def _output_kept_apart(new: TensorBase) -> TensorBase:
     """What a tensor changed in place to `new` takes the graph of: `new` itself, or, when its
     VJPs read their output (``exp_``, ``**=``), an alias of it, so that the saved output stays
     `new`'s and the change that makes it, or a later one under `no_grad`, leaves it alone."""
-    return _alias.record(new.data, new.backend, (new,)) if new._vjps and new._saved[1] else new
+    return registry.ALIAS.record(new.data, new.backend, (new,)) if new._vjps and new._saved[1] else new
 
 
 def _method_in_place(f: Callable) -> Callable:
