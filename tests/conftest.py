@@ -18,9 +18,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--backend", default=None, help="comma-separated backends to test (default: $AUTOGRAD_BACKEND, else all known)"
     )
     parser.addoption(
-        "--dask-op-matrix",
+        "--op-matrix",
         action="store_true",
-        help="run every test module on the dask backend (by default only DASK_MODULES do)",
+        help="run every test module on the partial backends (dask, cubed, ndonnx; by default each takes its modules)",
     )
 
 
@@ -71,10 +71,20 @@ SLOW_MODULES = {
     "test_threads.py",
     "test_dask_faults.py",
 }
-SLOW_BACKENDS = {"jax", "dask"}
-DASK_OP_MATRIX = (
-    "the op matrix on dask is run by `python -m pytest --backend dask --dask-op-matrix` (results/dask-op-matrix.md)"
-)
+# cubed plans and runs a task graph per computation; ndonnx builds an ONNX graph per op and runs
+# it through onnxruntime at every read. Each takes only its own modules in the default run.
+CUBED_MODULES = {"test_backends.py"}
+NDONNX_MODULES = {"test_backends.py"}
+# A backend here runs only its modules in the default run; the rest skip, saying how to run them.
+PARTIAL_BACKENDS = {
+    "dask": (
+        DASK_MODULES,
+        "the op matrix on dask is run by `python -m pytest --backend dask --op-matrix` (results/dask-op-matrix.md)",
+    ),
+    "cubed": (CUBED_MODULES, "the op matrix on cubed is run by `python -m pytest --backend cubed --op-matrix`"),
+    "ndonnx": (NDONNX_MODULES, "the op matrix on ndonnx is run by `python -m pytest --backend ndonnx --op-matrix`"),
+}
+SLOW_BACKENDS = {"jax", "dask", "cubed", "ndonnx"}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -113,16 +123,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         skip = pytest.mark.skip(reason=config.no_backend_reason)
         for item in items:
             item.add_marker(skip)
+    whole_matrix = config.getoption("--op-matrix")
     for item in items:
         backend = getattr(item, "callspec", None) and item.callspec.params.get("backend")
         if item.path.name in SLOW_MODULES or backend in SLOW_BACKENDS:
             item.add_marker(pytest.mark.slow)
-        if backend != "dask":
-            continue
-        if item.originalname in DASK_SKIPS:
+        if backend == "dask" and item.originalname in DASK_SKIPS:
             item.add_marker(pytest.mark.skip(reason=DASK_SKIPS[item.originalname]))
-        elif item.path.name not in DASK_MODULES and not config.getoption("--dask-op-matrix"):
-            item.add_marker(pytest.mark.skip(reason=DASK_OP_MATRIX))
+        elif backend in PARTIAL_BACKENDS and not whole_matrix:
+            modules, reason = PARTIAL_BACKENDS[backend]
+            if item.path.name not in modules:
+                item.add_marker(pytest.mark.skip(reason=reason))
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
