@@ -1,0 +1,311 @@
+"""cubed (https://cubed-dev.github.io), a backend plugin: the same engine, modules and optimizers
+on arrays whose every operation is planned with a bound on each task's memory, then run by
+cubed's executors. Registered through the entry-point group ``autograd_core.backends`` (the
+project's pyproject.toml: ``cubed = "backends.cubed:create"``), as a third party's would be.
+
+Select it with ``AUTOGRAD_BACKEND=cubed``. Its resources are a `cubed.Spec` built from cubed's
+own configuration (``cubed.config``: the ``CUBED_SPEC__*`` environment variables or a
+``cubed.yaml``), as for any cubed program:
+
+    CUBED_SPEC__ALLOWED_MEM=500MB   memory a task may use (default 2GB); a plan with a task
+                                    projected above it is refused before anything runs
+    CUBED_SPEC__WORK_DIR=s3://...   where intermediate arrays are stored (default: a temporary
+                                    folder of this process, deleted at exit or by ``close()``)
+    CUBED_SPEC__EXECUTOR_NAME=...   the executor (default: cubed's "threads" on this machine);
+                                    AUTOGRAD_DEVICE=<executor name> chooses it as well
+
+Like dask, everything is lazy: values are computed when Python needs them (``.item()``,
+``.numpy()``, printing) and when an optimizer step ends, when `persist` computes the
+parameters and optimizer state and starts the next step's plan from their values.
+
+Four defects of cubed 0.27 are routed around here, each checked against numpy by
+tests/test_cubed.py:
+
+- an integer-array index (``take``) whose result has the input's shape returns the input
+  unchanged, whatever the indices (``take(x, [2, 2, 0], axis=1)`` of a 3-wide ``x`` is ``x``);
+- a slice with a negative step raises NotImplementedError, and arrays take no item assignment;
+- ``clip`` with one bound fails when computed (numpy's clip is called with the other missing);
+- there is no ``take_along_axis``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import math
+import shutil
+import tempfile
+from typing import Any
+
+import numpy as np
+
+try:
+    import cubed
+except ImportError as e:  # the registry shows this reason in `python -m backends`
+    raise ImportError(f"the cubed backend needs cubed ({e}); install it with: pip install -e '.[cubed]'") from e
+
+import backends
+from autograd_core import primitives as P
+from autograd_core.namespace import raw_namespace
+from backends.base import Backend
+from backends.namespaces import CompletedNamespace
+
+EXECUTORS = ("threads", "processes", "single-threaded", "lithops", "modal", "beam", "dask", "ray", "spark", "coiled")
+CREATION = ("arange", "asarray", "empty", "eye", "full", "linspace", "ones", "zeros")
+DLPACK_CPU = (1, 0)  # DLPack's (kDLCPU, 0): where computed values are
+
+
+class Namespace(CompletedNamespace):
+    """cubed's array API namespace, with every new array made under the backend's `spec` (cubed
+    refuses to compute arrays of different specs together) and the defects of cubed 0.27
+    routed around: `take`, `clip`, `take_along_axis`."""
+
+    module = cubed
+
+    def __init__(self, spec: cubed.Spec, values: Any) -> None:
+        self.spec = spec
+        self.values = values  # an array's values, computed by the backend
+        for name in CREATION:
+            setattr(self, name, functools.partial(getattr(cubed, name), spec=spec))
+
+    def from_dlpack(self, x: Any, /, *, device: Any = None, copy: bool | None = None) -> cubed.Array:
+        """A copy of a DLPack exporter's values (cubed has no from_dlpack)."""
+        return self.asarray(np.array(np.from_dlpack(x), copy=True))
+
+    def take(self, x: cubed.Array, indices: Any, /, *, axis: int | None = None) -> cubed.Array:
+        """cubed's take, except where its result would have `x`'s shape: cubed then returns `x`
+        unchanged whatever the indices, so the index is taken one entry longer and the result
+        cut back (or `x` itself, for the identity). cubed computes an array index anyway."""
+        if axis is None:
+            x, axis = cubed.reshape(x, (-1,)), 0
+        axis %= x.ndim
+        host = np.asarray(self.values(indices) if isinstance(indices, cubed.Array) else indices)
+        n = x.shape[axis]
+        if host.ndim != 1 or host.shape[0] != n or n == 0:
+            return cubed.take(x, cubed.asarray(host, spec=self.spec), axis=axis)
+        if np.array_equal(np.where(host < 0, host + n, host), np.arange(n)):
+            return x
+        longer = cubed.take(x, cubed.asarray(np.append(host, host[0]), spec=self.spec), axis=axis)
+        return longer[(slice(None),) * axis + (slice(0, n),)]
+
+    @staticmethod
+    def clip(x: cubed.Array, /, min: Any = None, max: Any = None) -> cubed.Array:  # noqa: A002
+        """cubed's clip with a missing bound made the dtype's widest (cubed 0.27 hands None to
+        numpy's clip, which fails when computed)."""
+        if min is None and max is None:
+            return x
+        if cubed.isdtype(x.dtype, "real floating"):
+            low, high = -math.inf, math.inf
+        else:
+            low, high = (int(v) for v in (cubed.iinfo(x.dtype).min, cubed.iinfo(x.dtype).max))
+        return cubed.clip(x, low if min is None else min, high if max is None else max)
+
+    @staticmethod
+    def take_along_axis(x: cubed.Array, indices: cubed.Array, /, *, axis: int = -1) -> cubed.Array:
+        """``x``'s entries at `indices` along `axis` (cubed has no take_along_axis): each entry
+        picked by a one-hot mask and summed over the axis, lazily, chunk by chunk. Negative
+        indices count from the end."""
+        axis %= x.ndim
+        n = x.shape[axis]
+        indices = cubed.where(indices < 0, indices + n, indices)
+        positions = cubed.reshape(
+            cubed.arange(n, dtype=indices.dtype, spec=x.spec), (n, *(1,) * (x.ndim - axis))
+        )  # along axis, before the indices' own axis
+        chosen = cubed.expand_dims(indices, axis=axis) == positions
+        zero = cubed.zeros((), dtype=x.dtype, spec=x.spec)
+        return cubed.sum(cubed.where(chosen, cubed.expand_dims(x, axis=axis + 1), zero), axis=axis, dtype=x.dtype)
+
+
+class CubedBackend(Backend):
+    """cubed arrays under one `cubed.Spec` (memory bound, storage, executor).
+
+    >>> import backends
+    >>> b = backends.get("cubed")
+    >>> b.to_numpy(b.xp.ones((2,)) * 3).tolist()
+    [3.0, 3.0]
+    """
+
+    name = "cubed"
+    mutable = False  # cubed arrays take no item assignment
+    lazy = True
+    device_kinds = EXECUTORS
+
+    def __init__(self, spec: cubed.Spec, temporary_dir: str | None = None) -> None:
+        super().__init__(Namespace(spec, self.to_numpy), cubed.Array, None)
+        self.spec = spec
+        self.temporary_dir = temporary_dir  # the work_dir this backend made, deleted by close()
+
+    # --- host transfer and computing -----------------------------------------------------------
+    def asarray(self, host: np.ndarray, dtype: Any = None) -> cubed.Array:
+        """A copy of `host` under the backend's spec, in cubed's automatic chunks."""
+        return cubed.asarray(np.array(host, dtype=dtype, copy=True), spec=self.spec)
+
+    def to_numpy(self, x: Any) -> np.ndarray:
+        return np.asarray(self._compute(x)[0])
+
+    def _compute(self, *arrays: Any) -> tuple:
+        """The values of `arrays`, computed by one plan on the spec's executor. A plan with a
+        task projected past ``allowed_mem`` is refused before it runs (cubed's ValueError)."""
+        with np.errstate(all="ignore"):
+            return cubed.compute(*arrays)
+
+    def synchronize(self, *arrays: Any) -> None:
+        """Compute `arrays` (their values are dropped: `persist` keeps them)."""
+        if arrays:
+            self._compute(*arrays)
+
+    def persist(self, arrays: list) -> list:
+        """`arrays` computed by one plan and made again from their values, so the next step's
+        plan starts there instead of growing step by step (parameters and optimizer state are
+        small next to the data)."""
+        return [self.asarray(h) for h in self._compute(*arrays)] if arrays else []
+
+    def dlpack_exporter(self, x: Any) -> np.ndarray:
+        """The computed values: a cubed array has no memory to share until then."""
+        return self.to_numpy(x)
+
+    def dlpack_device(self, x: Any) -> tuple[int, int]:
+        return DLPACK_CPU
+
+    def _dtype_tables(self) -> tuple[dict[str, Any], dict[Any, str]]:
+        """The namespace's dtypes and float16, which cubed arrays hold (numpy's) though cubed's
+        namespace does not name it."""
+        if self._dtypes is None:
+            by_name, names = super()._dtype_tables()
+            half = np.dtype(np.float16)
+            self._dtypes = ({**by_name, "float16": half}, {**names, half: "float16"})
+        return self._dtypes
+
+    def value_range(self, x: Any) -> tuple[int, int]:
+        low, high = self._compute(cubed.min(x), cubed.max(x))  # one plan for both
+        return int(low), int(high)
+
+    def describe(self) -> str:
+        """The executor, the memory bound of a task and where intermediate arrays go."""
+        executor = self.spec.executor_name or "threads"
+        allowed = f"{self.spec.allowed_mem / 1e9:g} GB"
+        return f"cubed's {executor} executor, allowed_mem {allowed} a task, work_dir {self.spec.work_dir}"
+
+    def close(self) -> None:
+        """Delete the temporary folder this backend stored intermediate arrays in (also done at
+        exit); the registry then makes a new backend when asked again."""
+        for key, made in list(backends._instances.items()):
+            if made is self:
+                del backends._instances[key]
+        if self.temporary_dir is not None:
+            shutil.rmtree(self.temporary_dir, ignore_errors=True)
+            self.temporary_dir = None
+
+
+# --- kernels ---------------------------------------------------------------------------------
+@P.basic_index.kernel("cubed")
+def _basic_index(ns: Any, x: cubed.Array, key: tuple) -> cubed.Array:
+    """``x[key]`` with each negative-step slice taken as the same entries in increasing order,
+    then flipped (cubed refuses negative steps)."""
+    key, flips = _forward_steps(x.shape, key)
+    out = x[key]
+    return cubed.flip(out, axis=flips) if flips else out
+
+
+@P.scatter.kernel("cubed")
+def _scatter(ns: Any, values: cubed.Array, shape: tuple[int, ...], key: tuple) -> cubed.Array:
+    """Zeros of `shape` with `values` at the basic index `key`, without item assignment (which
+    cubed lacks): axis by axis, `values` is spread to the axis's full length by a `take` of
+    each position's source and a mask that zeroes positions `key` does not reach."""
+    shape = tuple(shape)
+    key, flips = _forward_steps(shape, key)
+    if flips:
+        values = cubed.flip(values, axis=flips)
+    plain = [k for k in key if k is not None]
+    values = cubed.reshape(values, np.broadcast_to(False, shape)[tuple(plain)].shape)
+    zero = cubed.zeros((), dtype=values.dtype, spec=values.spec)
+    for axis, k in enumerate(plain):
+        if isinstance(k, int | np.integer):
+            values = cubed.expand_dims(values, axis=axis)
+            k = slice(int(k) % shape[axis], int(k) % shape[axis] + 1)
+        reached = range(*k.indices(shape[axis]))
+        if len(reached) == shape[axis] and values.shape[axis] == shape[axis] and k.indices(shape[axis])[2] == 1:
+            continue  # the whole axis, in order
+        source = np.zeros(shape[axis], dtype=np.int64)
+        source[list(reached)] = np.arange(len(reached))
+        hit = np.zeros(shape[axis], dtype=bool)
+        hit[list(reached)] = True
+        mask = cubed.asarray(np.reshape(hit, (-1,) + (1,) * (len(shape) - axis - 1)), spec=values.spec)
+        if values.shape[axis] == 0:
+            values = cubed.zeros(
+                (*values.shape[:axis], shape[axis], *values.shape[axis + 1 :]), dtype=values.dtype, spec=values.spec
+            )
+        else:
+            values = cubed.where(mask, ns.take(values, source, axis=axis), zero)
+    return values
+
+
+def _forward_steps(shape: tuple[int, ...], key: tuple) -> tuple[tuple, tuple[int, ...]]:
+    """A basic index `key` (of an array of `shape`) with every negative-step slice replaced by
+    the slice of the same entries in increasing order, and the axes of the result to flip."""
+    import ndindex  # a dependency of cubed's indexing
+
+    forward, flips, dim, out_axis = [], [], 0, 0
+    for k in ndindex.ndindex(key).expand(shape).raw:
+        if k is None:
+            forward.append(k)
+            out_axis += 1
+            continue
+        if isinstance(k, slice) and k.step is not None and k.step < 0:
+            reached = range(*k.indices(shape[dim]))
+            k = slice(reached[-1], reached[0] + 1, -k.step) if reached else slice(0, 0)
+            flips.append(out_axis)
+        forward.append(k)
+        out_axis += not isinstance(k, int | np.integer)
+        dim += 1
+    return tuple(forward), tuple(flips)
+
+
+@P.erf_kernel.kernel("cubed")
+def _erf(ns: Any, x: cubed.Array) -> cubed.Array:
+    """The numpy backend's erf on each chunk: one task per chunk, not the portable series'
+    hundreds of elementwise ones."""
+    return cubed.map_blocks(_erf_block, x, dtype=x.dtype)
+
+
+def _erf_block(block: np.ndarray) -> np.ndarray:
+    return P.erf_kernel(raw_namespace(backends.get("numpy")), block)
+
+
+# --- the factory -------------------------------------------------------------------------------
+def spec_for(executor: str | None = None) -> tuple[cubed.Spec, str | None]:
+    """A Spec from cubed's configuration (``cubed.config["spec"]``), with `executor` as its
+    executor where given, and a new temporary folder (returned too, for deleting) as its
+    work_dir where the configuration names none."""
+    settings = dict(cubed.config.get("spec", {}))
+    if executor:
+        settings["executor_name"] = executor
+    temporary = None
+    if not settings.get("work_dir"):
+        temporary = settings["work_dir"] = tempfile.mkdtemp(prefix="autograd-cubed-")
+    try:
+        spec = cubed.Spec(**settings)
+    except (TypeError, ValueError) as e:
+        if temporary:
+            shutil.rmtree(temporary, ignore_errors=True)
+        raise ValueError(
+            f"cubed's spec configuration {settings} is not accepted ({e}); set sizes such as "
+            "CUBED_SPEC__ALLOWED_MEM=2GB, or leave them unset"
+        ) from e
+    return spec, temporary
+
+
+def create(device: str | None = None) -> Backend:
+    """The cubed backend: `device` is empty (the executor cubed's configuration names, else its
+    threads) or one of cubed's executor names (`EXECUTORS`)."""
+    if device and device not in EXECUTORS:
+        raise ValueError(f"cubed device {device!r}: use one of cubed's executors ({', '.join(EXECUTORS)}) or none")
+    spec, temporary = spec_for(device)
+    backend = CubedBackend(spec, temporary)
+    try:
+        spec.executor  # noqa: B018 (a distributed executor's library is imported here, not mid-computation)
+    except ImportError as e:
+        backend.close()
+        raise RuntimeError(f"cubed's {device or spec.executor_name} executor cannot be used here: {e}") from e
+    atexit.register(backend.close)
+    return backend
