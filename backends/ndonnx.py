@@ -1,0 +1,80 @@
+"""ndonnx: arrays that build an ONNX graph. An array made from values (a constant) carries them
+too, computed by onnxruntime as each op is added (spox's value propagation), so the engine runs
+eagerly on it like on any library; an array made by `ndonnx.argument` (a placeholder) has a
+shape and a dtype but no values, and everything computed from it is a graph that
+`ndonnx.build` turns into an ONNX model. `autograd_core.onnx` exports models and training
+steps that way.
+
+Arrays are immutable as the engine sees them (item assignment makes a new graph node, which
+views taken before do not see), so the kernels that update in place elsewhere are functional
+here, as on jax.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from backends import BackendUnavailableError
+from backends.base import Backend
+
+try:
+    import ndonnx as ndx
+    import onnxruntime  # noqa: F401 - computes every eager value
+except ImportError as e:  # `create` reports it as the reason the backend is unavailable
+    ndx, _missing = None, e
+
+
+class TracedValueError(ValueError):
+    """Python asked for the values of an array inside an ONNX trace, which has none until run."""
+
+
+class NdonnxBackend(Backend):
+    name = "ndonnx"
+    mutable = False
+
+    def asarray(self, host: np.ndarray, dtype: Any = None) -> Any:
+        host = np.asarray(host, dtype=None if dtype is None else self.to_host_dtype(dtype))
+        return ndx.asarray(host)
+
+    def to_numpy(self, x: Any) -> np.ndarray:
+        try:
+            return x.unwrap_numpy()
+        except ValueError:
+            raise TracedValueError(
+                f"the values of an array of shape {x.shape} ({x.dtype}) are asked for inside an ONNX trace, where "
+                "they are unknown until the graph runs: a Python branch on a value (bool(), item(), float(), "
+                "int(), numpy(), printing) cannot be exported; compute on tensors instead (ag.where for a branch)"
+            ) from None
+
+    def is_traced(self, x: Any) -> bool:
+        if not isinstance(x, ndx.Array):
+            return False
+        try:
+            x.unwrap_numpy()
+        except ValueError:
+            return True
+        return False
+
+    def dlpack_exporter(self, x: Any) -> np.ndarray:
+        return self.to_numpy(x)
+
+    def dlpack_device(self, x: Any) -> tuple[int, int]:
+        return (1, 0)  # the host: values live in numpy arrays
+
+    def describe(self) -> str:
+        return "ONNX graphs, values computed by onnxruntime"
+
+
+def create(device: str | None = None) -> Backend:
+    """The ndonnx backend (it has one device: onnxruntime on the host CPU)."""
+    if ndx is None:
+        raise BackendUnavailableError(
+            f'the ndonnx backend needs ndonnx and onnxruntime ({_missing}); install them with: pip install -e ".[onnx]"'
+        )
+    if device not in (None, "cpu"):
+        raise BackendUnavailableError(
+            f"the ndonnx backend runs on the CPU only (onnxruntime); device {device!r} is not available"
+        )
+    return NdonnxBackend(ndx, ndx.Array, None)
