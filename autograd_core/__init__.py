@@ -10,7 +10,7 @@
 
 import math
 
-from autograd_core import fft, linalg, primitives, registry, special
+from autograd_core import fft, linalg, onnx, primitives, registry, special
 from autograd_core.anomaly import detect_anomaly, is_anomaly_enabled
 from autograd_core.compile import CompileFallbackWarning, compile
 

@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from autograd_core.pytree import tree_map
 from autograd_core.tensor_base import TensorBase
 
 
@@ -45,6 +46,66 @@ def _counts_as_ints(state: dict[str, Any]) -> dict[str, Any]:
     return {k: int(v) if getattr(v, "shape", None) == () and "int" in str(v.dtype) else v for k, v in state.items()}
 
 
+class StepState:
+    """The state a training step reads and writes besides its arguments: the parameters and
+    buffers of `modules`, the optimizers' per-parameter state and their traced
+    hyper-parameters; read as arrays and installed back. `compile` and ONNX export
+    (`autograd_core.onnx.export_step`) trace `pure` over it.
+    """
+
+    def __init__(self, modules: Iterable[Any], optimizers: Iterable[Any]) -> None:
+        modules, self.optimizers = list(modules), list(optimizers)
+        self.params = _unique_parameters(modules, self.optimizers)
+        self.buffers = list({id(b): b for m in modules for b in m.buffers()}.values())
+        self.tensors = self.params + self.buffers  # the state a step reads and writes besides the optimizers'
+        self.groups = [g for opt in self.optimizers for g in opt.param_groups]
+
+    def state_of(self) -> tuple[list, list]:
+        opt_states = [[dict(opt.state.get(p, {})) for p in self.params] for opt in self.optimizers]
+        return [t.data for t in self.tensors], opt_states
+
+    def install(self, tensor_data: list, opt_states: list, grads: list | None, backend: Any = None) -> None:
+        """Set the arrays (and, where `backend` is given, the tensors' backend) back."""
+        for t, data in zip(self.tensors, tensor_data):
+            t.data = data
+            if backend is not None:
+                t.backend = backend
+        if grads is not None:
+            for p, grad in zip(self.params, grads):
+                p.grad = None if grad is None else TensorBase._wrap(grad, p.backend)
+        for opt, states in zip(self.optimizers, opt_states):
+            opt.state = {p: s for p, s in zip(self.params, states) if s}
+
+    def hyperparameters(self) -> tuple[list, tuple]:
+        """The groups' traced hyper-parameters, and the others as a key (a change retraces)."""
+        traced = [{k: g[k] for k in _TRACED_HYPERPARAMETERS if k in g} for g in self.groups]
+        static = tuple(
+            tuple((k, repr(v)) for k, v in g.items() if k not in _TRACED_HYPERPARAMETERS and k != "params")
+            for g in self.groups
+        )
+        return traced, static
+
+    def set_hyperparameters(self, traced: list) -> None:
+        for group, values in zip(self.groups, traced):
+            group.update(values)
+
+    def traceable(self, step: Callable[..., Any], backend: Any) -> Callable:
+        """`step` as a pure function of arrays of `backend`; a new function object each time, so
+        that a compiler caching traces by function never hands one trace to two hyper-parameter
+        keys. It returns the new tensors and optimizer states, the gradients and the step's
+        result (a tree of tensors) as arrays."""
+
+        def pure(tensor_data: list, opt_states: list, traced: list, args: list) -> tuple:
+            self.install(tensor_data, opt_states, [None] * len(self.params), backend)
+            self.set_hyperparameters(traced)
+            out = step(*[TensorBase._wrap(a, backend) for a in args])
+            new_tensors, new_states = self.state_of()
+            grads = [None if p.grad is None else p.grad.data for p in self.params]
+            return new_tensors, new_states, grads, tree_map(lambda t: t.data, out)
+
+        return pure
+
+
 def compile(  # noqa: A001 - the name users know from torch.compile
     step: Callable[..., TensorBase], *, modules: Iterable[Any] = (), optimizers: Iterable[Any] = ()
 ) -> Callable[..., TensorBase]:
@@ -65,52 +126,8 @@ def compile(  # noqa: A001 - the name users know from torch.compile
     >>> fast_step(ag.ones(4, 3), ag.tensor([0, 1, 0, 1])).shape
     ()
     """
-    modules, optimizers = list(modules), list(optimizers)
-    params = _unique_parameters(modules, optimizers)
-    buffers = list({id(b): b for m in modules for b in m.buffers()}.values())
-    tensors = params + buffers  # the state a step reads and writes besides the optimizers'
-    backend = params[0].backend if params else None
-
-    def state_of() -> tuple[list, list]:
-        opt_states = [[dict(opt.state.get(p, {})) for p in params] for opt in optimizers]
-        return [t.data for t in tensors], opt_states
-
-    def install(tensor_data: list, opt_states: list, grads: list | None) -> None:
-        for t, data in zip(tensors, tensor_data):
-            t.data = data
-        if grads is not None:
-            for p, grad in zip(params, grads):
-                p.grad = None if grad is None else TensorBase._wrap(grad, backend)
-        for opt, states in zip(optimizers, opt_states):
-            opt.state = {p: s for p, s in zip(params, states) if s}
-
-    groups = [g for opt in optimizers for g in opt.param_groups]
-
-    def hyperparameters() -> tuple[list, tuple]:
-        """The groups' traced hyper-parameters, and the others as a key (a change retraces)."""
-        traced = [{k: g[k] for k in _TRACED_HYPERPARAMETERS if k in g} for g in groups]
-        static = tuple(
-            tuple((k, repr(v)) for k, v in g.items() if k not in _TRACED_HYPERPARAMETERS and k != "params")
-            for g in groups
-        )
-        return traced, static
-
-    def set_hyperparameters(traced: list) -> None:
-        for group, values in zip(groups, traced):
-            group.update(values)
-
-    def traceable() -> Callable:
-        """The step as a pure function of arrays; a new function object each time, so that a
-        compiler caching traces by function never hands one trace to two hyper-parameter keys."""
-
-        def pure(tensor_data: list, opt_states: list, traced: list, args: list) -> tuple:
-            install(tensor_data, opt_states, [None] * len(params))
-            set_hyperparameters(traced)
-            out = step(*[TensorBase._wrap(a, backend) for a in args])
-            new_tensors, new_states = state_of()
-            return new_tensors, new_states, [None if p.grad is None else p.grad.data for p in params], out.data
-
-        return pure
+    state = StepState(modules, optimizers)
+    backend = state.params[0].backend if state.params else None
 
     compiled: dict[tuple, Callable] | None = {} if backend is not None and backend.can_compile else None
 
@@ -118,14 +135,14 @@ def compile(  # noqa: A001 - the name users know from torch.compile
         nonlocal compiled
         if compiled is None:
             return step(*args)
-        before = state_of()
-        traced, static = hyperparameters()
+        before = state.state_of()
+        traced, static = state.hyperparameters()
         try:
-            function = compiled.get(static) or compiled.setdefault(static, backend.jit(traceable()))
+            function = compiled.get(static) or compiled.setdefault(static, backend.jit(state.traceable(step, backend)))
             new_tensors, new_states, grads, out = function(*before, traced, [a.data for a in args])
         except Exception as e:  # the trace met something a compiler cannot follow
-            install(*before, None)
-            set_hyperparameters(traced)
+            state.install(*before, None)
+            state.set_hyperparameters(traced)
             compiled = None
             reason = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
             warnings.warn(
@@ -134,8 +151,8 @@ def compile(  # noqa: A001 - the name users know from torch.compile
                 stacklevel=2,
             )
             return step(*args)
-        set_hyperparameters(traced)  # numbers again, not the trace's placeholders
-        install(new_tensors, [[_counts_as_ints(state) for state in states] for states in new_states], grads)
-        return TensorBase._wrap(out, backend)
+        state.set_hyperparameters(traced)  # numbers again, not the trace's placeholders
+        state.install(new_tensors, [[_counts_as_ints(s) for s in states] for states in new_states], grads)
+        return tree_map(lambda a: TensorBase._wrap(a, backend), out)
 
     return run

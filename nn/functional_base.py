@@ -77,7 +77,8 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
         return x * 0.0
     if x.backend.is_traced(x.data):
         raise RuntimeError(
-            "dropout draws its mask on the host, which a compiled step would freeze; run steps with dropout eagerly"
+            "dropout draws its mask on the host, which a trace (ag.compile, ag.onnx) would freeze; run steps with "
+            "dropout eagerly, export a model in eval() mode, or pass the mask as an input"
         )
     keep = x.backend.bernoulli(x.shape, 1 - p)
     return x * P.constant(x.backend.xp.astype(keep, x.data.dtype), x.backend) * (1 / (1 - p))

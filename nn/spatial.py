@@ -394,7 +394,8 @@ def _channel_dropout(x: Tensor, p: float, training: bool, channels: tuple[int, .
         return x
     if x.backend.is_traced(x.data):
         raise RuntimeError(
-            "dropout draws its mask on the host, which a compiled step would freeze; run steps with dropout eagerly"
+            "dropout draws its mask on the host, which a trace (ag.compile, ag.onnx) would freeze; run steps with "
+            "dropout eagerly, export a model in eval() mode, or pass the mask as an input"
         )
     shape = channels + (1,) * (x.ndim - len(channels))
     return x * dropout(ag.ones(shape, dtype=x.dtype, device=x.device), p)

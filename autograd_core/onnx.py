@@ -1,0 +1,234 @@
+"""ONNX export through the ndonnx backend: a model's forward pass (`export`), or a whole
+training step, forward, backward and optimizer update, as one graph (`export_step`).
+
+The function is run once on the ndonnx backend with placeholders (arrays that have a shape and
+a dtype but no values) in the places of its inputs and of the model's parameters and buffers;
+each op adds nodes to an ONNX graph, which ndonnx builds into a model. The model may live on
+any backend: its tensors are swapped for placeholders during the trace and restored after.
+onnxruntime (or any ONNX runtime) then runs the model without this project.
+
+What cannot be traced is refused with an `OnnxExportError` that names it: a Python branch on a
+value (``bool(t)``, ``t.item()``, ``float(t)``: the values are unknown while tracing), an op
+that ndonnx lacks, and dropout in training mode (its mask is drawn on the host; export in
+``eval()`` mode, or pass the mask as an input).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+import backends
+from autograd_core.grad_mode import no_grad
+from autograd_core.pytree import tree_flatten
+from autograd_core.tensor_base import TensorBase
+
+DynamicAxes = dict[str, dict[int, str] | Sequence[int]]
+
+
+class OnnxExportError(RuntimeError):
+    """A function or model that cannot be traced into an ONNX graph; the message says why."""
+
+
+def _ndonnx() -> tuple[Any, Any]:
+    """The ndonnx backend and module, or a clear error where they are not installed."""
+    try:
+        backend = backends.get("ndonnx")
+    except (backends.BackendUnavailableError, ValueError) as e:
+        raise OnnxExportError(f"ONNX export needs the ndonnx backend: {e}") from e
+    return backend, backend.xp
+
+
+def _host(value: Any) -> np.ndarray:
+    """The values of a tensor (of any backend) or of an array, on the host."""
+    if isinstance(value, TensorBase):
+        return value.backend.to_numpy(value.data)
+    return backends.Backend.host_array(value)
+
+
+def _named_state(model: Any) -> list[tuple[str, TensorBase]]:
+    """A module's parameters and buffers by name (each tensor once); none for a function."""
+    if not (hasattr(model, "named_parameters") and hasattr(model, "named_buffers")):
+        return []
+    return [*model.named_parameters(), *model.named_buffers()]
+
+
+@contextlib.contextmanager
+def _placeholders(named: list[tuple[str, TensorBase]], ndonnx_backend: Any) -> Iterator[dict[str, Any]]:
+    """The tensors of `named` holding ndonnx placeholders (by name) inside the block, their
+    own arrays and backends again after it, whatever happens."""
+    ndx = ndonnx_backend.xp
+    saved = [(t, t.data, t.backend) for _, t in named]
+    arguments = {}
+    try:
+        for name, t in named:
+            arguments[name] = ndx.argument(shape=t.shape, dtype=getattr(ndx, t.dtype.name))
+            t.data, t.backend = arguments[name], ndonnx_backend
+        yield arguments
+    finally:
+        for t, data, backend in saved:
+            t.data, t.backend = data, backend
+
+
+def _trace(what: str, fn: Callable[[], Any], dynamic: bool = False) -> Any:
+    """`fn()`, with what makes a trace fail said in the terms of an export (`dynamic`: some
+    input has axes of unknown size)."""
+    ndx = backends.get("ndonnx").xp
+    try:
+        return fn()
+    except OnnxExportError:
+        raise
+    except TypeError as e:
+        if dynamic and "NoneType" in str(e):
+            raise OnnxExportError(
+                f"cannot export {what} with dynamic_axes: it computes with the size of a dynamic axis as a number "
+                f"({e}), which is unknown while tracing; export it without dynamic_axes (a model per input shape)"
+            ) from e
+        raise OnnxExportError(f"cannot export {what}: {type(e).__name__}: {e}") from e
+    except AttributeError as e:
+        if getattr(e, "obj", None) is ndx:
+            raise OnnxExportError(
+                f"cannot export {what}: {_caller(e)} needs the op {e.name} (xp.{e.name}), which ndonnx "
+                f"{ndx.__version__} lacks"
+            ) from e
+        raise OnnxExportError(f"cannot export {what}: {type(e).__name__}: {e}") from e
+    except Exception as e:  # the trace met something ONNX cannot express
+        reason = str(e)
+        if reason == "no propagated value available":
+            reason = "a Python branch on a value (bool(), item(), float() of a traced array) cannot be exported"
+        raise OnnxExportError(f"cannot export {what}: {type(e).__name__}: {reason}") from e
+
+
+def _caller(error: BaseException) -> str:
+    """The innermost public function of this project in `error`'s traceback, as ``module.function``."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    name, tb = "the function", error.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if (
+            os.path.abspath(code.co_filename).startswith(root + os.sep)
+            and code.co_name.isidentifier()
+            and not code.co_name.startswith("_")
+        ):
+            module = os.path.splitext(os.path.relpath(code.co_filename, root))[0].replace(os.sep, ".")
+            name = f"{module}.{code.co_name}"
+        tb = tb.tb_next
+    return name
+
+
+def _axes(dynamic_axes: DynamicAxes | None, name: str, ndim: int) -> dict[int, str]:
+    """The dynamic axes of the input or output `name`: axis -> the dimension's name."""
+    given = (dynamic_axes or {}).get(name, {})
+    axes = dict(given) if isinstance(given, dict) else {a: f"{name}_dim{a}" for a in given}
+    for axis in axes:
+        if not -ndim <= axis < ndim:
+            raise ValueError(f"dynamic_axes[{name!r}] names axis {axis}, but {name} has {ndim} axes")
+    return {a % ndim: n for a, n in axes.items()}
+
+
+def _names(given: Sequence[str] | None, count: int, prefix: str) -> list[str]:
+    names = list(given) if given is not None else [f"{prefix}_{i}" for i in range(count)]
+    if len(names) != count:
+        raise ValueError(f"{len(names)} {prefix} names given for {count} {prefix}s")
+    return names
+
+
+def _model_proto(ndx: Any, inputs: dict[str, Any], outputs: dict[str, Any], constants: dict[str, np.ndarray]) -> Any:
+    """The ONNX model of the graph from `inputs` to `outputs`, where the inputs named in
+    `constants` are initializers holding those values."""
+    from onnx import numpy_helper
+
+    model = ndx.build(inputs, outputs)
+    graph = model.graph
+    kept = [i for i in graph.input if i.name not in constants]
+    del graph.input[:]
+    graph.input.extend(kept)
+    used = _used_names(graph)
+    graph.initializer.extend(
+        numpy_helper.from_array(np.ascontiguousarray(v), n) for n, v in constants.items() if n in used
+    )
+    return model
+
+
+def _used_names(graph: Any) -> set[str]:
+    """The names the nodes of `graph` (and of their subgraphs) read, and its outputs."""
+    used = {o.name for o in graph.output}
+    for node in graph.node:
+        used.update(node.input)
+        for attribute in node.attribute:
+            for sub in [attribute.g, *attribute.graphs] if attribute.HasField("g") else attribute.graphs:
+                used |= _used_names(sub)
+    return used
+
+
+def _save(model: Any, path: str | os.PathLike | None) -> Any:
+    if path is not None:
+        import onnx
+
+        onnx.save(model, os.fspath(path))
+    return model
+
+
+def _name_output_axes(model: Any, dynamic_axes: DynamicAxes | None) -> None:
+    for output in model.graph.output:
+        dims = output.type.tensor_type.shape.dim
+        for axis, name in _axes(dynamic_axes, output.name, len(dims)).items():
+            dims[axis].ClearField("dim_value")
+            dims[axis].dim_param = name
+
+
+def export(
+    model: Callable[..., Any],
+    example_inputs: Any,
+    path: str | os.PathLike | None = None,
+    *,
+    dynamic_axes: DynamicAxes | None = None,
+    input_names: Sequence[str] | None = None,
+    output_names: Sequence[str] | None = None,
+) -> Any:
+    """Export the forward pass ``model(*example_inputs)`` as an ONNX model, written to `path`
+    (when given) and returned (an ``onnx.ModelProto``).
+
+    `model` is a module (anything with ``named_parameters()`` and ``named_buffers()``: its
+    parameters and buffers become initializers named as in its state dict) or a function of
+    tensors. `example_inputs` (a tensor or array, or a tuple of them) give the inputs' shapes
+    and dtypes; each becomes a graph input (``input_0``... unless `input_names`), and each
+    tensor of the result a graph output (``output_0``... unless `output_names`).
+    `dynamic_axes` maps an input or output name to the axes whose size may change (a list, or
+    ``{axis: "batch"}`` to name them), as in ``torch.onnx.export``.
+
+    >>> import autograd_core as ag, nn
+    >>> model = nn.Linear(3, 2)
+    >>> onnx_model = ag.onnx.export(model, ag.ones(4, 3), dynamic_axes={"input_0": {0: "batch"}})
+    >>> [i.name for i in onnx_model.graph.input], [i.name for i in onnx_model.graph.initializer]
+    (['input_0'], ['weight', 'bias'])
+    """
+    ndonnx_backend, ndx = _ndonnx()
+    examples = list(example_inputs) if isinstance(example_inputs, tuple | list) else [example_inputs]
+    hosts = [_host(x) for x in examples]
+    in_names = _names(input_names, len(hosts), "input")
+    arguments = {}
+    for name, host in zip(in_names, hosts):
+        axes = _axes(dynamic_axes, name, host.ndim)
+        shape = tuple(axes.get(a, size) for a, size in enumerate(host.shape))
+        arguments[name] = ndx.argument(shape=shape, dtype=getattr(ndx, host.dtype.name))
+    named = _named_state(model)
+    constants = {name: _host(t) for name, t in named}
+    what = type(model).__name__ if named else getattr(model, "__name__", "the function")
+
+    def forward() -> list[Any]:
+        args = [TensorBase._wrap(arguments[n], ndonnx_backend) for n in in_names]
+        with backends.use(ndonnx_backend), no_grad():
+            leaves, _ = tree_flatten(model(*args))
+        return [t.data for t in leaves]
+
+    with _placeholders(named, ndonnx_backend) as params:
+        results = _trace(what, forward, dynamic=bool(dynamic_axes))
+        out_names = _names(output_names, len(results), "output")
+        onnx_model = _model_proto(ndx, {**arguments, **params}, dict(zip(out_names, results)), constants)
+    _name_output_axes(onnx_model, dynamic_axes)
+    return _save(onnx_model, path)
