@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 import backends
+from autograd_core.compile import StepState
 from autograd_core.grad_mode import no_grad
 from autograd_core.pytree import tree_flatten
 from autograd_core.tensor_base import TensorBase
@@ -118,6 +120,14 @@ def _caller(error: BaseException) -> str:
             name = f"{module}.{code.co_name}"
         tb = tb.tb_next
     return name
+
+
+def _tree_placeholders(name: str, value: Any, dtype: str, placeholder: Callable[..., Any]) -> Any:
+    """`value` (a number, or a tuple of numbers such as Adam's betas) with a placeholder of
+    `dtype` for each number, named `name` (and ``.0``, ``.1``... in a tuple)."""
+    if isinstance(value, tuple | list):
+        return type(value)(placeholder(f"{name}.{i}", v, dtype) for i, v in enumerate(value))
+    return placeholder(name, value, dtype)
 
 
 def _axes(dynamic_axes: DynamicAxes | None, name: str, ndim: int) -> dict[int, str]:
@@ -232,3 +242,134 @@ def export(
         onnx_model = _model_proto(ndx, {**arguments, **params}, dict(zip(out_names, results)), constants)
     _name_output_axes(onnx_model, dynamic_axes)
     return _save(onnx_model, path)
+
+
+@dataclass
+class ExportedStep:
+    """A training step exported by `export_step`.
+
+    Attributes:
+        model: the ONNX model (``onnx.ModelProto``).
+        state: the values to feed its state inputs now, by input name: parameters, buffers,
+            optimizer state and hyper-parameters.
+        updates: which output is the next value of which input (output name -> input name).
+        input_names: the step's own inputs (``input_0``...), which `state` does not hold.
+        output_names: the step's own results (``output_0``...).
+
+    One training step per run: feed `state` and the step's inputs, then put each output named
+    in `updates` in its input's place for the next run.
+    """
+
+    model: Any
+    state: dict[str, np.ndarray]
+    updates: dict[str, str]
+    input_names: list[str]
+    output_names: list[str]
+
+
+def export_step(
+    step: Callable[..., Any],
+    example_inputs: Any,
+    path: str | os.PathLike | None = None,
+    *,
+    modules: Iterable[Any] = (),
+    optimizers: Iterable[Any] = (),
+    input_names: Sequence[str] | None = None,
+    output_names: Sequence[str] | None = None,
+) -> ExportedStep:
+    """Export a whole training step, ``step(*example_inputs)`` (forward, ``backward()``,
+    ``opt.step()``), as one ONNX model over the state of `modules` and `optimizers`, with the
+    contract of `autograd_core.compile`: the parameters and buffers (named as in the modules'
+    state dicts), the optimizers' state (``optimizer0.<parameter>.exp_avg``...) and their
+    traced hyper-parameters (``optimizer0.group0.lr``, ``optimizer0.group0.betas.0``...) are
+    inputs; the step's results (``output_0``...) and the new parameters, buffers and optimizer
+    state (the input's name and ``.next``) are outputs. Step counts travel as floats of their
+    parameter's dtype (an integer count would promote a float32 update to float64). Written to
+    `path` when given; the modules and optimizers are left as they were.
+
+    The optimizers' state must exist (run one step, or load a state dict, first): it fixes the
+    model's inputs.
+
+    >>> import autograd_core as ag, nn, optim, nn.functional as F
+    >>> model = nn.Linear(3, 2); opt = optim.SGD(model.parameters(), lr=0.1)
+    >>> def train_step(x, y):
+    ...     loss = F.cross_entropy(model(x), y)
+    ...     opt.zero_grad(); loss.backward(); opt.step()
+    ...     return loss
+    >>> x, y = ag.ones(4, 3), ag.tensor([0, 1, 0, 1])
+    >>> exported = ag.onnx.export_step(train_step, (x, y), modules=[model], optimizers=[opt])
+    >>> exported.updates
+    {'weight.next': 'weight', 'bias.next': 'bias'}
+    """
+    ndonnx_backend, ndx = _ndonnx()
+    state = StepState(modules, optimizers)
+    names = {id(t): n for m in modules for n, t in reversed(_named_state(m))}
+    tensor_names = [names.get(id(t), f"tensor{i}") for i, t in enumerate(state.tensors)]
+    dtypes = [t.dtype.name for t in state.params]
+    feeds: dict[str, np.ndarray] = {}  # every state input: its value now
+    arguments: dict[str, Any] = {}  # and its placeholder
+
+    def placeholder(name: str, value: Any, dtype: str | None = None) -> Any:
+        feeds[name] = np.asarray(_host(value), dtype=dtype)
+        arguments[name] = ndx.argument(shape=feeds[name].shape, dtype=getattr(ndx, feeds[name].dtype.name))
+        return arguments[name]
+
+    tensor_data, opt_states = state.state_of()
+    traced, _ = state.hyperparameters()
+    opt_names = [f"optimizer{k}" for k in range(len(state.optimizers))]
+    group_names = [f"{o}.group{g}" for o, opt in zip(opt_names, state.optimizers) for g in range(len(opt.param_groups))]
+    group_dtypes = [next((p.dtype.name for p in g["params"]), "float64") for g in state.groups]
+    t_args = [placeholder(n, t) for n, t in zip(tensor_names, state.tensors)]
+    s_args = [
+        [
+            {key: placeholder(f"{o}.{n}.{key}", v, d if isinstance(v, int) else None) for key, v in s.items()}
+            for n, s, d in zip(tensor_names, states, dtypes)
+        ]
+        for o, states in zip(opt_names, opt_states)
+    ]
+    h_args = [
+        {key: _tree_placeholders(f"{g}.{key}", value, d, placeholder) for key, value in group.items()}
+        for g, group, d in zip(group_names, traced, group_dtypes)
+    ]
+    examples = list(example_inputs) if isinstance(example_inputs, tuple | list) else [example_inputs]
+    hosts = [_host(x) for x in examples]
+    in_names = _names(input_names, len(hosts), "input")
+    x_args = [ndx.argument(shape=h.shape, dtype=getattr(ndx, h.dtype.name)) for h in hosts]
+    saved = [(t, t.data, t.backend, t.grad) for t in state.tensors]
+    what = getattr(step, "__name__", "the step")
+    try:
+        with backends.use(ndonnx_backend):
+            new_tensors, new_states, _, out = _trace(
+                what, lambda: state.traceable(step, ndonnx_backend)(t_args, s_args, h_args, x_args)
+            )
+    finally:
+        for t, data, backend, grad in saved:
+            t.data, t.backend, t.grad = data, backend, grad
+        state.install(tensor_data, opt_states, None)
+        state.set_hyperparameters(traced)
+    changed = [
+        f"{o}.{n}"
+        for o, states, new in zip(opt_names, opt_states, new_states)
+        for n, s, ns in zip(tensor_names, states, new)
+        if set(s) != set(ns)
+    ]
+    if changed:
+        raise OnnxExportError(
+            f"cannot export {what}: the step creates optimizer state ({', '.join(changed)}), which the exported step "
+            "must take as inputs; run one step first (or load the optimizers' state dicts), then export"
+        )
+    results, _ = tree_flatten(out)
+    out_names = _names(output_names, len(results), "output")
+    outputs = dict(zip(out_names, results))
+    updates = {}
+    for n, data in zip(tensor_names, new_tensors):
+        outputs[f"{n}.next"], updates[f"{n}.next"] = data, n
+    for o, states in zip(opt_names, new_states):
+        for n, s in zip(tensor_names, states):
+            for key, value in s.items():
+                name = f"{o}.{n}.{key}"
+                outputs[f"{name}.next"], updates[f"{name}.next"] = value, name
+    inputs = dict(zip(in_names, x_args))
+    model = _model_proto(ndx, {**inputs, **arguments}, outputs, {})
+    _save(model, path)
+    return ExportedStep(model, feeds, updates, in_names, out_names)
