@@ -92,7 +92,7 @@ def _trace(what: str, fn: Callable[[], Any], dynamic: bool = False) -> Any:
             ) from e
         raise OnnxExportError(f"cannot export {what}: {type(e).__name__}: {e}") from e
     except AttributeError as e:
-        if getattr(e, "obj", None) is ndx:
+        if getattr(e, "obj", None) is getattr(ndx, "module", ndx):
             raise OnnxExportError(
                 f"cannot export {what}: {_caller(e)} needs the op {e.name} (xp.{e.name}), which ndonnx "
                 f"{ndx.__version__} lacks"

@@ -12,12 +12,14 @@ here, as on jax.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from backends import BackendUnavailableError
 from backends.base import Backend
+from backends.namespaces import CompletedNamespace
 
 try:
     import ndonnx as ndx
@@ -28,6 +30,36 @@ except ImportError as e:  # `create` reports it as the reason the backend is una
 
 class TracedValueError(ValueError):
     """Python asked for the values of an array inside an ONNX trace, which has none until run."""
+
+
+class Linalg:
+    """The one function of the standard's linalg extension the engine's common paths need
+    (gradient clipping, normalisation), which ndonnx lacks, written over its namespace."""
+
+    @staticmethod
+    def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: float = 2) -> Any:  # noqa: A002
+        magnitude = ndx.abs(x)
+        if ord == math.inf:
+            return ndx.max(magnitude, axis=axis, keepdims=keepdims)
+        if ord == -math.inf:
+            return ndx.min(magnitude, axis=axis, keepdims=keepdims)
+        if ord == 0:
+            return ndx.sum(ndx.astype(magnitude != 0, x.dtype), axis=axis, keepdims=keepdims)
+        if ord == 1:
+            return ndx.sum(magnitude, axis=axis, keepdims=keepdims)
+        if ord == 2:
+            return ndx.sqrt(ndx.sum(magnitude * magnitude, axis=axis, keepdims=keepdims))
+        return ndx.sum(magnitude**ord, axis=axis, keepdims=keepdims) ** (1 / ord)
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(f"ndonnx has no linalg.{name}", name=f"linalg.{name}", obj=ndx)
+
+
+class Namespace(CompletedNamespace):
+    """ndonnx's namespace, with `linalg.vector_norm` completed."""
+
+    module = ndx
+    linalg = Linalg()
 
 
 class NdonnxBackend(Backend):
@@ -77,4 +109,4 @@ def create(device: str | None = None) -> Backend:
         raise BackendUnavailableError(
             f"the ndonnx backend runs on the CPU only (onnxruntime); device {device!r} is not available"
         )
-    return NdonnxBackend(ndx, ndx.Array, None)
+    return NdonnxBackend(Namespace(), ndx.Array, None)
