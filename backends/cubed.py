@@ -51,8 +51,13 @@ from backends.base import Backend
 from backends.namespaces import CompletedNamespace
 
 EXECUTORS = ("threads", "processes", "single-threaded", "lithops", "modal", "beam", "dask", "ray", "spark", "coiled")
-CREATION = ("arange", "asarray", "empty", "eye", "full", "linspace", "ones", "zeros")
+CREATION = ("arange", "empty", "eye", "full", "linspace", "ones", "zeros")
+IN_MEMORY_BYTES = 10**6  # cubed's largest array held in memory, not read from storage
 DLPACK_CPU = (1, 0)  # DLPack's (kDLCPU, 0): where computed values are
+
+
+class AllowedMemoryError(ValueError):
+    """A plan with a task projected past the spec's ``allowed_mem``: refused before it runs."""
 
 
 class Namespace(CompletedNamespace):
@@ -68,6 +73,13 @@ class Namespace(CompletedNamespace):
         for name in CREATION:
             setattr(self, name, functools.partial(getattr(cubed, name), spec=spec))
 
+    def asarray(self, obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> cubed.Array:
+        """cubed's asarray under the spec; host data past cubed's 1 MB bound on arrays held in
+        memory is read chunk by chunk instead (`from_host`)."""
+        if isinstance(obj, cubed.Array):
+            return obj if dtype is None else cubed.astype(obj, dtype)
+        return from_host(np.asarray(obj, dtype=dtype), self.spec)
+
     def from_dlpack(self, x: Any, /, *, device: Any = None, copy: bool | None = None) -> cubed.Array:
         """A copy of a DLPack exporter's values (cubed has no from_dlpack)."""
         return self.asarray(np.array(np.from_dlpack(x), copy=True))
@@ -75,18 +87,29 @@ class Namespace(CompletedNamespace):
     def take(self, x: cubed.Array, indices: Any, /, *, axis: int | None = None) -> cubed.Array:
         """cubed's take, except where its result would have `x`'s shape: cubed then returns `x`
         unchanged whatever the indices, so the index is taken one entry longer and the result
-        cut back (or `x` itself, for the identity). cubed computes an array index anyway."""
+        cut back (or `x` itself, for the identity). cubed computes an array index when the
+        index is made anyway; it is given here as numpy's."""
         if axis is None:
             x, axis = cubed.reshape(x, (-1,)), 0
         axis %= x.ndim
         host = np.asarray(self.values(indices) if isinstance(indices, cubed.Array) else indices)
         n = x.shape[axis]
-        if host.ndim != 1 or host.shape[0] != n or n == 0:
-            return cubed.take(x, cubed.asarray(host, spec=self.spec), axis=axis)
+        if host.size == 0:  # cubed cannot plan an empty integer index
+            return cubed.zeros((*x.shape[:axis], *host.shape, *x.shape[axis + 1 :]), dtype=x.dtype, spec=x.spec)
+        if host.ndim != 1 or host.shape[0] != n:
+            return x[(slice(None),) * axis + (host,)]
         if np.array_equal(np.where(host < 0, host + n, host), np.arange(n)):
             return x
-        longer = cubed.take(x, cubed.asarray(np.append(host, host[0]), spec=self.spec), axis=axis)
+        longer = x[(slice(None),) * axis + (np.append(host, host[0]),)]
         return longer[(slice(None),) * axis + (slice(0, n),)]
+
+    def broadcast_to(self, x: cubed.Array, /, shape: tuple[int, ...]) -> cubed.Array:
+        """cubed's broadcast_to, but new zeros for an empty result: cubed's broadcast of an
+        empty shape has chunks that no elementwise op can unify with (rechunk's ValueError
+        "Invalid chunk_limits"), though there is nothing to move."""
+        if 0 in shape:
+            return cubed.zeros(np.broadcast_shapes(x.shape, tuple(shape)), dtype=x.dtype, spec=self.spec)
+        return cubed.broadcast_to(x, shape)
 
     @staticmethod
     def clip(x: cubed.Array, /, min: Any = None, max: Any = None) -> cubed.Array:  # noqa: A002
@@ -137,8 +160,8 @@ class CubedBackend(Backend):
 
     # --- host transfer and computing -----------------------------------------------------------
     def asarray(self, host: np.ndarray, dtype: Any = None) -> cubed.Array:
-        """A copy of `host` under the backend's spec, in cubed's automatic chunks."""
-        return cubed.asarray(np.array(host, dtype=dtype, copy=True), spec=self.spec)
+        """A copy of `host` under the backend's spec (`from_host`)."""
+        return from_host(np.array(host, dtype=dtype, copy=True), self.spec)
 
     def to_numpy(self, x: Any) -> np.ndarray:
         return np.asarray(self._compute(x)[0])
@@ -146,8 +169,17 @@ class CubedBackend(Backend):
     def _compute(self, *arrays: Any) -> tuple:
         """The values of `arrays`, computed by one plan on the spec's executor. A plan with a
         task projected past ``allowed_mem`` is refused before it runs (cubed's ValueError)."""
-        with np.errstate(all="ignore"):
-            return cubed.compute(*arrays)
+        try:
+            with np.errstate(all="ignore"):
+                return cubed.compute(*arrays)
+        except ValueError as e:
+            if "exceeds allowed_mem" not in str(e):
+                raise
+            raise AllowedMemoryError(
+                f"{e}: cubed refused the plan before running any task. Give each task more memory where the "
+                f"workers have it (CUBED_SPEC__ALLOWED_MEM, now {self.spec.allowed_mem / 1e6:g} MB), or make "
+                "each task smaller (smaller batches, or arrays in smaller chunks)"
+            ) from e
 
     def synchronize(self, *arrays: Any) -> None:
         """Compute `arrays` (their values are dropped: `persist` keeps them)."""
@@ -197,68 +229,65 @@ class CubedBackend(Backend):
             self.temporary_dir = None
 
 
+def from_host(host: np.ndarray, spec: cubed.Spec) -> cubed.Array:
+    """`host` as a cubed array under `spec`, in cubed's automatic chunks: held in memory up to
+    cubed's bound for that (`IN_MEMORY_BYTES`), else read chunk by chunk by the tasks that use it
+    (cubed's asarray refuses larger arrays)."""
+    if host.nbytes <= IN_MEMORY_BYTES:
+        return cubed.asarray(host, spec=spec)
+    return cubed.from_array(host, spec=spec)
+
+
 # --- kernels ---------------------------------------------------------------------------------
 @P.basic_index.kernel("cubed")
 def _basic_index(ns: Any, x: cubed.Array, key: tuple) -> cubed.Array:
-    """``x[key]`` with each negative-step slice taken as the same entries in increasing order,
-    then flipped (cubed refuses negative steps)."""
-    key, flips = _forward_steps(x.shape, key)
-    out = x[key]
-    return cubed.flip(out, axis=flips) if flips else out
+    """``x[key]`` with each slice whose step is not 1 taken afterwards as a `take` of the
+    positions it reaches: cubed refuses negative steps (NotImplementedError), and a step above
+    1 over a chunk it does not divide fails to plan (merge_chunks' ValueError)."""
+    plain, gathers = [], []
+    for k, n in _expanded(x.shape, key):
+        if isinstance(k, slice) and k.indices(n)[2] != 1:
+            gathers.append((len([p for p in plain if not isinstance(p, int)]), np.arange(*k.indices(n))))
+            k = slice(None)
+        plain.append(k)
+    out = x[tuple(plain)] if any(k != slice(None) for k in plain) else x
+    for axis, positions in gathers:
+        out = ns.take(out, positions, axis=axis)
+    return out
 
 
 @P.scatter.kernel("cubed")
 def _scatter(ns: Any, values: cubed.Array, shape: tuple[int, ...], key: tuple) -> cubed.Array:
     """Zeros of `shape` with `values` at the basic index `key`, without item assignment (which
     cubed lacks): axis by axis, `values` is spread to the axis's full length by a `take` of
-    each position's source and a mask that zeroes positions `key` does not reach."""
+    each position's source and a mask that zeroes the positions `key` does not reach."""
     shape = tuple(shape)
-    key, flips = _forward_steps(shape, key)
-    if flips:
-        values = cubed.flip(values, axis=flips)
-    plain = [k for k in key if k is not None]
-    values = cubed.reshape(values, np.broadcast_to(False, shape)[tuple(plain)].shape)
+    plain = [slice(k % n, k % n + 1) if isinstance(k, int) else k for k, n in _expanded(shape, key) if k is not None]
+    values = cubed.reshape(values, np.broadcast_to(False, shape)[tuple(plain)].shape)  # every axis of `shape`
     zero = cubed.zeros((), dtype=values.dtype, spec=values.spec)
-    for axis, k in enumerate(plain):
-        if isinstance(k, int | np.integer):
-            values = cubed.expand_dims(values, axis=axis)
-            k = slice(int(k) % shape[axis], int(k) % shape[axis] + 1)
-        reached = range(*k.indices(shape[axis]))
-        if len(reached) == shape[axis] and values.shape[axis] == shape[axis] and k.indices(shape[axis])[2] == 1:
+    for axis, (k, n) in enumerate(zip(plain, shape)):
+        reached = np.arange(*k.indices(n))
+        if np.array_equal(reached, np.arange(n)):
             continue  # the whole axis, in order
-        source = np.zeros(shape[axis], dtype=np.int64)
-        source[list(reached)] = np.arange(len(reached))
-        hit = np.zeros(shape[axis], dtype=bool)
-        hit[list(reached)] = True
-        mask = cubed.asarray(np.reshape(hit, (-1,) + (1,) * (len(shape) - axis - 1)), spec=values.spec)
-        if values.shape[axis] == 0:
+        if reached.size == 0:
             values = cubed.zeros(
-                (*values.shape[:axis], shape[axis], *values.shape[axis + 1 :]), dtype=values.dtype, spec=values.spec
+                (*values.shape[:axis], n, *values.shape[axis + 1 :]), dtype=values.dtype, spec=values.spec
             )
-        else:
-            values = cubed.where(mask, ns.take(values, source, axis=axis), zero)
+            continue
+        source, hit = np.zeros(n, dtype=np.int64), np.zeros((n,) + (1,) * (len(shape) - axis - 1), dtype=bool)
+        source[reached], hit[reached] = np.arange(reached.size), True
+        values = cubed.where(from_host(hit, values.spec), ns.take(values, source, axis=axis), zero)
     return values
 
 
-def _forward_steps(shape: tuple[int, ...], key: tuple) -> tuple[tuple, tuple[int, ...]]:
-    """A basic index `key` (of an array of `shape`) with every negative-step slice replaced by
-    the slice of the same entries in increasing order, and the axes of the result to flip."""
-    import ndindex  # a dependency of cubed's indexing
+def _expanded(shape: tuple[int, ...], key: tuple) -> list[tuple[Any, int | None]]:
+    """The basic index `key` of an array of `shape` with its Ellipsis expanded: each entry (an
+    int, a slice, or None for a new axis) with the length of the axis it indexes (None for a
+    new axis)."""
+    import ndindex  # cubed's own indexing depends on it
 
-    forward, flips, dim, out_axis = [], [], 0, 0
-    for k in ndindex.ndindex(key).expand(shape).raw:
-        if k is None:
-            forward.append(k)
-            out_axis += 1
-            continue
-        if isinstance(k, slice) and k.step is not None and k.step < 0:
-            reached = range(*k.indices(shape[dim]))
-            k = slice(reached[-1], reached[0] + 1, -k.step) if reached else slice(0, 0)
-            flips.append(out_axis)
-        forward.append(k)
-        out_axis += not isinstance(k, int | np.integer)
-        dim += 1
-    return tuple(forward), tuple(flips)
+    lengths = iter(shape)
+    return [(k, None if k is None else next(lengths)) for k in ndindex.ndindex(key).expand(shape).raw]
 
 
 @P.erf_kernel.kernel("cubed")
