@@ -267,3 +267,11 @@ def test_a_step_that_would_create_optimizer_state_is_refused():
     with pytest.raises(OnnxExportError, match="the step creates optimizer state .* run one step first"):
         ag.onnx.export_step(step, (ag.tensor(x), ag.tensor(y)), modules=[model], optimizers=[opt])
     assert opt.state == {} and all(p.backend.name == "numpy" for p in model.parameters())
+
+
+def test_docstring_examples():
+    import doctest
+
+    import autograd_core.onnx
+
+    assert doctest.testmod(autograd_core.onnx, optionflags=doctest.ELLIPSIS).failed == 0
