@@ -32,6 +32,24 @@ class TracedValueError(ValueError):
     """Python asked for the values of an array inside an ONNX trace, which has none until run."""
 
 
+def _values(x: Any) -> np.ndarray:
+    """The values of the ndonnx array `x`; a placeholder has none, and says so."""
+    try:
+        return x.unwrap_numpy()
+    except ValueError:
+        raise TracedValueError(
+            f"the values of an array of shape {x.shape} ({x.dtype}) are asked for inside an ONNX trace, where "
+            "they are unknown until the graph runs: a Python branch on a value (bool(), item(), float(), "
+            "int(), numpy(), printing) cannot be exported; compute on tensors instead (ag.where for a branch)"
+        ) from None
+
+
+def _array(x: Any, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+    """numpy's view of an ndonnx array (``np.asarray(x)``): its values."""
+    values = _values(x)
+    return values if dtype is None else values.astype(dtype, copy=False)
+
+
 class Linalg:
     """The one function of the standard's linalg extension the engine's common paths need
     (gradient clipping, normalisation), which ndonnx lacks, written over its namespace."""
@@ -71,14 +89,7 @@ class NdonnxBackend(Backend):
         return ndx.asarray(host)
 
     def to_numpy(self, x: Any) -> np.ndarray:
-        try:
-            return x.unwrap_numpy()
-        except ValueError:
-            raise TracedValueError(
-                f"the values of an array of shape {x.shape} ({x.dtype}) are asked for inside an ONNX trace, where "
-                "they are unknown until the graph runs: a Python branch on a value (bool(), item(), float(), "
-                "int(), numpy(), printing) cannot be exported; compute on tensors instead (ag.where for a branch)"
-            ) from None
+        return _values(x)
 
     def is_traced(self, x: Any) -> bool:
         if not isinstance(x, ndx.Array):
@@ -97,6 +108,13 @@ class NdonnxBackend(Backend):
 
     def describe(self) -> str:
         return "ONNX graphs, values computed by onnxruntime"
+
+
+# `np.asarray(x)` (tests' oracles, tensors made from a foreign array): the one method added to
+# ndonnx's class, only where it has none; ndonnx 0.23 has none, and numpy made a 0-d object
+# array of an ndonnx array.
+if ndx is not None and not hasattr(ndx.Array, "__array__"):
+    ndx.Array.__array__ = _array
 
 
 def create(device: str | None = None) -> Backend:
