@@ -104,12 +104,16 @@ class Namespace(CompletedNamespace):
         return longer[(slice(None),) * axis + (slice(0, n),)]
 
     def broadcast_to(self, x: cubed.Array, /, shape: tuple[int, ...]) -> cubed.Array:
-        """cubed's broadcast_to, but new zeros for an empty result: cubed's broadcast of an
-        empty shape has chunks that no elementwise op can unify with (rechunk's ValueError
-        "Invalid chunk_limits"), though there is nothing to move."""
+        """cubed's broadcast_to with cubed's automatic chunks along the new and stretched axes,
+        where cubed's own makes chunks of length 1 (a scalar's gradient broadcast to a million
+        rows was a million tasks); new zeros for an empty result, whose chunks from cubed no
+        elementwise op can unify with (rechunk's ValueError "Invalid chunk_limits")."""
+        shape = tuple(shape)
         if 0 in shape:
-            return cubed.zeros(np.broadcast_shapes(x.shape, tuple(shape)), dtype=x.dtype, spec=self.spec)
-        return cubed.broadcast_to(x, shape)
+            return cubed.zeros(np.broadcast_shapes(x.shape, shape), dtype=x.dtype, spec=self.spec)
+        new = len(shape) - x.ndim
+        kept = tuple(c if n > 1 else "auto" for c, n in zip(x.chunks, x.shape))
+        return cubed.broadcast_to(x, shape, chunks=("auto",) * new + kept)
 
     @staticmethod
     def clip(x: cubed.Array, /, min: Any = None, max: Any = None) -> cubed.Array:  # noqa: A002
