@@ -37,6 +37,7 @@ import shutil
 import tempfile
 from typing import Any
 
+import array_api_compat.numpy as np_xp
 import numpy as np
 
 try:
@@ -51,6 +52,7 @@ from backends.base import Backend
 from backends.namespaces import CompletedNamespace
 
 EXECUTORS = ("threads", "processes", "single-threaded", "lithops", "modal", "beam", "dask", "ray", "spark", "coiled")
+ON_HOST = ("argsort", "sort", "nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values")
 CREATION = ("arange", "empty", "eye", "full", "linspace", "ones", "zeros")
 IN_MEMORY_BYTES = 10**6  # cubed's largest array held in memory, not read from storage
 DLPACK_CPU = (1, 0)  # DLPack's (kDLCPU, 0): where computed values are
@@ -79,6 +81,24 @@ class Namespace(CompletedNamespace):
         if isinstance(obj, cubed.Array):
             return obj if dtype is None else cubed.astype(obj, dtype)
         return from_host(np.asarray(obj, dtype=dtype), self.spec)
+
+    def __getattr__(self, name: str) -> Any:
+        """cubed's function `name`, or for those cubed lacks that numpy has (sorting, and the
+        functions whose result's size depends on the values: nonzero, unique_*), numpy's
+        (array-api-compat's) on the computed values, its results made cubed arrays again."""
+        if name in ON_HOST and not hasattr(cubed, name):
+            value = functools.partial(self._on_host, getattr(np_xp, name))
+            setattr(self, name, value)
+            return value
+        return super().__getattr__(name)
+
+    def _on_host(self, func: Any, *args: Any, **options: Any) -> Any:
+        hosts = [self.values(a) if isinstance(a, cubed.Array) else a for a in args]
+        result = func(*hosts, **options)
+        if isinstance(result, tuple):  # nonzero's tuple, or unique_*'s named tuple
+            parts = [from_host(np.asarray(r), self.spec) for r in result]
+            return type(result)(*parts) if hasattr(result, "_fields") else tuple(parts)
+        return from_host(np.asarray(result), self.spec)
 
     def from_dlpack(self, x: Any, /, *, device: Any = None, copy: bool | None = None) -> cubed.Array:
         """A copy of a DLPack exporter's values (cubed has no from_dlpack)."""

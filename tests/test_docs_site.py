@@ -35,7 +35,7 @@ PLUGIN_NAME = "numpy_example"
 FENCE = re.compile(r"^```(\w+)[^\n]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
 SNIPPET = re.compile(r'^--8<-- "(.+)"$', re.MULTILINE)  # pymdownx.snippets: a file of the repository, included
 # pages whose examples need a backend beyond numpy
-NEEDS = {"backends.md": "array_api_strict", "onnx.md": "ndonnx"}
+NEEDS = {"backends.md": "array_api_strict", "onnx.md": "ndonnx", "cubed.md": "cubed"}
 
 
 def _blocks(page: Path, language: str) -> list[tuple[int, str]]:
