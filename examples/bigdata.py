@@ -10,6 +10,7 @@ the teacher's boundary, so the best accuracy any model can reach is ``1 - label_
     AUTOGRAD_BACKEND=dask AUTOGRAD_DEVICE=local:2 python examples/bigdata.py
     AUTOGRAD_BACKEND=dask AUTOGRAD_DEVICE=tcp://127.0.0.1:8786 python examples/bigdata.py --rows 20_000_000
     python examples/bigdata.py --rows 200_000          # numpy: the same rows, drawn on the host
+    AUTOGRAD_BACKEND=cubed python examples/bigdata.py --rows 2_000_000   # cubed: host rows, read by its tasks
 
 The same --seed and --chunk-rows give the same rows on numpy, dask's threaded scheduler and
 any cluster. With --persist the rows are computed once and kept on the workers (spilled to

@@ -105,6 +105,16 @@ def test_example_on_dask_threads_follows_numpy(tmp_path: Path, numpy_record: dic
     assert r["test_accuracy"] == pytest.approx(numpy_record["test_accuracy"], abs=1e-4)
 
 
+def test_example_on_cubed_follows_numpy(tmp_path: Path, numpy_record: dict) -> None:
+    """The rows drawn on the host, then read chunk by chunk by cubed's tasks on its threads."""
+    pytest.importorskip("cubed", reason="cubed is not installed (pip install -e '.[cubed]')")
+    with backends.use("cubed"):
+        r = _run_example(tmp_path)
+    assert r["backend"] == "cubed" and r["workers"] == 0
+    np.testing.assert_allclose(r["losses"], numpy_record["losses"], rtol=1e-5)
+    assert r["test_accuracy"] == pytest.approx(numpy_record["test_accuracy"], abs=1e-4)
+
+
 def test_example_on_a_local_cluster_follows_numpy(tmp_path: Path, numpy_record: dict) -> None:
     _dask()
     pytest.importorskip("distributed", reason="dask.distributed is not installed (pip install -e '.[dask]')")
