@@ -33,6 +33,7 @@ from __future__ import annotations
 import atexit
 import functools
 import math
+import operator
 import shutil
 import tempfile
 from typing import Any
@@ -48,6 +49,7 @@ except ImportError as e:  # the registry shows this reason in `python -m backend
 import backends
 from autograd_core import primitives as P
 from autograd_core.namespace import raw_namespace
+from autograd_core.primitives.convolution import tap
 from backends.base import Backend
 from backends.namespaces import CompletedNamespace
 
@@ -302,6 +304,29 @@ def _scatter(ns: Any, values: cubed.Array, shape: tuple[int, ...], key: tuple) -
         source[reached], hit[reached] = np.arange(reached.size), True
         values = cubed.where(from_host(hit, values.spec), ns.take(values, source, axis=axis), zero)
     return values
+
+
+@P.im2col.kernel("cubed")
+def _im2col(ns: Any, x: cubed.Array, kernel: Any, stride: Any, dilation: Any, out_size: Any) -> cubed.Array:
+    """The portable default's stack of one slice per tap, each through `_basic_index` (cubed
+    fails to plan a strided slice over a chunk its step does not divide)."""
+    windows = [
+        _basic_index(ns, x, tap(i, j, stride, dilation, out_size)) for i in range(kernel[0]) for j in range(kernel[1])
+    ]
+    return cubed.stack(windows, axis=2)
+
+
+@P.col2im.kernel("cubed")
+def _col2im(ns: Any, cols: Any, shape: tuple[int, ...], kernel: Any, stride: Any, dilation: Any) -> cubed.Array:
+    """The windows (N, C, kh*kw, Ho, Wo) added back where they sat, one `_scatter` per tap
+    summed (the portable default adds into an array in place, which cubed cannot)."""
+    out_size = tuple(cols.shape[3:])
+    taps = (
+        _scatter(ns, cols[:, :, i * kernel[1] + j, ...], shape, tap(i, j, stride, dilation, out_size))
+        for i in range(kernel[0])
+        for j in range(kernel[1])
+    )
+    return functools.reduce(operator.add, taps)
 
 
 def _expanded(shape: tuple[int, ...], key: tuple) -> list[tuple[Any, int | None]]:

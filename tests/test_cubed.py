@@ -130,6 +130,24 @@ def test_basic_index_gradient_without_item_assignment_equals_numpy(b: backends.B
     np.testing.assert_array_equal(x.grad.numpy(), expected)
 
 
+def test_convolution_gradients_without_item_assignment_equal_numpy() -> None:
+    """The gradient of a strided, dilated convolution's input adds windows back (col2im)."""
+    rng = np.random.default_rng(2)
+    x_host, w_host = rng.standard_normal((2, 3, 7, 6)), rng.standard_normal((4, 3, 2, 3))
+
+    def gradients() -> list[np.ndarray]:
+        x, w = ag.tensor(x_host, requires_grad=True), ag.tensor(w_host, requires_grad=True)
+        (F.conv2d(x, w, stride=(2, 1), dilation=(1, 2), padding=1) ** 2).sum().backward()
+        return [x.grad.numpy(), w.grad.numpy()]
+
+    with backends.use("cubed"):
+        on_cubed = gradients()
+    with backends.use("numpy"):
+        on_numpy = gradients()
+    for got, want in zip(on_cubed, on_numpy):
+        assert_close(got, want)
+
+
 # --- clip with one bound: fails when computed ---------------------------------------------------------
 @pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
 @pytest.mark.parametrize(("low", "high"), [(3, None), (None, 7), (3, 7), (None, None)])
