@@ -18,14 +18,16 @@ Like dask, everything is lazy: values are computed when Python needs them (``.it
 ``.numpy()``, printing) and when an optimizer step ends, when `persist` computes the
 parameters and optimizer state and starts the next step's plan from their values.
 
-Four defects of cubed 0.27 are routed around here, each checked against numpy by
-tests/test_cubed.py:
+The defects of cubed 0.27 routed around here, each checked against numpy by
+tests/test_cubed.py (docs/cubed.md lists them):
 
 - an integer-array index (``take``) whose result has the input's shape returns the input
   unchanged, whatever the indices (``take(x, [2, 2, 0], axis=1)`` of a 3-wide ``x`` is ``x``);
-- a slice with a negative step raises NotImplementedError, and arrays take no item assignment;
+- a slice with a negative step raises NotImplementedError, one with a step above 1 over a chunk
+  it does not divide fails to plan, and arrays take no item assignment;
 - ``clip`` with one bound fails when computed (numpy's clip is called with the other missing);
-- there is no ``take_along_axis``.
+- ``broadcast_to`` makes chunks of length 1 along new axes (a task per row);
+- there is no ``take_along_axis``, ``argsort``, ``sort``, ``nonzero`` or ``unique_*``.
 """
 
 from __future__ import annotations

@@ -73,7 +73,45 @@ SLOW_MODULES = {
 }
 # cubed plans and runs a task graph per computation; ndonnx builds an ONNX graph per op and runs
 # it through onnxruntime at every read. Each takes only its own modules in the default run.
-CUBED_MODULES = {"test_backends.py"}
+CUBED_MODULES = {
+    "test_backends.py",
+    "test_cubed.py",
+    "test_cross_backend.py",
+    "test_custom_ops.py",
+    "test_func.py",
+    "test_torch_methods.py",
+    "test_odd_arrays.py",
+    "test_load_errors.py",
+}
+# keyed by a test's name, or by its name with its parameters for one case of it
+_CUBED_PROD = (
+    "cubed 0.27 refuses cumulative_prod(include_initial=True) (NotImplementedError), which prod's gradient uses"
+)
+_CUBED_NORM = "cubed 0.27's linalg has no vector_norm"
+_CUBED_DIAGONAL = "cubed 0.27's linalg has no diagonal"
+_CUBED_UNIQUE = (
+    "cubed 0.27's searchsorted makes its arrays under cubed's default spec, not the arrays' own (ValueError: "
+    "Arrays must have same spec), and its take of the inverse fails on irregular chunks"
+)
+CUBED_SKIPS = {
+    "test_method_matches_pytorch[cubed-prod]": _CUBED_PROD,
+    "test_reductions_over_random_shapes_and_dims[cubed-prod]": _CUBED_PROD,
+    "test_method_matches_pytorch[cubed-norm]": _CUBED_NORM,
+    "test_method_matches_pytorch[cubed-norm_p1_dim]": _CUBED_NORM,
+    "test_method_matches_pytorch[cubed-norm_p2_dim_keepdim]": _CUBED_NORM,
+    "test_method_matches_pytorch[cubed-norm_inf]": _CUBED_NORM,
+    "test_reductions_over_random_shapes_and_dims[cubed-norm]": _CUBED_NORM,
+    "test_method_matches_pytorch[cubed-unique]": _CUBED_UNIQUE,
+    "test_method_matches_pytorch[cubed-unique_inverse_counts]": _CUBED_UNIQUE,
+    "test_method_matches_pytorch[cubed-unique_ints]": _CUBED_UNIQUE,
+    "test_method_matches_pytorch[cubed-diag_of_matrix]": _CUBED_DIAGONAL,
+    "test_method_matches_pytorch[cubed-diagonal]": _CUBED_DIAGONAL,
+    "test_method_matches_pytorch[cubed-diagonal_offset]": _CUBED_DIAGONAL,
+    "test_method_matches_pytorch[cubed-trace]": _CUBED_DIAGONAL,
+    "test_method_matches_pytorch[cubed-cross]": "cubed 0.27's linalg has no cross",
+    "test_method_matches_pytorch[cubed-bmm]": "cubed 0.27's automatic chunking fails on a matmul of stacks of "
+    "matrices (IndexError in its vendored normalize_chunks)",
+}
 NDONNX_MODULES = {"test_backends.py"}
 NDONNX_SKIPS = {
     "test_capability_flags_are_true": "ndonnx arrays take item assignment (the Array object gets a new graph node) "
@@ -132,8 +170,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         backend = getattr(item, "callspec", None) and item.callspec.params.get("backend")
         if item.path.name in SLOW_MODULES or backend in SLOW_BACKENDS:
             item.add_marker(pytest.mark.slow)
-        if item.originalname in (skips := {"dask": DASK_SKIPS, "ndonnx": NDONNX_SKIPS}.get(backend, {})):
-            item.add_marker(pytest.mark.skip(reason=skips[item.originalname]))
+        skips = {"dask": DASK_SKIPS, "ndonnx": NDONNX_SKIPS, "cubed": CUBED_SKIPS}.get(backend, {})
+        if (name := item.name if item.name in skips else item.originalname) in skips:
+            item.add_marker(pytest.mark.skip(reason=skips[name]))
         elif backend in PARTIAL_BACKENDS and not whole_matrix:
             modules, reason = PARTIAL_BACKENDS[backend]
             if item.path.name not in modules:

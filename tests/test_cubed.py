@@ -189,6 +189,22 @@ def test_take_along_axis_equals_numpy(b: backends.Backend, axis: int) -> None:
     np.testing.assert_array_equal(b.to_numpy(got), np.take_along_axis(GRID, index % n, axis=axis))
 
 
+def test_a_broadcast_takes_automatic_chunks_not_one_row_each(b: backends.Backend) -> None:
+    out = b.xp.broadcast_to(b.asarray(np.float32(2.0)), (100_000, 3))
+    assert out.numblocks == (1, 1)  # cubed's own: 100,000 chunks of one row
+    np.testing.assert_array_equal(b.to_numpy(out), np.full((100_000, 3), 2.0, np.float32))
+
+
+def test_functions_cubed_lacks_run_on_the_computed_values(b: backends.Backend) -> None:
+    host = np.array([3.0, 1.0, 2.0, 1.0])
+    x = b.asarray(host)
+    np.testing.assert_array_equal(b.to_numpy(b.xp.argsort(x, stable=True)), np.argsort(host, stable=True))
+    np.testing.assert_array_equal(b.to_numpy(b.xp.sort(x, descending=True)), np.sort(host)[::-1])
+    np.testing.assert_array_equal(b.to_numpy(b.xp.nonzero(x > 1)[0]), np.nonzero(host > 1)[0])
+    values, counts = b.xp.unique_counts(x)
+    assert (b.to_numpy(values).tolist(), b.to_numpy(counts).tolist()) == ([1.0, 2.0, 3.0], [2, 1, 1])
+
+
 # --- training: numpy's numbers ----------------------------------------------------------------------------
 def mlp_run(steps: int, dtype: str) -> tuple[list[float], list[np.ndarray]]:
     """An MLP's cross-entropy loss per AdamW step, and the gradients of the first step."""
