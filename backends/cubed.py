@@ -386,6 +386,10 @@ def create(device: str | None = None) -> Backend:
         spec.executor  # noqa: B018 (a distributed executor's library is imported here, not mid-computation)
     except ImportError as e:
         backend.close()
-        raise RuntimeError(f"cubed's {device or spec.executor_name} executor cannot be used here: {e}") from e
+        name = device or spec.executor_name
+        raise RuntimeError(
+            f"cubed's {name} executor cannot be used here ({e}): install its library (pip install 'cubed[{name}]'), "
+            "or choose another executor (AUTOGRAD_DEVICE, CUBED_SPEC__EXECUTOR_NAME)"
+        ) from e
     atexit.register(backend.close)
     return backend

@@ -4,6 +4,7 @@ against numpy, an MLP's loss and gradients and AdamW's losses equal to numpy's, 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 import numpy as np
@@ -311,6 +312,12 @@ def test_a_device_names_an_executor() -> None:
         single.close()
     with pytest.raises(ValueError, match="use one of cubed's executors"):
         cubed_backend.create("cuda")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("lithops") is not None, reason="lithops is installed here")
+def test_an_executor_whose_library_is_missing_is_refused_saying_what_to_install() -> None:
+    with pytest.raises(RuntimeError, match=r"pip install 'cubed\[lithops\]'"):
+        cubed_backend.create("lithops")
 
 
 def test_a_bad_memory_setting_is_refused_naming_the_setting() -> None:
