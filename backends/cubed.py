@@ -43,12 +43,15 @@ from typing import Any
 import array_api_compat.numpy as np_xp
 import numpy as np
 
+import backends
+
 try:
     import cubed
-except ImportError as e:  # the registry shows this reason in `python -m backends`
-    raise ImportError(f"the cubed backend needs cubed ({e}); install it with: pip install -e '.[cubed]'") from e
+except ImportError as e:  # the entry point is installed without the library: say so, as built-ins do
+    raise backends.BackendUnavailableError(
+        f"backend 'cubed' needs a library that is not installed ({e}); install it with: pip install -e '.[cubed]'"
+    ) from e
 
-import backends
 from autograd_core import primitives as P
 from autograd_core.namespace import raw_namespace
 from autograd_core.primitives.convolution import tap

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -323,6 +326,13 @@ def test_an_executor_whose_library_is_missing_is_refused_saying_what_to_install(
 def test_a_bad_memory_setting_is_refused_naming_the_setting() -> None:
     with cubed.config.set({"spec.allowed_mem": "lots"}), pytest.raises(ValueError, match="CUBED_SPEC__ALLOWED_MEM"):
         cubed_backend.create(None)
+
+
+def test_without_cubed_the_backend_is_unavailable_saying_what_to_install() -> None:
+    code = "import sys; sys.modules['cubed'] = None; import backends; print(backends.available()['cubed'])"
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root).stdout
+    assert "needs a library that is not installed" in out and "pip install -e '.[cubed]'" in out
 
 
 def test_registered_as_a_plugin_not_a_builtin() -> None:
