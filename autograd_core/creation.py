@@ -151,7 +151,13 @@ def from_dlpack(x: object, /, *, device: Any = None, copy: bool | None = None) -
     options = {} if copy is None else {"copy": copy}
     if device is not None:
         options["device"] = backend.device
-    return TensorBase._wrap(backend.xp.from_dlpack(x.data if isinstance(x, TensorBase) else x, **options), backend)
+    source = x.data if isinstance(x, TensorBase) else x
+    try:
+        return TensorBase._wrap(backend.xp.from_dlpack(source, **options), backend)
+    except (BufferError, RuntimeError) as e:  # a layout the library cannot share (jax: strided, read-only)
+        if copy is False:
+            raise BufferError(f"cannot share this array's memory ({e}); pass copy=None or True to copy it") from e
+        return TensorBase._wrap(backend.asarray(backend.host_array(source)), backend)
 
 
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> TensorBase:

@@ -167,6 +167,8 @@ class TensorBase:
         """A numpy copy of the values, so ``np.asarray(t)`` is a real array; refused, as
         `numpy`, for a tensor that requires grad (a numpy function would drop its graph)."""
         host = self.numpy()
+        if copy is not False and not host.flags.writeable:  # a read-only view of an immutable library's buffer
+            host = host.copy()
         return host if dtype is None else host.astype(dtype, copy=False)
 
     def __iter__(self) -> Iterator[TensorBase]:

@@ -294,3 +294,28 @@ def test_floor_division_in_place_matches_out_of_place(float64_backend):
     y = ag.asarray(A * 5, dtype="float64")
     y //= ag.asarray(B, dtype="float64")
     np.testing.assert_array_equal(host(y), host(torch.floor_divide(torch.tensor(A * 5), torch.tensor(B))))
+
+
+# --- arrays handed to numpy and taken from it ---------------------------------------------------
+def test_numpy_view_of_a_tensor_is_writable(backend):
+    """scikit-learn's compiled kernels (chi2_kernel) take a writable buffer of ``np.asarray(t)``;
+    an immutable library (jax) gives a read-only view, so a copy is made, as ``__array__`` says."""
+    host = np.asarray(ag.asarray([[1.0, 2.0], [3.0, 4.0]]))
+    assert host.flags.writeable
+    memoryview(host)[0, 0] = 7.0  # what a typed memoryview of scikit-learn's does
+    np.testing.assert_array_equal(host, [[7.0, 2.0], [3.0, 4.0]])
+
+
+STRIDED = {
+    "broadcast": lambda: np.broadcast_to(np.arange(4.0)[:, None], (4, 3)),
+    "column of a matrix": lambda: np.arange(8.0).reshape(4, 2)[:, :1],
+    "every other row": lambda: np.arange(8.0)[::2, None],
+}
+
+
+@pytest.mark.parametrize("name", STRIDED)
+def test_from_dlpack_copies_what_the_library_cannot_share(backend, name):
+    """scikit-learn moves numpy arrays to the namespace with from_dlpack; jax shares only compact
+    layouts (and no read-only buffer), so the others are copied, as the standard allows."""
+    source = STRIDED[name]()
+    np.testing.assert_array_equal(host(ag.from_dlpack(source)), source)
