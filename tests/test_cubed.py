@@ -42,6 +42,14 @@ def on_cubed(b: backends.Backend) -> backends.Backend:
         yield b
 
 
+def on_cubed_and_numpy(run):
+    """`run()` on the cubed backend, then on numpy."""
+    with backends.use("cubed"):
+        on_cubed = run()
+    with backends.use("numpy"):
+        return on_cubed, run()
+
+
 def chunked(b: backends.Backend, host: np.ndarray, chunks: tuple[int, ...]) -> cubed.Array:
     """`host` on cubed in `chunks`, so that indexing and reductions cross chunk boundaries."""
     return cubed.from_array(host, chunks=chunks, spec=b.spec)
@@ -115,11 +123,7 @@ def test_negative_steps_values_and_gradients_equal_numpy(key: tuple) -> None:
         (out * ag.tensor(weights)).sum().backward()
         return out.detach().numpy(), x.grad.numpy()
 
-    with backends.use("cubed"):
-        on_cubed = values_and_gradient()
-    with backends.use("numpy"):
-        on_numpy = values_and_gradient()
-    for got, want in zip(on_cubed, on_numpy):
+    for got, want in zip(*on_cubed_and_numpy(values_and_gradient)):
         np.testing.assert_array_equal(got, want)
 
 
@@ -144,11 +148,7 @@ def test_convolution_gradients_without_item_assignment_equal_numpy() -> None:
         (F.conv2d(x, w, stride=(2, 1), dilation=(1, 2), padding=1) ** 2).sum().backward()
         return [x.grad.numpy(), w.grad.numpy()]
 
-    with backends.use("cubed"):
-        on_cubed = gradients()
-    with backends.use("numpy"):
-        on_numpy = gradients()
-    for got, want in zip(on_cubed, on_numpy):
+    for got, want in zip(*on_cubed_and_numpy(gradients)):
         assert_close(got, want)
 
 
@@ -173,11 +173,7 @@ def test_clamp_with_one_array_bound_and_its_gradient_equal_numpy() -> None:
         out.sum().backward()
         return out.detach().numpy(), x.grad.numpy()
 
-    with backends.use("cubed"):
-        on_cubed = values_and_gradient()
-    with backends.use("numpy"):
-        on_numpy = values_and_gradient()
-    for got, want in zip(on_cubed, on_numpy):
+    for got, want in zip(*on_cubed_and_numpy(values_and_gradient)):
         np.testing.assert_array_equal(got, want)
 
 
