@@ -118,13 +118,23 @@ NDONNX_SKIPS = {
     "but views taken before do not see it, so the backend declares mutable=False",
 }
 # A backend here runs only its modules in the default run; the rest skip, saying how to run them.
+# Its skips (by test name, or name with parameters) hold in every run.
 PARTIAL_BACKENDS = {
     "dask": (
         DASK_MODULES,
+        DASK_SKIPS,
         "the op matrix on dask is run by `python -m pytest --backend dask --op-matrix` (results/dask-op-matrix.md)",
     ),
-    "cubed": (CUBED_MODULES, "the op matrix on cubed is run by `python -m pytest --backend cubed --op-matrix`"),
-    "ndonnx": (NDONNX_MODULES, "the op matrix on ndonnx is run by `python -m pytest --backend ndonnx --op-matrix`"),
+    "cubed": (
+        CUBED_MODULES,
+        CUBED_SKIPS,
+        "the op matrix on cubed is run by `python -m pytest --backend cubed --op-matrix`",
+    ),
+    "ndonnx": (
+        NDONNX_MODULES,
+        NDONNX_SKIPS,
+        "the op matrix on ndonnx is run by `python -m pytest --backend ndonnx --op-matrix`",
+    ),
 }
 SLOW_BACKENDS = {"jax", "dask", "cubed", "ndonnx"}
 
@@ -170,13 +180,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         backend = getattr(item, "callspec", None) and item.callspec.params.get("backend")
         if item.path.name in SLOW_MODULES or backend in SLOW_BACKENDS:
             item.add_marker(pytest.mark.slow)
-        skips = {"dask": DASK_SKIPS, "ndonnx": NDONNX_SKIPS, "cubed": CUBED_SKIPS}.get(backend, {})
+        if backend not in PARTIAL_BACKENDS:
+            continue
+        modules, skips, reason = PARTIAL_BACKENDS[backend]
         if (name := item.name if item.name in skips else item.originalname) in skips:
             item.add_marker(pytest.mark.skip(reason=skips[name]))
-        elif backend in PARTIAL_BACKENDS and not whole_matrix:
-            modules, reason = PARTIAL_BACKENDS[backend]
-            if item.path.name not in modules:
-                item.add_marker(pytest.mark.skip(reason=reason))
+        elif item.path.name not in modules and not whole_matrix:
+            item.add_marker(pytest.mark.skip(reason=reason))
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
