@@ -63,7 +63,7 @@ def checkpoint(
     del use_reentrant  # one implementation serves both
     if not grad_mode.is_grad_enabled():
         return function(*args, **kwargs)
-    rng_state = backends.host_rng().bit_generator.state if preserve_rng_state else None
+    rng_state = backends.get_rng_state() if preserve_rng_state else None
     # A new epoch: whatever the function records carries it or a later one, what it reads that
     # was recorded before carries an earlier one (a leaf: 0). As after an in-place change, the
     # backward then checks the versions of the nodes recorded before (in its Python loop).
@@ -124,7 +124,7 @@ class _Segment:
         positions: list[int],
         outputs: Sequence[TensorBase],
         boundary: list[TensorBase],
-        rng_state: dict | None,
+        rng_state: tuple | None,
     ) -> None:
         self.function, self.args, self.kwargs, self.positions = function, args, kwargs, positions
         self.shapes = [o.shape for o in outputs]
@@ -237,18 +237,18 @@ def _as_leaves(tensors: Sequence[TensorBase]) -> Iterator[None]:
 
 
 @contextmanager
-def _replayed_rng(state: dict | None) -> Iterator[None]:
-    """The host generator at `state` for the while (nothing changed for None), then back where it was."""
+def _replayed_rng(state: tuple | None) -> Iterator[None]:
+    """The random numbers (host generator and mask stream) at `state` for the while (nothing
+    changed for None), then back where they were."""
     if state is None:
         yield
         return
-    generator = backends.host_rng()
-    current = generator.bit_generator.state
-    generator.bit_generator.state = state
+    current = backends.get_rng_state()
+    backends.set_rng_state(state)
     try:
         yield
     finally:
-        generator.bit_generator.state = current
+        backends.set_rng_state(current)
 
 
 __all__ = ["checkpoint"]

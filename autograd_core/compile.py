@@ -1,5 +1,5 @@
 """`compile(step)`: a whole training step (forward, backward, optimizer update) traced into
-one compiled function by the backend's compiler (`jax.jit` on jax).
+one compiled function by the backend's compiler (`jax.jit` on jax, `make_fx` and inductor on torch).
 
 The step is traced once per input shape with the model's parameters and buffers (batch
 norm's running statistics), the optimizer's state and its learning rates and betas (which
@@ -10,12 +10,16 @@ the op-by-op step can be interleaved freely.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
+
 from autograd_core.pytree import tree_map
 from autograd_core.tensor_base import TensorBase
+from backends import mask_stream
 
 
 class CompileFallbackWarning(UserWarning):
@@ -92,16 +96,20 @@ class StepState:
     def traceable(self, step: Callable[..., Any], backend: Any) -> Callable:
         """`step` as a pure function of arrays of `backend`; a new function object each time, so
         that a compiler caching traces by function never hands one trace to two hyper-parameter
-        keys. It returns the new tensors and optimizer states, the gradients and the step's
-        result (a tree of tensors) as arrays."""
+        keys. It returns the new tensors and optimizer states, the gradients, the step's result
+        (a tree of tensors) as arrays, and the mask stream's counter after the step: given the
+        stream's (key, counter) as 0-d arrays, dropout draws its masks from them inside the trace
+        (`backends.mask_stream`); given None, dropout in the trace is refused."""
 
-        def pure(tensor_data: list, opt_states: list, traced: list, args: list) -> tuple:
+        def pure(tensor_data: list, opt_states: list, traced: list, args: list, stream: list | None = None) -> tuple:
             self.install(tensor_data, opt_states, [None] * len(self.params), backend)
             self.set_hyperparameters(traced)
-            out = step(*[TensorBase._wrap(a, backend) for a in args])
+            masks = contextlib.nullcontext(None) if stream is None else mask_stream.traced(*stream)
+            with masks as reached:
+                out = step(*[TensorBase._wrap(a, backend) for a in args])
             new_tensors, new_states = self.state_of()
             grads = [None if p.grad is None else p.grad.data for p in self.params]
-            return new_tensors, new_states, grads, tree_map(lambda t: t.data, out)
+            return new_tensors, new_states, grads, tree_map(lambda t: t.data, out), reached and reached.counter
 
         return pure
 
@@ -112,9 +120,13 @@ def compile(  # noqa: A001 - the name users know from torch.compile
     """Compile `step(*tensors) -> tensor` over the state of `modules` and `optimizers`.
 
     The step must be a pure function of its tensor arguments and that state: no `.item()`,
-    no Python branches on values, no dropout (its mask is drawn on the host). Where the
-    backend has no compiler (numpy, torch, array_api_strict), or the step cannot be traced,
-    the step runs op by op, the latter with a `CompileFallbackWarning` saying why.
+    no Python branches on values. Dropout draws its masks inside the trace from the mask
+    stream (`manual_seed` seeds it), which each call advances: the masks change from step to
+    step and are the ones an op-by-op step would draw. Where the backend has no compiler
+    (numpy, array_api_strict), or the step cannot be traced, the step runs op by op, the
+    latter with a `CompileFallbackWarning` saying why. jax compiles with `jax.jit`; torch
+    traces the step with ``make_fx`` and compiles it with inductor where a C++ compiler is
+    found; the time each trace took is logged once (logger ``autograd_core.compile``).
 
     >>> import autograd_core as ag, nn, optim, nn.functional as F
     >>> model = nn.Linear(3, 2); opt = optim.SGD(model.parameters(), lr=0.1)
@@ -137,12 +149,15 @@ def compile(  # noqa: A001 - the name users know from torch.compile
             return step(*args)
         before = state.state_of()
         traced, static = state.hyperparameters()
+        key, counter = mask_stream.get_state()
+        stream = [backend.asarray(np.int64(key)), backend.asarray(np.int64(counter))]
         try:
             function = compiled.get(static) or compiled.setdefault(static, backend.jit(state.traceable(step, backend)))
-            new_tensors, new_states, grads, out = function(*before, traced, [a.data for a in args])
+            new_tensors, new_states, grads, out, reached = function(*before, traced, [a.data for a in args], stream)
         except Exception as e:  # the trace met something a compiler cannot follow
             state.install(*before, None)
             state.set_hyperparameters(traced)
+            mask_stream.set_state((key, counter))
             compiled = None
             reason = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
             warnings.warn(
@@ -153,6 +168,7 @@ def compile(  # noqa: A001 - the name users know from torch.compile
             return step(*args)
         state.set_hyperparameters(traced)  # numbers again, not the trace's placeholders
         state.install(new_tensors, [[_counts_as_ints(s) for s in states] for states in new_states], grads)
+        mask_stream.set_state((key, int(reached)))
         return tree_map(lambda a: TensorBase._wrap(a, backend), out)
 
     return run

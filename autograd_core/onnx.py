@@ -9,7 +9,7 @@ onnxruntime (or any ONNX runtime) then runs the model without this project.
 
 What cannot be traced is refused with an `OnnxExportError` that names it: a Python branch on a
 value (``bool(t)``, ``t.item()``, ``float(t)``: the values are unknown while tracing), an op
-that ndonnx lacks, and dropout in training mode (its mask is drawn on the host; export in
+that ndonnx lacks, and dropout in training mode (the export would freeze one mask; export in
 ``eval()`` mode, or pass the mask as an input).
 """
 
@@ -339,7 +339,7 @@ def export_step(
     what = getattr(step, "__name__", "the step")
     try:
         with backends.use(ndonnx_backend):
-            new_tensors, new_states, _, out = _trace(
+            new_tensors, new_states, _, out, _ = _trace(
                 what, lambda: state.traceable(step, ndonnx_backend)(t_args, s_args, h_args, x_args)
             )
     finally:

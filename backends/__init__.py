@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from importlib.metadata import entry_points
 
-from backends.base import Backend, host_rng, manual_seed
+from backends.base import Backend, get_rng_state, host_rng, manual_seed, set_rng_state
 
 __all__ = [
     "Backend",
@@ -29,11 +29,13 @@ __all__ = [
     "current",
     "from_environment",
     "get",
+    "get_rng_state",
     "host_rng",
     "known",
     "manual_seed",
     "registered_as",
     "set_backend",
+    "set_rng_state",
     "use",
 ]
 

@@ -15,8 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from backends import mask_stream
+
 # One seeded host generator for the whole process: random numbers are drawn here in
 # float64 and moved to the backend, so one seed gives the same weights on every backend.
+# Dropout's masks come from `mask_stream` instead, which a compiled step can draw from.
 _host_rng = np.random.default_rng(0)
 
 
@@ -39,13 +42,26 @@ DTYPE_NAMES = (
 
 
 def manual_seed(seed: int) -> None:
-    """Reseed the host generator that every backend draws its random numbers from."""
+    """Reseed the host generator that every backend draws its random numbers from, and
+    restart the stream of dropout masks at `seed`."""
     global _host_rng
     _host_rng = np.random.default_rng(seed)
+    mask_stream.manual_seed(seed)
 
 
 def host_rng() -> np.random.Generator:
     return _host_rng
+
+
+def get_rng_state() -> tuple[dict, tuple[Any, Any]]:
+    """Where the random numbers stand: the host generator's state and the mask stream's."""
+    return _host_rng.bit_generator.state, mask_stream.get_state()
+
+
+def set_rng_state(state: tuple[dict, tuple[Any, Any]]) -> None:
+    """Put the random numbers back where `get_rng_state` found them."""
+    _host_rng.bit_generator.state, masks = state
+    mask_stream.set_state(masks)
 
 
 # What a tensor cannot hold, by numpy dtype kind, and what to do instead.
@@ -226,7 +242,7 @@ class Backend:
             self._dtypes = (by_name, {d: n for n, d in by_name.items()})
         return self._dtypes
 
-    # --- random numbers (drawn on the host, see `host_rng`) -----------------------------
+    # --- random numbers (drawn on the host, see `host_rng`; masks from `mask_stream`) -----
     def randn(self, shape: tuple[int, ...], dtype: Any) -> Any:
         return self.asarray(_host_rng.standard_normal(shape).astype(self.to_host_dtype(dtype)), dtype)
 
@@ -235,8 +251,15 @@ class Backend:
         return self.asarray(draw, dtype)
 
     def bernoulli(self, shape: tuple[int, ...], p: float) -> Any:
-        """A bool array, True with probability `p`."""
-        return self.asarray(_host_rng.random(shape) < p, self.xp.bool)
+        """A bool array, True with probability `p`, from the mask stream's next draw (inside a
+        trace too: see `mask_stream`)."""
+        key, counter = mask_stream.next_draw()
+        return self.random_bits(shape, key, counter) < round(p * 2**32)
+
+    def random_bits(self, shape: tuple[int, ...], key: Any, counter: Any) -> Any:
+        """`mask_stream.bits`: integers uniform in [0, 2**32) for draw (`key`, `counter`);
+        a backend may compute the same hash faster, never another one."""
+        return mask_stream.bits(self.xp, shape, key, counter, self.device)
 
     def to_host_dtype(self, dtype: Any) -> np.dtype:
         return np.dtype(self.dtype_name(dtype))

@@ -17,6 +17,7 @@ import numpy as np
 
 from autograd_core import primitives as P
 from autograd_core.primitives.convolution import pool_padding, scatter_to_maxima
+from backends import mask_stream
 from backends.base import Backend
 
 
@@ -34,6 +35,19 @@ class NumpyBackend(Backend):
 
     def owns_memory(self, x):
         return x.base is None and x.flags.writeable
+
+    def random_bits(self, shape, key, counter):
+        # mask_stream's hash in native uint32 arithmetic and in place: about 15 times faster
+        # than its int64 form, and twice as fast as drawing from the host generator
+        x = np.arange(math.prod(shape), dtype=np.uint32).reshape(shape)
+        x ^= np.uint32(mask_stream.draw_word(np, key, counter))
+        shifted = np.empty_like(x)
+        for shift, multiplier in zip(mask_stream.SHIFTS, mask_stream.MULTIPLIERS):
+            np.right_shift(x, shift, out=shifted)
+            x ^= shifted
+            if multiplier is not None:
+                x *= np.uint32(multiplier)
+        return x
 
 
 # --- kernels ---------------------------------------------------------------------------------

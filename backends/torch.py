@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from autograd_core import primitives as P
+from backends import torch_jit
 from backends.base import Backend
 from backends.namespaces import CompletedNamespace
 
@@ -28,6 +29,13 @@ class _Namespace(CompletedNamespace):
 class TorchBackend(Backend):
     name = "torch"
     device_kinds = ("cpu", "cuda")
+    can_compile = True
+
+    def jit(self, fn):
+        return torch_jit.TracedFunction(fn, inductor=torch_jit.compiler() == "inductor")
+
+    def is_traced(self, x):
+        return torch_jit.is_traced(x)
 
     def asarray(self, host, dtype=None):
         # torch.tensor rejects numpy's negative strides (a reversed view); np.require copies those.
@@ -166,6 +174,21 @@ def _erf(ns, x):
 
 @P.adam_update.kernel("torch")
 def _adam_update(ns, param, grad, exp_avg, exp_avg_sq, *, step, lr, beta1, beta2, eps, weight_decay, decoupled):
+    if torch_jit.is_traced(param):  # inside a compiled step: functional, for the trace
+        return P.adam_update.default(
+            ns,
+            param,
+            grad,
+            exp_avg,
+            exp_avg_sq,
+            step=step,
+            lr=lr,
+            beta1=beta1,
+            beta2=beta2,
+            eps=eps,
+            weight_decay=weight_decay,
+            decoupled=decoupled,
+        )
     if _fusable(param, grad, exp_avg, exp_avg_sq) and isinstance(step, int):
         # torch.optim's fused=True kernel: one pass instead of seven, ~10x faster on the CPU.
         # It reads every operand as contiguous, so a strided gradient is copied first.

@@ -10,6 +10,7 @@ import autograd_core as ag
 from autograd_core import primitives as P
 from autograd_core.registry import common_backend, raw_namespace
 from autograd_core.tensor import Tensor
+from backends import mask_stream
 
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -67,6 +68,16 @@ def check_same_dtype(layer: str, x: Tensor, weight: Tensor | None) -> None:
         )
 
 
+def check_mask_is_drawn_per_call(x: Tensor) -> None:
+    """Refuse a dropout mask inside a trace that does not draw it per call: one that does not
+    take the mask stream as an input (ONNX export, a foreign jit) would freeze one mask."""
+    if x.backend.is_traced(x.data) and not mask_stream.in_trace():
+        raise RuntimeError(
+            "dropout in a trace that freezes its mask: only ag.compile passes the mask stream into a trace; "
+            "export a model in eval() mode, or run this step through ag.compile or eagerly"
+        )
+
+
 def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     """Zero each element with probability `p` and scale the rest by 1/(1-p) (training only)."""
     if not 0 <= p <= 1:
@@ -75,13 +86,9 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
         return x
     if p == 1:
         return x * 0.0
-    if x.backend.is_traced(x.data):
-        raise RuntimeError(
-            "dropout draws its mask on the host, which a trace (ag.compile, ag.onnx) would freeze; run steps with "
-            "dropout eagerly, export a model in eval() mode, or pass the mask as an input"
-        )
+    check_mask_is_drawn_per_call(x)
     keep = x.backend.bernoulli(x.shape, 1 - p)
     return x * P.constant(x.backend.xp.astype(keep, x.data.dtype), x.backend) * (1 / (1 - p))
 
 
-__all__ = ["check_same_dtype", "dropout", "in_float32", "layer_norm", "linear"]
+__all__ = ["check_mask_is_drawn_per_call", "check_same_dtype", "dropout", "in_float32", "layer_norm", "linear"]

@@ -25,7 +25,7 @@ import numpy as np
 
 import autograd_core as ag
 from autograd_core.tensor import Tensor
-from nn.functional_base import dropout
+from nn.functional_base import check_mask_is_drawn_per_call, dropout
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "dropout1d", "dropout2d", "interpolate", "pad"]
 
@@ -392,10 +392,6 @@ def _channel_dropout(x: Tensor, p: float, training: bool, channels: tuple[int, .
         raise ValueError(f"dropout probability must be in [0, 1], got {p}")
     if not training or p == 0:
         return x
-    if x.backend.is_traced(x.data):
-        raise RuntimeError(
-            "dropout draws its mask on the host, which a trace (ag.compile, ag.onnx) would freeze; run steps with "
-            "dropout eagerly, export a model in eval() mode, or pass the mask as an input"
-        )
+    check_mask_is_drawn_per_call(x)
     shape = channels + (1,) * (x.ndim - len(channels))
     return x * dropout(ag.ones(shape, dtype=x.dtype, device=x.device), p)

@@ -1,0 +1,107 @@
+"""The torch backend's tracing compiler (`TorchBackend.jit`, behind `autograd_core.compile`).
+
+A pure function of torch tensors (a training step: forward, the engine's backward sweep and
+the optimizer update, all running torch ops) is traced once per input signature by
+``make_fx`` into one aten graph, on fake tensors, so that anything that reads a value
+(``.item()``, ``bool(t)``, a copy to numpy) fails the trace instead of freezing a number into
+it. The graph is compiled by inductor (C++ kernels for the CPU) where inductor finds a C++
+compiler, and otherwise runs as traced: one graph call instead of the engine's Python loop
+(``AUTOGRAD_TORCH_COMPILER=none`` asks for that, and saves the compile time).
+
+Python numbers among the inputs (a learning rate, a step count) become 0-d tensors, so one
+trace serves every value; a new shape, dtype or tree structure traces again.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+from torch.utils import _pytree as pytree
+
+log = logging.getLogger("autograd_core.compile")
+
+
+COMPILERS = ("inductor", "none")
+
+
+def compiler() -> str:
+    """What compiles a traced step: ``AUTOGRAD_TORCH_COMPILER`` (``inductor``, or ``none`` to run
+    the traced graph as it is: no compile time), by default inductor where it finds a C++ compiler."""
+    chosen = os.environ.get("AUTOGRAD_TORCH_COMPILER", "inductor")
+    if chosen not in COMPILERS:
+        raise ValueError(f"AUTOGRAD_TORCH_COMPILER={chosen!r}: choose one of {', '.join(COMPILERS)}")
+    return "inductor" if chosen == "inductor" and cpp_compiler() is not None else "none"
+
+
+def cpp_compiler() -> str | None:
+    """The C++ compiler inductor would use, or None where it finds none."""
+    from torch._inductor import cpp_builder
+
+    try:
+        return shutil.which(cpp_builder.get_cpp_compiler())
+    except Exception:  # inductor raises its own error types when no compiler is found
+        return None
+
+
+def is_traced(x: Any) -> bool:
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    return isinstance(x, FakeTensor)
+
+
+def _as_tensor(leaf: Any) -> Any:
+    if isinstance(leaf, bool) or not isinstance(leaf, int | float):
+        return leaf
+    return torch.tensor(leaf, dtype=torch.int64 if isinstance(leaf, int) else torch.float64)
+
+
+class TracedFunction:
+    """`fn` traced per input signature into an aten graph, compiled by inductor when `inductor`."""
+
+    def __init__(self, fn: Callable[..., Any], inductor: bool) -> None:
+        self.fn, self.inductor = fn, inductor  # inductor: compile each traced graph
+        self.graphs: dict[tuple, tuple[Callable[..., list], Any, list, list[int]]] = {}
+
+    def __call__(self, *args: Any) -> Any:
+        leaves, spec = pytree.tree_flatten(pytree.tree_map(_as_tensor, args))
+        inputs = [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
+        key = (repr(spec), *((x.shape, x.dtype, x.device) if isinstance(x, torch.Tensor) else x for x in leaves))
+        started = time.perf_counter() if key not in self.graphs else None
+        if started is not None:
+            self.graphs[key] = self._trace(leaves, spec)
+        graph, out_spec, constants, positions = self.graphs[key]
+        out = list(constants)
+        for position, value in zip(positions, graph(*inputs)):
+            out[position] = value
+        if started is not None:  # the first call of an inductor graph compiles it
+            log.info(
+                "compile: traced and compiled a step in %.2f s (%s)",
+                time.perf_counter() - started,
+                "inductor" if self.inductor else "torch, uncompiled: inductor found no C++ compiler",
+            )
+        return pytree.tree_unflatten(out, out_spec)
+
+    def _trace(self, leaves: list, spec: Any) -> tuple:
+        tensor_at = [k for k, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
+        traced: dict[str, Any] = {}
+
+        def flat(*tensors: Any) -> list:
+            full = list(leaves)
+            for k, t in zip(tensor_at, tensors):
+                full[k] = t
+            traced["leaves"], traced["spec"] = pytree.tree_flatten(self.fn(*pytree.tree_unflatten(full, spec)))
+            return [leaf for leaf in traced["leaves"] if isinstance(leaf, torch.Tensor)]
+
+        graph = make_fx(flat, tracing_mode="fake", _allow_non_fake_inputs=True)(*(leaves[k] for k in tensor_at))
+        positions = [k for k, leaf in enumerate(traced["leaves"]) if isinstance(leaf, torch.Tensor)]
+        constants = [None if k in positions else leaf for k, leaf in enumerate(traced["leaves"])]
+        if self.inductor:
+            graph = torch.compile(graph, backend="inductor", fullgraph=True, dynamic=False)
+        return graph, traced["spec"], constants, positions
