@@ -31,7 +31,7 @@ from bench import threads
 WORKLOAD_NAMES = ("mlp", "char", "cnn", "gpt", "ops", "phase", "transforms", "fullbatch")
 # transforms (function transforms, not a training step) and fullbatch (minutes, dask clusters) run only when named
 DEFAULT_WORKLOADS = WORKLOAD_NAMES[:-2]
-BASELINE_NAMES = ("torch", "torch-fused", "numpy-by-hand", "jax-jit", "hips-autograd", "mygrad")
+BASELINE_NAMES = ("torch", "torch-fused", "torch-compile", "numpy-by-hand", "jax-jit", "hips-autograd", "mygrad")
 RESULTS = Path(__file__).resolve().parents[1] / "results"  # the committed reference runs: only with --reference
 RUNS = Path("runs")  # where runs go by default: under the current folder (git-ignored in the repository)
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from bench import example_runs
 from bench.machine import ROOT
-from bench.problems import PHASES, TRANSFORMS
+from bench.problems import CHAIN_LENGTH, PHASES, TRANSFORMS
 from bench.report import fmt, rows_per_s, table_of
 
 LABELS = {"torch": "torch (eager)", "ours:jax": "ours:jax (op by op)"}
@@ -27,10 +27,12 @@ ORDER = (
     "ours:torch",
     "ours:jax",
     "ours:jax+compile",
+    "ours:torch+compile",
     "ours:array_api_strict",
     "ours:cupy",
     "torch",
     "torch-fused",
+    "torch-compile",
     "numpy-by-hand",
     "hips-autograd",
     "mygrad",
@@ -223,9 +225,16 @@ def _bench_notes(result: dict) -> str:
     return " ".join(parts)
 
 
+# the compiled steps against the library's own compiler: (ours, theirs, what theirs is)
+COMPILED_PAIRS = (
+    ("ours:jax+compile", "jax-jit", "`jax.jit`"),
+    ("ours:torch+compile", "torch-compile", "`torch.compile`"),
+)
+
+
 def bench_step(path: str, workload: str) -> str:
-    """One workload's step: minimum / median ms and the ratio to torch eager, then ours:jax+compile
-    against jax.jit."""
+    """One workload's step: minimum / median ms and the ratio to torch eager, then each compiled
+    step of ours against the library's own compiler of the same step (`COMPILED_PAIRS`)."""
     result = _load(path)
     times = _single(_table(result, workload))
     torch = times.get("torch", {}).get("min_ms")
@@ -235,13 +244,95 @@ def bench_step(path: str, workload: str) -> str:
         for i, r in times.items()
     ]
     text = [_bench_caption(path, result), "", *lines]
-    if "ours:jax+compile" in times and "jax-jit" in times:
-        text += [
-            "",
-            f"ours:jax+compile takes {_ratio(times['ours:jax+compile']['min_ms'], times['jax-jit']['min_ms'])}"
-            "x the time of `jax.jit` of the same step written directly in jax (minimum ms).",
-        ]
+    for ours, theirs, compiler in COMPILED_PAIRS:
+        if ours in times and theirs in times:
+            library = theirs.split("-")[0]
+            text += [
+                "",
+                f"{ours} takes {_ratio(times[ours]['min_ms'], times[theirs]['min_ms'])}x the time of {compiler} "
+                f"of the same step written directly in {library} (minimum ms).",
+            ]
     return "\n".join(text)
+
+
+# The speed goals: (implementation, baseline, most it may take as a multiple of the baseline's minimum, points).
+# A point is a workload and a column of its table ("b=1", "total" of the phases, "*" its single point, "each
+# batch": every MLP batch of the run); None as the points: every workload the baseline runs.
+SPEED_GOALS = (
+    (
+        "ours:torch+compile",
+        "torch-compile",
+        1.1,
+        (("mlp", "b=1"), ("mlp", "b=32"), ("mlp", "b=128"), ("cnn", "*"), ("gpt", "*")),
+    ),
+    ("ours:torch+compile", "torch", 0.7, (("mlp", "b=1"), ("mlp", "b=32"))),
+    ("ours:jax+compile", "jax-jit", 1.05, (("mlp", "each batch"), ("char", "*"), ("cnn", "*"), ("gpt", "*"))),
+    ("ours:numpy", "hips-autograd", 0.5, None),
+    ("ours:numpy", "mygrad", 0.5, None),
+    ("ours:numpy", "torch", 1.0, (("gpt", "*"),)),
+)
+POINT_NAMES = {"mlp": "MLP", "char": "char", "cnn": "CNN", "gpt": "GPT", "ops": "ops (per op)", "phase": "phase"}
+
+
+def _goal_points(result: dict, baseline: str, points: Sequence[tuple[str, str]] | None) -> list[tuple[str, str]]:
+    """The (workload, column) pairs of one goal in the run `result`: "*" becomes the workload's
+    one column, "each batch" every MLP batch; no points: every workload `baseline` runs (the
+    MLP at each batch, the phases' total)."""
+    from bench.impls import baseline as make_baseline
+    from bench.problems import WORKLOADS
+    from bench.report import TOTAL
+    from bench.runner import Settings
+
+    if points is None:
+        runs = make_baseline(baseline).workloads
+        points = [(w, TOTAL if w == "phase" else "*") for w in WORKLOADS if w in runs and w != "mlp"]
+        points = [("mlp", "each batch"), *points]
+    defaults = dict(Settings().points())
+    pairs = []
+    for workload, column in points:
+        columns = list(dict.fromkeys(c for row in table_of(result["records"], workload).values() for c in row))
+        if column == "each batch":
+            pairs += [(workload, c) for c in columns or [f"b={b}" for b in Settings().batches]]
+        elif column == "*":
+            pairs.append((workload, columns[0] if columns else _default_column(workload, defaults)))
+        else:
+            pairs.append((workload, column))
+    return pairs
+
+
+def _default_column(workload: str, defaults: dict[str, int]) -> str:
+    """The column a workload measured at one point has in a run that lacks it."""
+    return f"chain of {CHAIN_LENGTH}" if workload == "ops" else f"b={defaults[workload]}"
+
+
+def goals(path: str) -> str:
+    """The speed goals (`SPEED_GOALS`), each the ratio of two implementations' minimum step
+    times at one point of the run at `path`, met or missed; a cell whose implementations the run
+    lacks says so."""
+    return goals_of(_load(path), path)
+
+
+def goals_of(result: dict, path: str) -> str:
+    """`goals` of the run `result` (read from `path`)."""
+    tables: dict[str, dict[str, dict[str, dict]]] = {}
+    lines = ["| goal | point | ratio of minimums | met |", "|---|---|---|---|"]
+    tally = {"met": 0, "missed": 0, "not in this run": 0}
+    for impl, base, most, points in SPEED_GOALS:
+        for workload, column in _goal_points(result, base, points):
+            table = tables.setdefault(workload, table_of(result["records"], workload))
+            mine, theirs = table.get(impl, {}).get(column), table.get(base, {}).get(column)
+            missing = [i for i, r in ((impl, mine), (base, theirs)) if r is None]
+            if missing:
+                ratio, verdict = "-", f"not in this run ({', '.join(missing)})"
+                tally["not in this run"] += 1
+            else:
+                value = mine["min_ms"] / theirs["min_ms"]
+                ratio, verdict = f"{value:.3f}", "met" if value <= most else "missed"
+                tally[verdict] += 1
+            where = POINT_NAMES[workload] + ("" if workload in ("ops",) else f" {column}")
+            lines.append(f"| {_label(impl)} ÷ {_label(base)} ≤ {most} | {where} | {ratio} | {verdict} |")
+    summary = ", ".join(f"{count} {what}" for what, count in tally.items())
+    return "\n".join([_bench_caption(path, result), "", *lines, "", f"Of {sum(tally.values())} goals: {summary}."])
 
 
 def bench_fullbatch(path: str) -> str:
@@ -468,6 +559,7 @@ RENDERERS: dict[str, Callable[..., str]] = {
     "bench-gpt": lambda path: bench_step(path, "gpt"),
     "bench-fullbatch": bench_fullbatch,
     "bench-transforms": bench_transforms,
+    "goals": goals,
     "bigdata": bigdata,
     "examples-mlp": examples_mlp,
     "examples-cnn": examples_cnn,

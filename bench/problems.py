@@ -47,6 +47,10 @@ CNN_IMAGE = (1, 28, 28)
 CNN_LR = 3e-3
 CNN_DROPOUT = 0.25
 GPT_LR = 1e-3
+GPT_DROPOUT = 0.2  # nanoGPT's config/train_shakespeare_char.py (the character GPT this one follows) trains with 0.2
+# The workloads' models with dropout, and its rate: the CNN's after flattening, the GPT's on the embeddings, the
+# attention weights and both residual branches. Timed steps run in training mode, so each library draws masks.
+DROPOUT_OF = {"cnn": CNN_DROPOUT, "gpt": GPT_DROPOUT}
 WEIGHT_DECAY = 0.01
 BETAS = (0.9, 0.999)
 ADAM_EPS = 1e-8
@@ -82,6 +86,18 @@ class Problem:
     chain: int = CHAIN_LENGTH
     data: Any = None  # fullbatch: the examples.bigdata.SyntheticSet each implementation makes itself
     probes: Probes | None = None  # transforms: the HVP's direction and the check values' weights
+    dropout: float = 0.0  # the rate of the model's dropout (cnn, gpt); 0: none drawn
+    seed: int = 0
+
+    def mask_seed(self, k: int) -> int:
+        """The seed of the dropout masks of the k-th step: an implementation that reseeds its
+        library's generator with it before each step draws the same masks whatever ran between
+        its steps, as every other implementation drawing from that library's generator does.
+
+        >>> make_problem("cnn", 2).mask_seed(3) == make_problem("cnn", 2).mask_seed(3)
+        True
+        """
+        return int(np.random.SeedSequence([self.seed, k]).generate_state(1)[0])
 
 
 @dataclass(frozen=True)
@@ -120,15 +136,15 @@ def make_probes(weights: dict[str, np.ndarray], batch: int, seed: int) -> Probes
     return Probes(direction=draw(), weights=draw(), sample_weights=rng.standard_normal(batch))
 
 
-def build_model(layers: ModuleType, model: str) -> Any:
+def build_model(layers: ModuleType, model: str, dropout: float = 0.0) -> Any:
     """The `model` ("mlp", "char", "cnn", "gpt" or "fullbatch") built from a PyTorch-shaped `nn` namespace `layers`.
 
     The same function builds ours (``import nn``) and PyTorch's (``torch.nn``), so the two
     models have the same layers and the same parameter names. The CNN is that of
-    ``examples/mnist_cnn.py`` without its Dropout layer: a timed step draws no random mask,
-    so every implementation computes the same function and their losses can be compared.
-    The GPT is nanoGPT's CPU configuration (``bench/gpt_model.py``, as in ``examples/gpt.py``);
-    fullbatch's model the MLP student of ``examples/bigdata.py``.
+    ``examples/mnist_cnn.py``, the GPT nanoGPT's CPU configuration (``bench/gpt_model.py``, as
+    in ``examples/gpt.py``), each with `dropout` as its rate (its Dropout layers are there at
+    rate 0 too, so the parameter names do not depend on it); fullbatch's model the MLP student
+    of ``examples/bigdata.py``.
     """
     if model == "mlp":
         sizes = MLP_SIZES
@@ -148,9 +164,9 @@ def build_model(layers: ModuleType, model: str) -> Any:
             layers.Linear(CHAR_HIDDEN, CHAR_VOCAB),
         )
     if model == "cnn":
-        return mnist_cnn(layers, dropout=None)
+        return mnist_cnn(layers, dropout=dropout)
     if model == "gpt":
-        return gpt(layers, GPTConfig())
+        return gpt(layers, GPTConfig(dropout=dropout))
     if model == "fullbatch":
         from bench.synthetic import student
 
@@ -223,8 +239,10 @@ def _batches(model: str, batch: int, seed: int) -> tuple[tuple[np.ndarray, np.nd
     return tuple((c, (3 * c[:, -1] + c[:, -3]) % CHAR_VOCAB) for c in contexts)
 
 
-def make_problem(workload: str, batch: int, seed: int = 0) -> Problem:
-    """The inputs of `workload` at `batch` (ignored by the op chain; fullbatch: the rows)."""
+def make_problem(workload: str, batch: int, seed: int = 0, dropout: bool = True) -> Problem:
+    """The inputs of `workload` at `batch` (ignored by the op chain; fullbatch: the rows); the
+    CNN and the GPT with their dropout (`DROPOUT_OF`), or without it (``dropout=False``: every
+    implementation then computes the same function, and all their losses can be compared)."""
     model = MODEL_OF[workload]
     if model == "fullbatch":
         from bench.synthetic import SyntheticSet
@@ -237,4 +255,6 @@ def make_problem(workload: str, batch: int, seed: int = 0) -> Problem:
     lr = {"char": CHAR_LR, "cnn": CNN_LR, "gpt": GPT_LR}.get(model, MLP_LR)
     weights = dict(reference_weights(model, seed))
     probes = make_probes(weights, batch, seed) if workload == "transforms" else None
-    return Problem(workload, batch, model, weights, _batches(model, batch, seed), lr=lr, probes=probes)
+    rate = DROPOUT_OF.get(model, 0.0) if dropout else 0.0
+    batches = _batches(model, batch, seed)
+    return Problem(workload, batch, model, weights, batches, lr=lr, probes=probes, dropout=rate, seed=seed)

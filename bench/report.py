@@ -229,18 +229,25 @@ def text_report(result: dict[str, Any]) -> str:
 
 
 def check_summary(records: Sequence[Record]) -> str:
-    """One line on the loss cross-check over all points."""
+    """One line on the loss cross-check over all points, naming the implementations that had
+    nothing to be compared with (alone in drawing their dropout masks) and why."""
     from bench.check import RTOL
 
     checked = [r for r in records if r.get("check_ok") is not None]
     marked = sorted({f"{r['impl']} at {r['workload']} b={r['batch']}" for r in checked if not r["check_ok"]})
     steps = sorted({r["check_step"] for r in checked if "check_step" in r})
     head = f"loss cross-check (rtol {RTOL:g}, after {'/'.join(map(str, steps)) or '?'} timed steps): "
+    alone = {
+        f"{r['impl']} at {r['workload']} b={r['batch']} ({r['check_note']})"
+        for r in records
+        if r.get("check_ok") is None and r.get("check_note")
+    }
+    unchecked = f"; not checked: {'; '.join(sorted(alone))}" if alone else ""
     if not checked:
-        return head + "nothing to compare (one implementation per point)"
+        return head + "nothing to compare (one implementation per point)" + unchecked
     if not marked:
-        return head + f"every implementation agrees at every point ({len(checked)} records)"
-    return head + "MISMATCH, marked with '!': " + "; ".join(marked)
+        return head + f"every implementation agrees at every point ({len(checked)} records)" + unchecked
+    return head + "MISMATCH, marked with '!': " + "; ".join(marked) + unchecked
 
 
 def cpu_summary(records: Sequence[Record]) -> str:

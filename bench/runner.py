@@ -10,9 +10,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from bench import threads
-from bench.check import cross_check
+from bench.check import cross_check, cross_check_within
 from bench.impls.base import Impl, Runner
-from bench.problems import DEFAULT_WORKLOADS, FULLBATCH_ROWS, PHASES_OF, WORKLOADS, make_problem
+from bench.problems import DEFAULT_WORKLOADS, FULLBATCH_ROWS, PHASES_OF, WORKLOADS, Problem, make_problem
 from bench.progress import Progress
 from bench.timing import Outcome, Plan, time_lockstep
 
@@ -28,7 +28,8 @@ TRANSFORMS_BATCH = 64
 class Settings:
     """What to measure and how long. `batches` are the MLP's; char, cnn, gpt, phase and
     transforms use fixed ones; `fullbatch_rows` are the data sizes of the fullbatch workload
-    (rows in one step)."""
+    (rows in one step). Without `dropout`, the CNN and the GPT are timed without it (every
+    implementation then computes the same function, all cross-checked together)."""
 
     workloads: tuple[str, ...] = DEFAULT_WORKLOADS
     batches: tuple[int, ...] = MLP_BATCHES
@@ -41,6 +42,7 @@ class Settings:
     phase_batch: int = PHASE_BATCH
     transforms_batch: int = TRANSFORMS_BATCH
     fullbatch_rows: tuple[int, ...] = FULLBATCH_ROWS
+    dropout: bool = True
 
     def points(self) -> list[tuple[str, int]]:
         """(workload, batch) in the order they are measured."""
@@ -82,16 +84,28 @@ def _by_phase(values: dict[str, Any], phases: Sequence[str]) -> dict[str, dict[s
 
 
 def records_of(
-    workload: str, batch: int, outcome: Outcome, phases: Sequence[str], chain: int, threads_used: int
+    workload: str,
+    batch: int,
+    outcome: Outcome,
+    phases: Sequence[str],
+    chain: int,
+    threads_used: int,
+    masks: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """One record per implementation and phase; for the op chain the times are per op.
 
     ``check_ok`` is False when the check value (read after ``check_step`` timed steps) is off
     the consensus, or when the final value (after all the timed steps) is not finite; a
-    runner that checks its phases apart is judged phase by phase.
+    runner that checks its phases apart is judged phase by phase. With `masks` (a workload
+    with dropout: implementation -> the generator of its masks), values are compared only
+    within each generator's group; ``check_note`` says why one was compared with none.
     """
-    verdicts = {p: cross_check(values) for p, values in _by_phase(outcome.check_values, phases).items()}
-    finals = {p: cross_check(values) for p, values in _by_phase(outcome.final_values, phases).items()}
+
+    def check(values: dict[str, float]) -> dict[str, Any]:
+        return cross_check(values) if masks is None else cross_check_within(values, masks)
+
+    verdicts = {p: check(values) for p, values in _by_phase(outcome.check_values, phases).items()}
+    finals = {p: check(values) for p, values in _by_phase(outcome.final_values, phases).items()}
     per = chain if workload == "ops" else 1
     records = []
     for impl, timings in outcome.timings.items():
@@ -118,6 +132,7 @@ def records_of(
                     "check_value": None if verdict is None else verdict.value,
                     "check_reference": None if verdict is None else verdict.reference,
                     "check_ok": ok,
+                    "check_note": "" if verdict is None else verdict.note,
                     "final_value": None if final is None else final.value,
                     "final_reference": None if final is None else final.reference,
                 }
@@ -126,9 +141,9 @@ def records_of(
 
 
 def _setup(
-    impls: Sequence[Impl], workload: str, batch: int, seed: int, run: Run, progress: Progress
-) -> tuple[dict[str, Runner], int]:
-    problem = make_problem(workload, batch, seed)
+    impls: Sequence[Impl], workload: str, batch: int, settings: Settings, run: Run, progress: Progress
+) -> tuple[dict[str, Runner], Problem]:
+    problem = make_problem(workload, batch, settings.seed, settings.dropout)
     runners: dict[str, Runner] = {}
     for impl in impls:
         try:
@@ -137,7 +152,7 @@ def _setup(
             reason = f"setup failed: {type(e).__name__}: {e}".splitlines()[0]
             run.skipped.append({"impl": impl.name, "workload": workload, "batch": batch, "reason": reason})
             progress.log(f"skip {impl.name} at {_label(workload, batch)}: {reason}")
-    return runners, problem.chain
+    return runners, problem
 
 
 def run(settings: Settings, impls: Sequence[Impl], progress: Progress | None = None, limit_threads: bool = True) -> Run:
@@ -163,13 +178,14 @@ def run(settings: Settings, impls: Sequence[Impl], progress: Progress | None = N
     for workload, batch in points:
         progress.start_point(_label(workload, batch))
         here = [impl for impl in usable if workload in impl.workloads]
-        runners, chain = _setup(here, workload, batch, settings.seed, result, progress)
+        runners, problem = _setup(here, workload, batch, settings, result, progress)
         phases = PHASES_OF.get(workload, ("step",))
         outcome = time_lockstep(runners, phases, settings.plan, progress.update)
         for impl, reason in outcome.failures.items():
             result.skipped.append({"impl": impl, "workload": workload, "batch": batch, "reason": reason})
             progress.log(f"dropped {impl} at {_label(workload, batch)}: {reason}")
-        records = records_of(workload, batch, outcome, phases, chain, settings.threads)
+        masks = {impl.name: impl.masks or impl.name for impl in here} if problem.dropout else None
+        records = records_of(workload, batch, outcome, phases, problem.chain, settings.threads, masks)
         for r in records:
             per_phase = isinstance(outcome.check_values.get(r["impl"]), dict)
             if r["check_ok"] is False and (per_phase or r["phase"] == phases[-1]):

@@ -26,9 +26,10 @@ from bench.impls.base import CheckValue, Runner
 class Plan:
     """How long to measure one point.
 
-    ``warmup`` untimed steps, then rounds until every implementation has ``min_steps`` timed
-    steps and the point has spent ``min_time`` seconds per implementation on the clock
-    (so a point with more implementations runs longer), but at most ``max_steps`` rounds.
+    ``warmup`` untimed steps (more where a runner compiles longer, see `Runner.warmup_steps`),
+    then rounds until every implementation has ``min_steps`` timed steps and the point has
+    spent ``min_time`` seconds per implementation on the clock (so a point with more
+    implementations runs longer), but at most ``max_steps`` rounds.
     The check values are read after ``check_after`` timed rounds (see `time_lockstep`).
     """
 
@@ -138,7 +139,9 @@ def time_lockstep(
         for name in list(active):
             attempt(name, lambda n=name: into.__setitem__(n, runners[n].check_value()))
 
-    for k in range(plan.warmup):
+    # a runner that compiles on its first steps (``warmup_steps``) warms up all the others as long, in lockstep
+    warmup = max([plan.warmup, *(r.warmup_steps for r in runners.values())])
+    for k in range(warmup):
         for name in list(active):
             attempt(name, lambda n=name, k=k: _untimed_step(runners[n], active[n], k))
     outcome.timings = {name: Timings({p: [] for p in phases}) for name in active}
@@ -148,7 +151,7 @@ def time_lockstep(
         names = list(active)
         start = rounds % len(names)
         for name in names[start:] + names[:start]:
-            k = plan.warmup + rounds
+            k = warmup + rounds
 
             def timed(n: str = name, k: int = k) -> None:
                 nonlocal spent
@@ -165,7 +168,7 @@ def time_lockstep(
             progress(min(1.0, max(needed, rounds / plan.max_steps)))
     outcome.rounds = rounds
     for name in list(active):
-        attempt(name, lambda n=name: _untimed_step(runners[n], active[n], plan.warmup + rounds))
+        attempt(name, lambda n=name: _untimed_step(runners[n], active[n], warmup + rounds))
     read_values(outcome.final_values)
     if rounds < plan.check_after:
         outcome.check_values, outcome.check_round = dict(outcome.final_values), rounds

@@ -179,15 +179,15 @@ def test_hand_written_gradients_match_ours():
 
 
 def test_cnn_workload_agrees_across_implementations():
-    """One CNN training step per implementation (batch 8, three timed steps): ours on numpy (and
-    compiled on jax), PyTorch eager and fused, jax.jit; all agree on the loss. The hand-written
-    numpy has no CNN."""
+    """One CNN training step per implementation without dropout (batch 8, three timed steps): ours
+    on numpy (and compiled on jax), PyTorch eager and fused, jax.jit; all agree on the loss. The
+    hand-written numpy has no CNN."""
     pytest.importorskip("torch")
     impls: list[Impl] = [Ours("numpy"), TorchEager(), TorchEager(fused=True)]
     if JaxJit().unavailable() is None:
         impls += [OursCompiled("jax"), JaxJit()]
     assert "cnn" not in NumpyByHand().workloads
-    settings = Settings(workloads=("cnn",), cnn_batch=8, plan=TINY)
+    settings = Settings(workloads=("cnn",), cnn_batch=8, plan=TINY, dropout=False)
     result = run(settings, [*impls, NumpyByHand()], quiet(), limit_threads=False)
     assert not result.skipped and not result.warnings
     assert {r["impl"]: r["check_ok"] for r in result.records} == {impl.name: True for impl in impls}
@@ -196,16 +196,16 @@ def test_cnn_workload_agrees_across_implementations():
 
 
 def test_cnn_problem_matches_the_example_network():
-    """The bench's CNN is the example's without dropout: the same parameter and buffer names
-    (after the dropout layer, one index lower), and labels that a linear teacher of the pixels gives."""
+    """The bench's CNN is the example's, with its dropout: the same parameter and buffer names and
+    shapes (with or without dropout), and labels that a linear teacher of the pixels gives."""
     import nn
-    from bench.problems import make_problem, mnist_cnn
+    from bench.problems import CNN_DROPOUT, make_problem, mnist_cnn
 
     problem = make_problem("cnn", 4)
+    assert problem.dropout == CNN_DROPOUT and make_problem("cnn", 4, dropout=False).dropout == 0
     example = mnist_cnn(nn).state_dict()
-    assert len(problem.weights) == len(example)
+    assert {k: v.shape for k, v in problem.weights.items()} == {k: tuple(v.shape) for k, v in example.items()}
     assert problem.weights["1.num_batches_tracked"].dtype == np.int64
-    assert {k: v.shape for k, v in problem.weights.items()}["9.weight"] == example["10.weight"].shape
     x, y = problem.batches[0]
     assert x.shape == (4, 1, 28, 28) and x.dtype == np.float32 and y.dtype == np.int64 and len(problem.batches) > 4
 
@@ -362,3 +362,154 @@ def test_transforms_workload_checks_each_transform_apart():
     assert len(result.warnings) == 1 and "wrong-hvp (hvp)" in result.warnings[0]
     text = report.workload_report(result.records, "transforms")
     assert "time relative to torch" in text and "per_sample" in text
+
+
+# --- dropout: each library draws its own masks --------------------------------------------------
+def test_cross_check_compares_only_implementations_that_draw_the_same_masks():
+    from bench.check import cross_check_within
+
+    groups = {"a": "torch", "b": "torch", "c": "torch", "d": "jax", "e": "autograd_core", "f": "autograd_core"}
+    values = {"a": 1.0, "b": 1.0, "c": 1.5, "d": 7.0, "e": 3.0, "f": 3.0000001}
+    verdicts = cross_check_within(values, groups)
+    assert {k: v.ok for k, v in verdicts.items()} == {"a": True, "b": True, "c": False, "d": None, "e": True, "f": True}
+    assert verdicts["d"].note == "alone in drawing jax dropout masks: nothing to compare with"
+    assert verdicts["c"].reference == 1.0 and not verdicts["a"].note and list(verdicts) == list(values)
+
+
+def test_dropout_workload_checks_each_generator_s_group_apart():
+    """The CNN with its dropout (batch 8): ours on numpy and on torch draw the same masks (from
+    autograd-core's generator, reseeded per step while they run interleaved) and agree; torch and
+    torch-fused draw torch's and agree; jax-jit, alone with jax's masks, is checked against none
+    and the report says why. Across the groups the losses differ: the masks are drawn."""
+    pytest.importorskip("torch")
+    impls: list[Impl] = [Ours("numpy"), Ours("torch"), TorchEager(), TorchEager(fused=True)]
+    impls += [JaxJit()] if JaxJit().unavailable() is None else []
+    settings = Settings(workloads=("cnn",), cnn_batch=8, plan=TINY)
+    result = run(settings, impls, quiet(), limit_threads=False)
+    assert not result.skipped and not result.warnings
+    verdict = {r["impl"]: r["check_ok"] for r in result.records}
+    assert verdict == {"ours:numpy": True, "ours:torch": True, "torch": True, "torch-fused": True} | (
+        {"jax-jit": None} if len(impls) == 5 else {}
+    )
+    value = {r["impl"]: r["check_value"] for r in result.records}
+    assert not np.isclose(value["ours:numpy"], value["torch"], rtol=1e-3)
+    summary = report.check_summary(result.records)
+    assert ("jax-jit at cnn b=8 (alone in drawing jax dropout masks" in summary) == (len(impls) == 5)
+
+
+@pytest.mark.parametrize("model", ["cnn", "gpt"])
+def test_jax_jit_drops_where_ours_does(model):
+    """jax-jit's model given the masks ours draws (autograd-core's mask stream, in the same order)
+    computes our training-mode logits: its dropout is in the same places, inverted, at the same
+    rate; its own masks (jax.random, in the jitted step) keep about 1 - rate of the elements."""
+    import autograd_core as ag
+    import backends
+    import nn
+    from bench.impls import jax_jit
+    from bench.problems import build_model, make_problem
+
+    if JaxJit().unavailable():
+        pytest.skip(JaxJit().unavailable())
+    import jax
+    import jax.numpy as jnp
+
+    problem = make_problem(model, 2)
+    runner = jax_jit._Model(problem)
+    params, _, _, buffers, _ = runner.state
+    x, _ = problem.batches[0]
+    rate = problem.dropout
+
+    def our_masks(h):
+        keep = np.asarray(backends.get("numpy").bernoulli(h.shape, 1 - rate))  # as nn.functional.dropout draws
+        return jnp.where(keep, h / (1 - rate), 0)
+
+    logits_of = {"cnn": jax_jit._cnn_logits, "gpt": jax_jit._gpt_logits}[model]
+    with backends.use("numpy"):
+        ours = build_model(nn, model, rate)
+        ours.load_state_dict(problem.weights)
+        ag.manual_seed(problem.mask_seed(0))
+        expected = ours(ag.tensor(x)).detach().numpy()
+        ag.manual_seed(problem.mask_seed(0))
+        got, _ = logits_of(jax, params, buffers, jnp.asarray(x.astype(np.int32) if model == "gpt" else x), our_masks)
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-4, atol=1e-5)
+    drop = jax_jit._Dropout(jax, jax.random.key(0), rate)
+    first, second = (np.asarray(drop(jnp.ones((200, 500), jnp.float32))) for _ in range(2))
+    assert first.dtype == np.float32 and set(np.unique(first)) == {0.0, np.float32(1 / (1 - rate))}
+    assert abs((first > 0).mean() - (1 - rate)) < 0.01
+    assert (first != second).any()
+
+
+# --- torch-compile ------------------------------------------------------------------------------
+def test_torch_compile_agrees_with_eager_and_compiles_only_in_warm_up():
+    """torch.compile of the MLP step (batch 8) gives torch eager's and our losses; asked for no
+    warm-up, the timer still gives it its compiling steps untimed, and no timed step compiles."""
+    pytest.importorskip("torch")
+    from bench.impls import TorchCompiled
+
+    if TorchCompiled().unavailable():
+        pytest.skip(TorchCompiled().unavailable())
+    from torch._dynamo.utils import counters
+
+    compiled_in_timed_steps = []
+
+    class Watched(TorchCompiled):
+        def setup(self, problem):
+            runner = super().setup(problem)
+            step, taken = runner.step, [0]
+
+            def watched() -> None:
+                before = sum(counters["frames"].values())
+                step()
+                taken[0] += 1
+                if taken[0] > runner.warmup_steps and sum(counters["frames"].values()) != before:
+                    compiled_in_timed_steps.append(taken[0])
+
+            runner.step = watched
+            return runner
+
+    settings = Settings(workloads=("mlp",), batches=(8,), plan=Plan(warmup=0, min_steps=3, min_time=0.0, max_steps=3))
+    result = run(settings, [Ours("numpy"), TorchEager(), Watched()], quiet(), limit_threads=False)
+    assert not result.skipped and not result.warnings
+    assert {r["impl"]: r["check_ok"] for r in result.records} == {
+        "ours:numpy": True,
+        "torch": True,
+        "torch-compile": True,
+    }
+    assert compiled_in_timed_steps == []
+    assert Watched().workloads == frozenset({"mlp", "char", "cnn", "gpt"}) and Watched().masks == "torch-inductor"
+
+
+def test_torch_compile_without_a_cxx_compiler_says_why(monkeypatch):
+    pytest.importorskip("torch")
+    from torch._inductor import cpp_builder, exc
+
+    from bench.impls import TorchCompiled
+
+    def no_compiler() -> str:
+        raise exc.InvalidCxxCompiler
+
+    monkeypatch.setattr(cpp_builder, "get_cpp_compiler", no_compiler)
+    reason = TorchCompiled().unavailable()
+    assert reason is not None and "finds no C++ compiler" in reason and "CXX" in reason
+
+
+def test_goals_say_met_missed_and_not_in_this_run():
+    from bench import figures
+
+    records = [
+        {"workload": "mlp", "batch": b, "impl": impl, "phase": "step", "min_ms": ms, "median_ms": ms}
+        for b in (1, 32)
+        for impl, ms in (("ours:torch+compile", 0.6), ("torch", 1.0), ("ours:jax+compile", 1.1), ("jax-jit", 1.0))
+    ]
+    result = {"records": records, "command": ["python", "-m", "bench"]}
+    result["machine"] = {"git": "abc1234", "started": "2026-12-02", "cpu": "x", "cpu_count": 2}
+    result["machine"] |= {"threads": {"threads": 1}, "load_start": [1.0], "load_end": [1.0]}
+    rows = {
+        tuple(cell.strip() for cell in line.split("|")[1:4]): line.split("|")[4].strip()
+        for line in figures.goals_of(result, "run.json").splitlines()
+        if line.startswith("| ours")
+    }
+    assert rows[("ours:torch+compile ÷ torch (eager) ≤ 0.7", "MLP b=32", "0.600")] == "met"
+    assert rows[("ours:jax+compile ÷ jax-jit ≤ 1.05", "MLP b=1", "1.100")] == "missed"
+    assert rows[("ours:torch+compile ÷ torch-compile ≤ 1.1", "MLP b=1", "-")] == "not in this run (torch-compile)"
+    assert rows[("ours:numpy ÷ torch (eager) ≤ 1.0", "GPT b=12", "-")] == "not in this run (ours:numpy, torch)"

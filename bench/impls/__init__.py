@@ -5,6 +5,7 @@
     ours:dask@local:N   fullbatch only: dask on a local cluster of N memory-limited workers (N = 1, 2)
     torch            PyTorch eager, torch.optim.AdamW (default implementation); transforms: torch.func
     torch-fused      the same with AdamW(fused=True)
+    torch-compile    torch's model, its forward+backward and AdamW step each under torch.compile (inductor)
     numpy-by-hand    the models in plain numpy with hand-written gradients and in-place AdamW
     jax-jit          the whole step in jax.numpy under jax.jit; transforms: jax's, under jax.jit
     hips-autograd    HIPS autograd's value_and_grad on numpy, numpy-by-hand's AdamW (mlp, char, ops)
@@ -23,9 +24,10 @@ from bench.impls.hips_autograd import HipsAutograd
 from bench.impls.jax_jit import JaxJit
 from bench.impls.mygrad_impl import MyGrad
 from bench.impls.ours import Ours, OursCluster, OursCompiled
+from bench.impls.torch_compile import TorchCompiled
 from bench.impls.torch_eager import TorchEager
 
-BASELINES = ("torch", "torch-fused", "numpy-by-hand", "jax-jit", "hips-autograd", "mygrad")
+BASELINES = ("torch", "torch-fused", "torch-compile", "numpy-by-hand", "jax-jit", "hips-autograd", "mygrad")
 CLUSTER_WORKERS = (1, 2)  # the local clusters fullbatch is timed on, when dask is among the backends
 
 
@@ -34,6 +36,7 @@ def baseline(name: str) -> Impl:
     factories = {
         "torch": lambda: TorchEager(fused=False),
         "torch-fused": lambda: TorchEager(fused=True),
+        "torch-compile": TorchCompiled,
         "numpy-by-hand": NumpyByHand,
         "jax-jit": JaxJit,
         "hips-autograd": HipsAutograd,
@@ -65,6 +68,7 @@ __all__ = [
     "OursCluster",
     "OursCompiled",
     "Runner",
+    "TorchCompiled",
     "TorchEager",
     "baseline",
     "select",

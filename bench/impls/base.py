@@ -26,6 +26,8 @@ CheckValue = float | dict[str, float]  # one for the whole step, or phase -> val
 class Runner:
     """One implementation set up for one `Problem`. Subclasses implement what they support."""
 
+    warmup_steps: int = 0  # the fewest untimed steps it needs before a step is what is to be timed (compiling)
+
     def select(self, k: int) -> None:
         """Make the k-th batch of the pool the current one."""
 
@@ -100,9 +102,14 @@ class TransformsRunner(BatchPool):
 
 class Impl:
     """A named implementation: which workloads it runs, whether it can run here, and how to
-    set it up. `requires` lists the modules it imports; a missing one makes it unavailable."""
+    set it up. `requires` lists the modules it imports; a missing one makes it unavailable.
+
+    `masks` names the generator its dropout masks come from (the CNN and GPT draw them):
+    implementations naming the same one draw the same masks at the same step, and only their
+    losses are compared on those workloads; empty, it draws its own, compared with none."""
 
     name: str = ""
+    masks: str = ""
     workloads: frozenset[str] = frozenset({"mlp", "char", "cnn", "gpt", "ops", "phase"})
     requires: tuple[str, ...] = ()
     extra: str = ""  # the project's extra that installs `requires`, named in the reason

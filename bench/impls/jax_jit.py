@@ -2,6 +2,10 @@
 ``jax.value_and_grad`` and AdamW in one XLA program (the floor for the jax backend). The CNN
 updates batch norm's running statistics in the same program, as a PyTorch step does.
 
+Dropout (the CNN's and the GPT's) is PyTorch's inverted dropout, its masks drawn inside the
+compiled step with ``jax.random``: the key is part of the state, split every step, and the
+step's i-th mask comes from ``fold_in`` of its half and i (`_Dropout`).
+
 The op chain is compiled as a ``fori_loop``: XLA fails to compile 2,000 unrolled multiplies
 with their gradient, and a compiled loop is what jit would make of such code anyway.
 
@@ -28,6 +32,7 @@ TIED = ("lm_head.weight",)  # the GPT's output layer is its token embedding
 
 class JaxJit(Impl):
     name = "jax-jit"
+    masks = "jax"
     requires = ("jax",)
     extra = "jax"
     # One compiled program per step: there is no phase split to time.
@@ -39,8 +44,24 @@ class JaxJit(Impl):
         return _Chain(problem) if problem.model == "chain" else _Model(problem)
 
 
-# Each model maps (params, buffers, inputs) to (logits, new buffers); only the CNN has buffers.
-def _mlp_logits(jax: Any, params: tuple, buffers: tuple, x: Any) -> tuple[Any, tuple]:
+class _Dropout:
+    """Inverted dropout as PyTorch's: each element kept with probability 1 - `rate` and scaled by
+    1 / (1 - `rate`), the others zeroed; the i-th call's mask drawn from ``fold_in(key, i)``.
+    At rate 0 it returns its input and draws nothing."""
+
+    def __init__(self, jax: Any, key: Any, rate: float) -> None:
+        self.jax, self.key, self.rate, self.count = jax, key, rate, 0
+
+    def __call__(self, x: Any) -> Any:
+        if not self.rate:
+            return x
+        keep = self.jax.random.bernoulli(self.jax.random.fold_in(self.key, self.count), 1 - self.rate, x.shape)
+        self.count += 1
+        return self.jax.numpy.where(keep, x / (1 - self.rate), 0)
+
+
+# Each model maps (params, buffers, inputs, dropout) to (logits, new buffers); only the CNN has buffers.
+def _mlp_logits(jax: Any, params: tuple, buffers: tuple, x: Any, drop: _Dropout) -> tuple[Any, tuple]:
     h = x
     for i in range(0, len(params), 2):
         h = h @ params[i].T + params[i + 1]
@@ -54,7 +75,7 @@ def _layer_norm(jnp: Any, x: Any, gamma: Any) -> Any:
     return centred / jnp.sqrt(jnp.mean(centred * centred, axis=-1, keepdims=True) + LAYER_NORM_EPS) * gamma
 
 
-def _char_logits(jax: Any, params: tuple, buffers: tuple, idx: Any) -> tuple[Any, tuple]:
+def _char_logits(jax: Any, params: tuple, buffers: tuple, idx: Any, drop: _Dropout) -> tuple[Any, tuple]:
     jnp = jax.numpy
     table, w1, b1, gamma, beta, w2, b2 = params
     h = table[idx].reshape(idx.shape[0], -1) @ w1.T + b1
@@ -92,29 +113,30 @@ def _conv_block(jax: Any, x: Any, kernel: Any, gamma: Any, beta: Any, stats: tup
     return h, stats
 
 
-def _cnn_logits(jax: Any, params: tuple, buffers: tuple, x: Any) -> tuple[Any, tuple]:
+def _cnn_logits(jax: Any, params: tuple, buffers: tuple, x: Any, drop: _Dropout) -> tuple[Any, tuple]:
     conv1, gamma1, beta1, conv2, gamma2, beta2, w1, b1, w2, b2 = params
     h, stats1 = _conv_block(jax, x, conv1, gamma1, beta1, buffers[:3])
     h, stats2 = _conv_block(jax, h, conv2, gamma2, beta2, buffers[3:])
-    h = jax.nn.silu(h.reshape(h.shape[0], -1) @ w1.T + b1)
+    h = jax.nn.silu(drop(h.reshape(h.shape[0], -1)) @ w1.T + b1)
     return h @ w2.T + b2, (*stats1, *stats2)
 
 
-def _gpt_logits(jax: Any, params: tuple, buffers: tuple, idx: Any) -> tuple[Any, tuple]:
+def _gpt_logits(jax: Any, params: tuple, buffers: tuple, idx: Any, drop: _Dropout) -> tuple[Any, tuple]:
     """nanoGPT's model (no biases) on `params` in our state-dict order, the output layer
-    tied to the token embedding (so "lm_head.weight" is not among them)."""
+    tied to the token embedding (so "lm_head.weight" is not among them); dropout where
+    bench/gpt_model.py has it: the embeddings, the attention weights, both residual branches."""
     jnp, c = jax.numpy, GPTConfig()
     wte, wpe, *blocks, ln_f = params
     b, t = idx.shape
     causal = jnp.tril(jnp.ones((t, t), dtype=bool))
-    x = wte[idx] + wpe[:t]
+    x = drop(wte[idx] + wpe[:t])
     for i in range(c.n_layer):
         ln_1, c_attn, attn_proj, ln_2, c_fc, mlp_proj = blocks[6 * i : 6 * i + 6]
         q, k, v = (_layer_norm(jnp, x, ln_1) @ c_attn.T).reshape(b, t, 3, c.n_head, -1).transpose(2, 0, 3, 1, 4)
         scores = jnp.where(causal, q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1]), -jnp.inf)
-        y = jax.nn.softmax(scores, axis=-1) @ v
-        x = x + y.transpose(0, 2, 1, 3).reshape(b, t, -1) @ attn_proj.T
-        x = x + jax.nn.gelu(_layer_norm(jnp, x, ln_2) @ c_fc.T, approximate=False) @ mlp_proj.T
+        y = drop(jax.nn.softmax(scores, axis=-1)) @ v
+        x = x + drop(y.transpose(0, 2, 1, 3).reshape(b, t, -1) @ attn_proj.T)
+        x = x + drop(jax.nn.gelu(_layer_norm(jnp, x, ln_2) @ c_fc.T, approximate=False) @ mlp_proj.T)
     return (_layer_norm(jnp, x, ln_f) @ wte.T).reshape(b * t, -1), buffers
 
 
@@ -124,7 +146,8 @@ def _cross_entropy(jax: Any, logits: Any, y: Any) -> Any:
 
 
 def _train_step(problem: Problem) -> Any:
-    """The jitted ``(state, x, y, corrections) -> (state, loss)`` for `problem`'s model."""
+    """The jitted ``(state, x, y, corrections) -> (state, loss)`` for `problem`'s model; the state
+    is (parameters, first moments, second moments, buffers, dropout key)."""
     import jax
     import jax.numpy as jnp
 
@@ -132,27 +155,31 @@ def _train_step(problem: Problem) -> Any:
     lr, decay = problem.lr, problem.weight_decay
     beta1, beta2 = BETAS
 
-    def loss_fn(params: tuple, buffers: tuple, x: Any, y: Any) -> tuple[Any, tuple]:
-        logits, buffers = logits_of(jax, params, buffers, x)
+    def loss_fn(params: tuple, buffers: tuple, x: Any, y: Any, drop: _Dropout) -> tuple[Any, tuple]:
+        logits, buffers = logits_of(jax, params, buffers, x, drop)
         return _cross_entropy(jax, logits, y), buffers
 
     def step(state: tuple, x: Any, y: Any, corrections: Any) -> tuple[tuple, Any]:
         # The bias corrections come from the host, computed in float64 as PyTorch does.
-        params, m, v, buffers = state
+        params, m, v, buffers, key = state
+        key, masks = jax.random.split(key) if problem.dropout else (key, None)
+        drop = _Dropout(jax, masks, problem.dropout)
         step_size, root_correction = corrections[0], corrections[1]
-        (loss, buffers), grads = jax.value_and_grad(loss_fn, has_aux=True)(params, buffers, x, y)
+        (loss, buffers), grads = jax.value_and_grad(loss_fn, has_aux=True)(params, buffers, x, y, drop)
         m = tuple(mi + (1 - beta1) * (g - mi) for mi, g in zip(m, grads))
         v = tuple(vi * beta2 + (1 - beta2) * g * g for vi, g in zip(v, grads))
         params = tuple(
             p * (1 - lr * decay) - step_size * (mi / (jnp.sqrt(vi) / root_correction + ADAM_EPS))
             for p, mi, vi in zip(params, m, v)
         )
-        return (params, m, v, buffers), loss
+        return (params, m, v, buffers, key), loss
 
     return jax.jit(step, donate_argnums=0)
 
 
 class _Model(BatchPool):
+    warmup_steps = 1  # the first call compiles
+
     def __init__(self, problem: Problem) -> None:
         import jax
         import jax.numpy as jnp
@@ -164,7 +191,8 @@ class _Model(BatchPool):
         params = tuple(cast(w) for name, w in problem.weights.items() if not is_buffer[name] and name not in TIED)
         buffers = tuple(cast(w) for name, w in problem.weights.items() if is_buffer[name])
         zeros = tuple(jnp.zeros_like(p) for p in params)
-        self.state = (params, zeros, tuple(jnp.zeros_like(p) for p in params), buffers)
+        key = jax.random.key(problem.seed)
+        self.state = (params, zeros, tuple(jnp.zeros_like(p) for p in params), buffers, key)
         self.lr, self.t = problem.lr, 0
         super().__init__([(cast(x), cast(y)) for x, y in problem.batches])
         self.train_step = _train_step(problem)
@@ -195,7 +223,7 @@ class _Transforms(TransformsRunner):
         super().__init__(problem, [(jax.device_put(x), jax.device_put(y.astype(np.int32))) for x, y in problem.batches])
 
         def loss(params: tuple, x: Any, y: Any) -> Any:
-            return _cross_entropy(jax, _mlp_logits(jax, params, (), x)[0], y)
+            return _cross_entropy(jax, _mlp_logits(jax, params, (), x, _Dropout(jax, None, 0.0))[0], y)
 
         one = lambda params, x, y: loss(params, x[None], y[None])
         self.per_sample_grads_of = jax.jit(jax.vmap(jax.grad(one), in_axes=(None, 0, 0)))

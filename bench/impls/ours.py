@@ -23,9 +23,11 @@ FULLBATCH_HOSTS = ("numpy",)  # the backends whose ours:<backend> also times ful
 
 
 class Ours(Impl):
-    """``ours:<backend>``: the engine as a user would run it on that backend."""
+    """``ours:<backend>``: the engine as a user would run it on that backend. Every backend, op
+    by op or compiled, draws dropout masks from autograd-core's one seeded mask stream."""
 
     requires = ()
+    masks = "autograd_core"
 
     def __init__(self, backend: str) -> None:
         self.backend = backend
@@ -143,14 +145,22 @@ def close_clusters() -> None:
 
 
 class _Model(BatchPool):
+    """The model in training mode. With dropout, autograd-core's random numbers (the mask stream
+    with them) are reseeded before each step with the problem's seed of that step."""
+
     def __init__(self, backend: backends.Backend, problem: Problem) -> None:
-        self.backend = backend
-        self.model = build_model(nn, problem.model)
+        self.backend, self.problem = backend, problem
+        self.model = build_model(nn, problem.model, problem.dropout)
         self.model.load_state_dict(problem.weights)
         self.params = list(self.model.parameters())
         self.opt = optim.AdamW(self.params, lr=problem.lr, betas=BETAS, eps=ADAM_EPS, weight_decay=problem.weight_decay)
         super().__init__([(ag.tensor(x), ag.tensor(y)) for x, y in problem.batches])
         self.loss: ag.Tensor | None = None
+
+    def select(self, k: int) -> None:
+        super().select(k)
+        if self.problem.dropout:
+            ag.manual_seed(self.problem.mask_seed(k))
 
     def forward(self) -> None:
         with backends.use(self.backend):
@@ -320,7 +330,10 @@ class _CompiledTransforms(_Transforms):
 
 
 class _CompiledModel(_Model):
-    """The whole step (forward, backward, AdamW) as one compiled call; no phase split."""
+    """The whole step (forward, backward, AdamW) as one compiled call; no phase split. The first
+    call traces and compiles it."""
+
+    warmup_steps = 1
 
     def __init__(self, backend: backends.Backend, problem: Problem) -> None:
         super().__init__(backend, problem)

@@ -13,6 +13,7 @@ from bench.problems import ADAM_EPS, BETAS, Problem, build_model
 
 class TorchEager(Impl):
     requires = ("torch",)
+    masks = "torch"
     extra = "torch"
 
     def __init__(self, fused: bool = False) -> None:
@@ -28,15 +29,18 @@ class TorchEager(Impl):
     def setup(self, problem: Problem) -> Runner:
         if problem.workload == "transforms":
             return _Transforms(problem)
-        return _Chain(problem) if problem.model == "chain" else _Model(problem, self.fused)
+        return _Chain(problem) if problem.model == "chain" else TorchModel(problem, self.fused)
 
 
-class _Model(BatchPool):
+class TorchModel(BatchPool):
+    """The model in training mode, `forward` / `backward` / `optimizer` eagerly. With dropout,
+    torch's generator is reseeded before each step with the problem's seed of that step."""
+
     def __init__(self, problem: Problem, fused: bool) -> None:
         import torch
 
-        self.F = torch.nn.functional
-        self.model = build_model(torch.nn, problem.model)
+        self.torch, self.F, self.problem = torch, torch.nn.functional, problem
+        self.model = build_model(torch.nn, problem.model, problem.dropout)
         self.model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in problem.weights.items()})
         self.opt = torch.optim.AdamW(
             self.model.parameters(),
@@ -48,6 +52,11 @@ class _Model(BatchPool):
         )
         super().__init__([(torch.from_numpy(x), torch.from_numpy(y)) for x, y in problem.batches])
         self.loss = None
+
+    def select(self, k: int) -> None:
+        super().select(k)
+        if self.problem.dropout:
+            self.torch.manual_seed(self.problem.mask_seed(k))
 
     def forward(self) -> None:
         self.loss = self.F.cross_entropy(self.model(self.x), self.y)
