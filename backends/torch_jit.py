@@ -14,11 +14,13 @@ trace serves every value; a new shape, dtype or tree structure traces again.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -62,6 +64,14 @@ def _as_tensor(leaf: Any) -> Any:
     return torch.tensor(leaf, dtype=torch.int64 if isinstance(leaf, int) else torch.float64)
 
 
+@contextlib.contextmanager
+def _quiet_compile() -> Iterator[None]:
+    """Inductor's own use of an API torch deprecates, silenced while it compiles."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "`torch.jit.script_method` is deprecated", DeprecationWarning)
+        yield
+
+
 class TracedFunction:
     """`fn` traced per input signature into an aten graph, compiled by inductor when `inductor`."""
 
@@ -78,7 +88,9 @@ class TracedFunction:
             self.graphs[key] = self._trace(leaves, spec)
         graph, out_spec, constants, positions = self.graphs[key]
         out = list(constants)
-        for position, value in zip(positions, graph(*inputs)):
+        with _quiet_compile() if started is not None else contextlib.nullcontext():
+            results = graph(*inputs)
+        for position, value in zip(positions, results):
             out[position] = value
         if started is not None:  # the first call of an inductor graph compiles it
             log.info(
