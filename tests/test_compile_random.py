@@ -47,7 +47,12 @@ class _Attention(nn.Module):
 MODELS = {
     "mlp": lambda: nn.Sequential(nn.Linear(6, 32), nn.ReLU(), nn.Dropout(0.3), nn.Linear(32, 3)),
     "cnn": lambda: nn.Sequential(
-        nn.Conv2d(1, 4, 3, padding=1, bias=False), nn.BatchNorm2d(4), nn.ReLU(), nn.Dropout2d(0.25), nn.Flatten(), nn.Linear(64, 3)
+        nn.Conv2d(1, 4, 3, padding=1, bias=False),
+        nn.BatchNorm2d(4),
+        nn.ReLU(),
+        nn.Dropout2d(0.25),
+        nn.Flatten(),
+        nn.Linear(64, 3),
     ),
     "attention": _Attention,
 }
