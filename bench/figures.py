@@ -17,9 +17,11 @@ import subprocess
 from collections.abc import Callable, Iterable, Sequence
 
 from bench import example_runs
+from bench.impls import baseline as make_baseline
 from bench.machine import ROOT
-from bench.problems import CHAIN_LENGTH, PHASES, TRANSFORMS
-from bench.report import fmt, rows_per_s, table_of
+from bench.problems import CHAIN_LENGTH, PHASES, TRANSFORMS, WORKLOADS
+from bench.report import TOTAL, fmt, rows_per_s, table_of
+from bench.runner import Settings
 
 LABELS = {"torch": "torch (eager)", "ours:jax": "ours:jax (op by op)"}
 ORDER = (
@@ -278,11 +280,6 @@ def _goal_points(result: dict, baseline: str, points: Sequence[tuple[str, str]] 
     """The (workload, column) pairs of one goal in the run `result`: "*" becomes the workload's
     one column, "each batch" every MLP batch; no points: every workload `baseline` runs (the
     MLP at each batch, the phases' total)."""
-    from bench.impls import baseline as make_baseline
-    from bench.problems import WORKLOADS
-    from bench.report import TOTAL
-    from bench.runner import Settings
-
     if points is None:
         runs = make_baseline(baseline).workloads
         points = [(w, TOTAL if w == "phase" else "*") for w in WORKLOADS if w in runs and w != "mlp"]
@@ -329,7 +326,7 @@ def goals_of(result: dict, path: str) -> str:
                 value = mine["min_ms"] / theirs["min_ms"]
                 ratio, verdict = f"{value:.3f}", "met" if value <= most else "missed"
                 tally[verdict] += 1
-            where = POINT_NAMES[workload] + ("" if workload in ("ops",) else f" {column}")
+            where = POINT_NAMES[workload] + ("" if workload == "ops" else f" {column}")
             lines.append(f"| {_label(impl)} ÷ {_label(base)} ≤ {most} | {where} | {ratio} | {verdict} |")
     summary = ", ".join(f"{count} {what}" for what, count in tally.items())
     return "\n".join([_bench_caption(path, result), "", *lines, "", f"Of {sum(tally.values())} goals: {summary}."])
