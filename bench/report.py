@@ -222,7 +222,7 @@ def text_report(result: dict[str, Any]) -> str:
         where = f" at {s['workload']} b={s['batch']}" if s.get("workload") else ""
         parts.append(f"skipped {s['impl']}{where}: {s['reason']}")
     parts += result.get("warnings", [])
-    parts += [check_summary(records), cpu_summary(records)]
+    parts += [check_summary(records), cpu_summary(records), warmup_summary(records)]
     parts.append("== verdicts")
     parts += verdicts(records)
     return "\n".join(parts)
@@ -268,6 +268,19 @@ def cpu_summary(records: Sequence[Record]) -> str:
         f"cpu/wall per thread: median {where(middle)}, lowest {where(per_thread[0])}, highest "
         f"{where(per_thread[-1])}; below 1: waiting (other load, async libraries), above 1: extra threads"
     )
+
+
+def warmup_summary(records: Sequence[Record], at_least: float = 1.0) -> str:
+    """The warm-ups of `at_least` seconds (compiling: torch.compile, jax.jit, ag.compile), per point."""
+    long: dict[str, dict[str, float]] = {}
+    for r in records:
+        once = r["phase"] == PHASES_OF.get(r["workload"], ("step",))[0]  # a record per phase: each step's once
+        if once and r.get("warmup_s", 0.0) >= at_least:
+            long.setdefault(f"{r['workload']} b={r['batch']}", {})[r["impl"]] = r["warmup_s"]
+    if not long:
+        return f"warm-up: none took {at_least:g} s or more"
+    points = (f"{point}: " + ", ".join(f"{impl} {s:.1f}" for impl, s in by.items()) for point, by in long.items())
+    return f"warm-up of {at_least:g} s or more (compiling included), s: " + "; ".join(points)
 
 
 # --- files ---------------------------------------------------------------------------------------

@@ -127,6 +127,7 @@ def records_of(
                     "unit": "ms/op" if per > 1 else "ms/step",
                     "ops_per_step": per,
                     "cpu_over_wall": round(timings.cpu_over_wall, 3),
+                    "warmup_s": round(outcome.warmup_s.get(impl, 0.0), 3),
                     "threads": threads_used,
                     "check_step": outcome.check_round,
                     "check_value": None if verdict is None else verdict.value,

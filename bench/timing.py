@@ -65,6 +65,7 @@ class Outcome:
 
     `check_values` were read after `check_round` timed rounds; `final_values` after one more
     untimed step that follows the last timed round (the state all the timed steps left).
+    `warmup_s` is each implementation's wall time over its warm-up steps (compiling included).
     """
 
     timings: dict[str, Timings] = field(default_factory=dict)
@@ -73,6 +74,7 @@ class Outcome:
     failures: dict[str, str] = field(default_factory=dict)
     rounds: int = 0
     check_round: int = 0
+    warmup_s: dict[str, float] = field(default_factory=dict)
 
 
 def phase_calls(runner: Runner, phases: Sequence[str]) -> list[Callable[[], None]]:
@@ -143,7 +145,9 @@ def time_lockstep(
     warmup = max([plan.warmup, *(r.warmup_steps for r in runners.values())])
     for k in range(warmup):
         for name in list(active):
+            start = time.perf_counter()
             attempt(name, lambda n=name, k=k: _untimed_step(runners[n], active[n], k))
+            outcome.warmup_s[name] = outcome.warmup_s.get(name, 0.0) + time.perf_counter() - start
     outcome.timings = {name: Timings({p: [] for p in phases}) for name in active}
     gc.collect()
     spent, rounds = 0.0, 0

@@ -168,6 +168,17 @@ def test_lockstep_gives_every_runner_the_same_steps_and_drops_a_failing_one():
     # checked after warm-up + 3 timed steps; the final value after one more step past the timed ones
     assert outcome.check_round == 3 and outcome.check_values == {"a": 5.0, "b": 5.0}
     assert outcome.final_values == {"a": 8.0, "b": 8.0}
+    assert set(outcome.warmup_s) == {"a", "b", "bad"} and all(s >= 0 for s in outcome.warmup_s.values())
+
+
+def test_a_runner_that_compiles_gets_its_warm_up_steps_whatever_the_plan_says():
+    """Asked for no warm-up, the timer still warms every runner up for as many steps as the one
+    that needs the most (`Runner.warmup_steps`), in lockstep: the timed steps and values agree."""
+    compiling = _Counter()
+    compiling.warmup_steps = 3
+    outcome = time_lockstep({"a": _Counter(), "compiling": compiling}, ("step",), Plan(0, 2, 0.0, 2, check_after=2))
+    assert outcome.check_values == {"a": 5.0, "compiling": 5.0}
+    assert all(len(t.phases["step"]) == 2 for t in outcome.timings.values())
 
 
 def test_hand_written_gradients_match_ours():
@@ -476,6 +487,7 @@ def test_torch_compile_agrees_with_eager_and_compiles_only_in_warm_up():
         "torch-compile": True,
     }
     assert compiled_in_timed_steps == []
+    assert "torch-compile" in report.warmup_summary(result.records, at_least=0.0)
     assert Watched().workloads == frozenset({"mlp", "char", "cnn", "gpt"}) and Watched().masks == "torch-inductor"
 
 
