@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-# A spec is None for a leaf, or (type, keys, child specs) for a tuple, list or dict.
+# A spec is None for a leaf, or (type, keys, child specs) for a tuple, list or dict; hashable,
+# so that it can key a cache of traces.
 Spec = tuple | None
 
 
@@ -22,11 +23,11 @@ def tree_flatten(tree: Any) -> tuple[list[Any], Spec]:
     if isinstance(tree, tuple | list):
         children = [tree_flatten(child) for child in tree]
         kind = type(tree) if type(tree) in (tuple, list) else tuple
-        return [leaf for leaves, _ in children for leaf in leaves], (kind, None, [spec for _, spec in children])
+        return [leaf for leaves, _ in children for leaf in leaves], (kind, None, tuple(spec for _, spec in children))
     if isinstance(tree, dict):
-        keys = list(tree)
+        keys = tuple(tree)
         children = [tree_flatten(tree[k]) for k in keys]
-        return [leaf for leaves, _ in children for leaf in leaves], (dict, keys, [spec for _, spec in children])
+        return [leaf for leaves, _ in children for leaf in leaves], (dict, keys, tuple(spec for _, spec in children))
     return [tree], None
 
 

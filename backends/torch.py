@@ -175,19 +175,11 @@ def _erf(ns, x):
 @P.adam_update.kernel("torch")
 def _adam_update(ns, param, grad, exp_avg, exp_avg_sq, *, step, lr, beta1, beta2, eps, weight_decay, decoupled):
     if torch_jit.is_traced(param):  # inside a compiled step: functional, for the trace
-        return P.adam_update.default(
-            ns,
-            param,
-            grad,
-            exp_avg,
-            exp_avg_sq,
-            step=step,
-            lr=lr,
-            beta1=beta1,
-            beta2=beta2,
-            eps=eps,
-            weight_decay=weight_decay,
-            decoupled=decoupled,
+        # inductor would inline the step's scalars (two pow) into the loop over the elements,
+        # once per vector of them; stacked, they are computed once (2.4x faster, 400k floats)
+        scalars = torch.unbind(torch.stack(P.adam_step_scalars(ns, step, lr, beta1, beta2)))
+        return P.adam_apply(
+            ns, param, grad, exp_avg, exp_avg_sq, *scalars, lr, beta1, beta2, eps, weight_decay, decoupled
         )
     if _fusable(param, grad, exp_avg, exp_avg_sq) and isinstance(step, int):
         # torch.optim's fused=True kernel: one pass instead of seven, ~10x faster on the CPU.

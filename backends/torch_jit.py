@@ -24,8 +24,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
+from torch._inductor.compile_fx import compile_fx
 from torch.fx.experimental.proxy_tensor import make_fx
-from torch.utils import _pytree as pytree
+
+from autograd_core import pytree
 
 log = logging.getLogger("autograd_core.compile")
 
@@ -59,9 +61,16 @@ def is_traced(x: Any) -> bool:
 
 
 def _as_tensor(leaf: Any) -> Any:
+    """A Python number as a 0-d tensor (int64, or float64: exact, and a 0-d tensor does not
+    promote the arrays it meets); anything else as it is. A new tensor each call: the graph may
+    update an input in place (``state["step"] += 1``)."""
     if isinstance(leaf, bool) or not isinstance(leaf, int | float):
         return leaf
     return torch.tensor(leaf, dtype=torch.int64 if isinstance(leaf, int) else torch.float64)
+
+
+def _signature(leaf: Any) -> Any:
+    return (leaf.shape, leaf.dtype, leaf.device) if isinstance(leaf, torch.Tensor) else leaf
 
 
 @contextlib.contextmanager
@@ -80,16 +89,17 @@ class TracedFunction:
         self.graphs: dict[tuple, tuple[Callable[..., list], Any, list, list[int]]] = {}
 
     def __call__(self, *args: Any) -> Any:
-        leaves, spec = pytree.tree_flatten(pytree.tree_map(_as_tensor, args))
-        inputs = [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
-        key = (repr(spec), *((x.shape, x.dtype, x.device) if isinstance(x, torch.Tensor) else x for x in leaves))
+        leaves, spec = pytree.tree_flatten(args)
+        leaves = [_as_tensor(leaf) for leaf in leaves]
+        key = (spec, *map(_signature, leaves))
         started = time.perf_counter() if key not in self.graphs else None
         if started is not None:
             self.graphs[key] = self._trace(leaves, spec)
         graph, out_spec, constants, positions = self.graphs[key]
-        out = list(constants)
+        inputs = [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
         with _quiet_compile() if started is not None else contextlib.nullcontext():
             results = graph(*inputs)
+        out = list(constants)
         for position, value in zip(positions, results):
             out[position] = value
         if started is not None:  # the first call of an inductor graph compiles it
@@ -98,7 +108,7 @@ class TracedFunction:
                 time.perf_counter() - started,
                 "inductor" if self.inductor else "torch, uncompiled: inductor found no C++ compiler",
             )
-        return pytree.tree_unflatten(out, out_spec)
+        return pytree.tree_unflatten(out_spec, out)
 
     def _trace(self, leaves: list, spec: Any) -> tuple:
         tensor_at = [k for k, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
@@ -108,12 +118,14 @@ class TracedFunction:
             full = list(leaves)
             for k, t in zip(tensor_at, tensors):
                 full[k] = t
-            traced["leaves"], traced["spec"] = pytree.tree_flatten(self.fn(*pytree.tree_unflatten(full, spec)))
+            traced["leaves"], traced["spec"] = pytree.tree_flatten(self.fn(*pytree.tree_unflatten(spec, full)))
             return [leaf for leaf in traced["leaves"] if isinstance(leaf, torch.Tensor)]
 
-        graph = make_fx(flat, tracing_mode="fake", _allow_non_fake_inputs=True)(*(leaves[k] for k in tensor_at))
+        inputs = [leaves[k] for k in tensor_at]
+        graph = make_fx(flat, tracing_mode="fake", _allow_non_fake_inputs=True)(*inputs)
         positions = [k for k, leaf in enumerate(traced["leaves"]) if isinstance(leaf, torch.Tensor)]
         constants = [None if k in positions else leaf for k, leaf in enumerate(traced["leaves"])]
-        if self.inductor:
-            graph = torch.compile(graph, backend="inductor", fullgraph=True, dynamic=False)
+        if self.inductor:  # inductor itself: torch.compile would add dynamo's guards to every call
+            with _quiet_compile():
+                graph = compile_fx(graph, inputs)
         return graph, traced["spec"], constants, positions

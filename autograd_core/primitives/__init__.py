@@ -34,7 +34,7 @@ from autograd_core.primitives.losses import (
     fused_cross_entropy,
 )
 from autograd_core.primitives.normalization import batch_norm, batch_norm_backward, layer_norm, layer_norm_backward
-from autograd_core.primitives.optim import adam_update
+from autograd_core.primitives.optim import adam_apply, adam_step_scalars, adam_update
 from autograd_core.primitives.recurrent import RECURRENCES, Recurrence, recurrent_scan
 from autograd_core.registry import Primitive, primitive, registry
 
@@ -44,6 +44,8 @@ __all__ = [
     "Primitive",
     "RECURRENCES",
     "Recurrence",
+    "adam_apply",
+    "adam_step_scalars",
     "adam_update",
     "attention_scores",
     "basic_index",

@@ -30,6 +30,35 @@ def adam_update(
     update the arrays in place and return them. `step` is an array inside a compiled step,
     a Python int otherwise.
     """
+    step_size, bias2_sqrt = adam_step_scalars(ns, step, lr, beta1, beta2)
+    return adam_apply(
+        ns, param, grad, exp_avg, exp_avg_sq, step_size, bias2_sqrt, lr, beta1, beta2, eps, weight_decay, decoupled
+    )
+
+
+def adam_step_scalars(ns: Any, step: Any, lr: Any, beta1: Any, beta2: Any) -> tuple[Any, Any]:
+    """The step's scalars: lr / (1 - beta1**step) and sqrt(1 - beta2**step) (floats, or 0-d
+    arrays inside a compiled step)."""
+    bias2 = 1 - beta2**step  # math.sqrt of a Python float, as PyTorch
+    return lr / (1 - beta1**step), math.sqrt(bias2) if isinstance(bias2, float) else ns.sqrt(bias2)
+
+
+def adam_apply(
+    ns: Any,
+    param: Any,
+    grad: Any,
+    exp_avg: Any,
+    exp_avg_sq: Any,
+    step_size: Any,
+    bias2_sqrt: Any,
+    lr: Any,
+    beta1: Any,
+    beta2: Any,
+    eps: float,
+    weight_decay: float,
+    decoupled: bool,
+) -> tuple[Any, Any, Any]:
+    """The elementwise part of `adam_update`, given `adam_step_scalars`."""
     if weight_decay:
         if decoupled:
             param = param * (1 - lr * weight_decay)
@@ -37,7 +66,5 @@ def adam_update(
             grad = grad + weight_decay * param
     exp_avg = exp_avg + (1 - beta1) * (grad - exp_avg)
     exp_avg_sq = exp_avg_sq * beta2 + (1 - beta2) * grad * grad
-    step_size = lr / (1 - beta1**step)
-    bias2 = 1 - beta2**step  # math.sqrt of a Python float, as PyTorch
-    denom = ns.sqrt(exp_avg_sq) / (math.sqrt(bias2) if isinstance(bias2, float) else ns.sqrt(bias2)) + eps
+    denom = ns.sqrt(exp_avg_sq) / bias2_sqrt + eps
     return param - step_size * (exp_avg / denom), exp_avg, exp_avg_sq
