@@ -254,7 +254,7 @@ class Backend:
         """A bool array, True with probability `p`, from the mask stream's next draw (inside a
         trace too: see `mask_stream`)."""
         key, counter = mask_stream.next_draw()
-        return self.random_bits(shape, key, counter) < round(p * 2**32)
+        return self.random_bits(shape, key, counter) < mask_stream.threshold(p)
 
     def random_bits(self, shape: tuple[int, ...], key: Any, counter: Any) -> Any:
         """`mask_stream.bits`: integers uniform in [0, 2**32) for draw (`key`, `counter`);

@@ -96,6 +96,11 @@ def draw_word(xp: Any, key: Any, counter: Any, device: Any = None) -> Any:
     return _mix(word ^ (xp.asarray(counter, dtype=xp.int64, device=device) & WORD))
 
 
+def threshold(p: float) -> int:
+    """The bound under which a draw's bits count as True with probability `p`."""
+    return round(p * 2**32)
+
+
 def bits(xp: Any, shape: tuple[int, ...], key: Any, counter: Any, device: Any = None) -> Any:
     """int64 values uniform in [0, 2**32), one per element of `shape`, for draw (`key`, `counter`):
     one round over each element's flat index xor the draw's word."""

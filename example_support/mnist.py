@@ -15,7 +15,8 @@ import numpy as np
 
 import autograd_core as ag
 import nn
-from bench.problems import CNN_IMAGE, mnist_cnn
+from backends import mask_stream
+from bench.problems import CNN_DROPOUT, CNN_IMAGE, mnist_cnn
 from example_support import cli, plots, records
 from example_support.data import Split, load_mnist
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 LABEL_SMOOTHING = 0.1  # the CNN's loss
 MAX_NORM = 1.0  # the CNN's gradient clipping
+FEATURES = 64 * 7 * 7  # what the CNN's dropout drops: its flattened features
 
 
 # --- the data -----------------------------------------------------------------------------------
@@ -77,20 +79,29 @@ def mnist_model(dtype: str = "float32", seed: int = 0) -> nn.Module:
     )
 
 
-def cnn_model(dtype: str = "float32", seed: int = 0) -> nn.Module:
-    """The CNN of examples/mnist_cnn.py (`bench.problems.mnist_cnn`) in `dtype`, initialised from `seed`."""
+def cnn_model(dtype: str = "float32", seed: int = 0, dropout: float = CNN_DROPOUT) -> nn.Module:
+    """The CNN of examples/mnist_cnn.py (`bench.problems.mnist_cnn`) in `dtype`, initialised from
+    `seed` (which also starts the stream its dropout masks come from)."""
     ag.manual_seed(seed)
-    return mnist_cnn(nn).to(dtype=getattr(ag, dtype))
+    return mnist_cnn(nn, dropout).to(dtype=getattr(ag, dtype))
+
+
+def next_dropout_mask(rows: int, p: float, dtype: str) -> np.ndarray:
+    """The mask the CNN's dropout layer draws at its next call on `rows` images, as it scales
+    it (1/(1-p) where a feature is kept, 0 where dropped): read from the mask stream before
+    the step, for a twin to apply the same one."""
+    key, counter = mask_stream.get_state()
+    keep = mask_stream.bits(np, (rows, FEATURES), key, counter) < mask_stream.threshold(1 - p)
+    return keep.astype(dtype) * np.asarray(1 / (1 - p), dtype)
 
 
 def dropout_masks(seed: int, p: float, dtype: str) -> Callable[[int], np.ndarray]:
     """``masks(n)``: the CNN's next (n, 3136) dropout mask, 1/(1-p) where a feature is kept
     (probability 1 - p, as `nn.Dropout` draws) and 0 where it is dropped."""
     rng = np.random.default_rng([seed, 1])  # a stream of its own: the data order does not move it
-    features = 64 * 7 * 7
 
     def masks(n: int) -> np.ndarray:
-        keep = rng.random((n, features)) < 1 - p
+        keep = rng.random((n, FEATURES)) < 1 - p
         return keep.astype(dtype) * np.asarray(1 / (1 - p), dtype)
 
     return masks

@@ -9,17 +9,16 @@ The network is `bench.problems.mnist_cnn`, which the benchmark times too; its co
 have no bias, as usual before batch norm: the norm subtracts any, so a bias's gradient is
 zero but for rounding, and Adam would turn that rounding into steps.
 
-On a backend that compiles (jax), the whole training step goes through `ag.compile` (which
-traces the learning rate and betas a schedule changes as inputs). The dropout mask is drawn
-on the host and passed in as an argument (the Dropout layer is replaced by a multiplication
-with it; `nn.Dropout` refuses to run in a trace, which would freeze one mask). The masks come
-from their own seeded generator, so every backend sees the same ones.
+On a backend that compiles (jax, torch), the whole training step goes through `ag.compile`
+(which traces the learning rate and betas a schedule changes as inputs). The dropout layer
+draws its mask inside the compiled step, from the mask stream the step takes as an input and
+advances; the stream starts at the seed, so every backend, compiled or not, draws the same masks.
 
 With --torch-twin a PyTorch model starts from the same weights and buffers, sees the same
-batches and the same dropout masks, and steps torch.optim.AdamW under torch's OneCycleLR and
-clip_grad_norm_; the largest difference of the parameters, and of batch norm's running
-statistics, is logged after each epoch. (The twin's batch norm computes its statistics in
-two passes, see `example_support.twin.TwoPassBatchNorm2d`.)
+batches and the same dropout masks (read from the mask stream before each step), and steps
+torch.optim.AdamW under torch's OneCycleLR and clip_grad_norm_; the largest difference of the
+parameters, and of batch norm's running statistics, is logged after each epoch. (The twin's
+batch norm computes its statistics in two passes, see `example_support.twin.TwoPassBatchNorm2d`.)
 
     AUTOGRAD_BACKEND=numpy python examples/mnist_cnn.py --threads 1
     AUTOGRAD_BACKEND=jax python examples/mnist_cnn.py --threads 1
@@ -51,10 +50,9 @@ from example_support.mnist import (
     add_data_arguments,
     cnn_model,
     cnn_twin,
-    dropout_masks,
-    forward_with_mask,
     images,
     limited_splits,
+    next_dropout_mask,
     write_run,
 )
 from example_support.progress import Progress
@@ -65,13 +63,13 @@ EVAL_BATCH = 500  # divides the 5,000 validation and 10,000 test images: one sha
 
 
 def training_step(model: nn.Module, opt: optim.Optimizer) -> tuple[Callable[..., ag.Tensor], bool]:
-    """``step(x, y, keep) -> loss``: forward with the dropout mask `keep`, label-smoothed
+    """``step(x, y) -> loss``: forward (its dropout drawing a new mask), label-smoothed
     cross-entropy, backward, clipping, AdamW; and whether it is compiled (on a backend that
     compiles, the whole step is one `ag.compile` call, which takes the schedule's current
-    learning rate and beta1 as inputs)."""
+    learning rate and beta1, and the mask stream, as inputs)."""
 
-    def step(x: ag.Tensor, y: ag.Tensor, keep: ag.Tensor) -> ag.Tensor:
-        loss = F.cross_entropy(forward_with_mask(model, x, keep, nn.Dropout), y, label_smoothing=LABEL_SMOOTHING)
+    def step(x: ag.Tensor, y: ag.Tensor) -> ag.Tensor:
+        loss = F.cross_entropy(model(x), y, label_smoothing=LABEL_SMOOTHING)
         opt.zero_grad()
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), MAX_NORM)
@@ -111,13 +109,13 @@ def train_cnn(
     ``val_accuracy``, ``twin_max_weight_diff`` (parameters), ``twin_max_buffer_diff``
     (batch norm's running statistics), per state entry ``twin_weight_diff_by_param``,
     ``twin_max_loss_diff``; and ``step_losses``."""
-    model = cnn_model(dtype, seed)
+    model = cnn_model(dtype, seed, dropout)
     opt = optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     total_steps = epochs * num_batches(len(train), batch_size)
     sched = optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=total_steps)
     twin = cnn_twin(model, dtype, lr, weight_decay, total_steps) if torch_twin else None
     step, compiled = training_step(model, opt)
-    order, masks = np.random.default_rng(seed), dropout_masks(seed, dropout, dtype)
+    order = np.random.default_rng(seed)
     record: dict = {
         "train_loss": [],
         "val_accuracy": [],
@@ -132,8 +130,9 @@ def train_cnn(
         bar = Progress(num_batches(len(train), batch_size), f"epoch {epoch}/{epochs}", enabled=not quiet)
         losses, loss_diff = [], 0.0
         for idx in shuffled_batches(len(train), batch_size, order):
-            x, y, keep = train.x[idx], train.y[idx], masks(len(idx))
-            loss = step(ag.tensor(images(x), dtype=dtype), ag.tensor(y), ag.tensor(keep))
+            x, y = train.x[idx], train.y[idx]
+            keep = next_dropout_mask(len(idx), dropout, dtype) if twin is not None else None
+            loss = step(ag.tensor(images(x), dtype=dtype), ag.tensor(y))
             sched.step()
             losses.append(loss.item())
             if twin is not None:

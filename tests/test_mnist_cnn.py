@@ -92,17 +92,28 @@ def test_compiled_step_follows_the_schedule(backend):
     step, compiled = mnist_cnn.training_step(model, opt)
     assert compiled == backend.can_compile
     x = ag.tensor(np.random.default_rng(0).random((4, 1, 28, 28), dtype=np.float32))
-    y, keep = ag.tensor([0, 1, 2, 3]), ag.tensor(shared.dropout_masks(0, 0.25, "float32")(4))
+    y = ag.tensor([0, 1, 2, 3])
     weights = lambda: [p.detach().numpy().copy() for p in model.parameters()]
-    step(x, y, keep)  # the first and the later steps are traced apart (the optimizer state appears)
+    step(x, y)  # the first and the later steps are traced apart (the optimizer state appears)
     before = weights()
     opt.param_groups[0]["lr"] = 0.0
-    step(x, y, keep)
+    step(x, y)
     assert all(np.array_equal(a, b) for a, b in zip(before, weights()))
     opt.param_groups[0]["lr"] = 1e-3
-    step(x, y, keep)
+    step(x, y)
     assert not all(np.array_equal(a, b) for a, b in zip(before, weights()))
     assert opt.param_groups[0]["lr"] == 1e-3 and isinstance(opt.param_groups[0]["betas"][0], float)
+
+
+def test_the_twin_reads_the_mask_the_dropout_layer_draws(backend):
+    """`next_dropout_mask` is the mask the CNN's dropout applies at its next call (in training
+    mode, on features of ones the output is the mask itself)."""
+    drop = shared.cnn_model("float32", seed=5)[9]
+    assert isinstance(drop, nn.Dropout) and drop.p == 0.25
+    expected = shared.next_dropout_mask(3, 0.25, "float32")
+    drawn = drop(ag.ones((3, shared.FEATURES), dtype=ag.float32)).numpy()
+    np.testing.assert_array_equal(drawn, expected)
+    assert not np.array_equal(shared.next_dropout_mask(3, 0.25, "float32"), expected)  # the stream moved on
 
 
 def test_dropout_masks_are_seeded_and_scaled():
