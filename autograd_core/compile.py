@@ -11,6 +11,7 @@ the op-by-op step can be interleaved freely.
 from __future__ import annotations
 
 import contextlib
+import functools
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -171,4 +172,4 @@ def compile(  # noqa: A001 - the name users know from torch.compile
         mask_stream.set_state((key, int(reached)))
         return tree_map(lambda a: TensorBase._wrap(a, backend), out)
 
-    return run
+    return functools.update_wrapper(run, step)  # run.__wrapped__: the step, op by op
