@@ -74,6 +74,20 @@ def _signature(leaf: Any) -> Any:
 
 
 @contextlib.contextmanager
+def _python_number_arithmetic() -> Iterator[None]:
+    """torch's default dtype float64 while tracing, compiling and running a graph: a step count
+    (a Python int op by op, an int64 tensor in the trace) times a Python float is then float64,
+    as the Python numbers give op by op, not float32 (an aten graph promotes when it runs).
+    Arrays made by the engine name their dtype."""
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(default)
+
+
+@contextlib.contextmanager
 def _quiet_compile() -> Iterator[None]:
     """Inductor's own use of an API torch deprecates, silenced while it compiles."""
     with warnings.catch_warnings():
@@ -97,7 +111,7 @@ class TracedFunction:
             self.graphs[key] = self._trace(leaves, spec)
         graph, out_spec, constants, positions = self.graphs[key]
         inputs = [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
-        with _quiet_compile() if started is not None else contextlib.nullcontext():
+        with _python_number_arithmetic(), _quiet_compile() if started is not None else contextlib.nullcontext():
             results = graph(*inputs)
         out = list(constants)
         for position, value in zip(positions, results):
@@ -121,11 +135,12 @@ class TracedFunction:
             traced["leaves"], traced["spec"] = pytree.tree_flatten(self.fn(*pytree.tree_unflatten(spec, full)))
             return [leaf for leaf in traced["leaves"] if isinstance(leaf, torch.Tensor)]
 
-        inputs = [leaves[k] for k in tensor_at]
-        graph = make_fx(flat, tracing_mode="fake", _allow_non_fake_inputs=True)(*inputs)
+        inputs = [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
+        with _python_number_arithmetic():
+            graph = make_fx(flat, tracing_mode="fake", _allow_non_fake_inputs=True)(*inputs)
         positions = [k for k, leaf in enumerate(traced["leaves"]) if isinstance(leaf, torch.Tensor)]
         constants = [None if k in positions else leaf for k, leaf in enumerate(traced["leaves"])]
         if self.inductor:  # inductor itself: torch.compile would add dynamo's guards to every call
-            with _quiet_compile():
+            with _python_number_arithmetic(), _quiet_compile():
                 graph = compile_fx(graph, inputs)
         return graph, traced["spec"], constants, positions
