@@ -81,6 +81,11 @@ class StepState:
         for opt, states in zip(self.optimizers, opt_states):
             opt.state = {p: s for p, s in zip(self.params, states) if s}
 
+    def creates_optimizer_state(self) -> bool:
+        """Whether a first step may create the optimizers' state (none has any yet): its trace
+        would serve that one call, as the next has the state among its inputs."""
+        return bool(self.optimizers) and not any(opt.state for opt in self.optimizers)
+
     def hyperparameters(self) -> tuple[list, tuple]:
         """The groups' traced hyper-parameters, and the others as a key (a change retraces)."""
         traced = [{k: g[k] for k in _TRACED_HYPERPARAMETERS if k in g} for g in self.groups]
@@ -125,9 +130,11 @@ def compile(  # noqa: A001 - the name users know from torch.compile
     stream (`manual_seed` seeds it), which each call advances: the masks change from step to
     step and are the ones an op-by-op step would draw. Where the backend has no compiler
     (numpy, array_api_strict), or the step cannot be traced, the step runs op by op, the
-    latter with a `CompileFallbackWarning` saying why. jax compiles with `jax.jit`; torch
-    traces the step with ``make_fx`` and compiles it with inductor where a C++ compiler is
-    found; the time each trace took is logged once (logger ``autograd_core.compile``).
+    latter with a `CompileFallbackWarning` saying why. A first step before the optimizers
+    have any state runs op by op too (its trace would serve once). jax compiles with
+    `jax.jit`; torch traces the step with ``make_fx`` and compiles it with inductor where a
+    C++ compiler is found; the time each trace took is logged once (logger
+    ``autograd_core.compile``).
 
     >>> import autograd_core as ag, nn, optim, nn.functional as F
     >>> model = nn.Linear(3, 2); opt = optim.SGD(model.parameters(), lr=0.1)
@@ -144,9 +151,12 @@ def compile(  # noqa: A001 - the name users know from torch.compile
 
     compiled: dict[tuple, Callable] | None = {} if backend is not None and backend.can_compile else None
 
+    calls = 0
+
     def run(*args: TensorBase) -> TensorBase:
-        nonlocal compiled
-        if compiled is None:
+        nonlocal compiled, calls
+        calls += 1
+        if compiled is None or (calls == 1 and state.creates_optimizer_state()):
             return step(*args)
         before = state.state_of()
         traced, static = state.hyperparameters()

@@ -87,6 +87,16 @@ def _python_number_arithmetic() -> Iterator[None]:
         torch.set_default_dtype(default)
 
 
+def _cacheable() -> Any:
+    """A tracing context with a shape environment, as torch.compile gives inductor: without
+    one, inductor bypasses its cache of compiled graphs, and every process compiles again."""
+    from torch._guards import TracingContext, tracing
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    return tracing(TracingContext(FakeTensorMode(shape_env=ShapeEnv())))
+
+
 @contextlib.contextmanager
 def _quiet_compile() -> Iterator[None]:
     """Inductor's own use of an API torch deprecates, silenced while it compiles."""
@@ -106,22 +116,14 @@ class TracedFunction:
         leaves, spec = pytree.tree_flatten(args)
         leaves = [_as_tensor(leaf) for leaf in leaves]
         key = (spec, *map(_signature, leaves))
-        started = time.perf_counter() if key not in self.graphs else None
-        if started is not None:
+        if key not in self.graphs:
             self.graphs[key] = self._trace(leaves, spec)
         graph, out_spec, constants, positions = self.graphs[key]
-        inputs = [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
-        with _python_number_arithmetic(), _quiet_compile() if started is not None else contextlib.nullcontext():
-            results = graph(*inputs)
+        with _python_number_arithmetic():
+            results = graph(*[leaf for leaf in leaves if isinstance(leaf, torch.Tensor)])
         out = list(constants)
         for position, value in zip(positions, results):
             out[position] = value
-        if started is not None:  # the first call of an inductor graph compiles it
-            log.info(
-                "compile: traced and compiled a step in %.2f s (%s)",
-                time.perf_counter() - started,
-                "inductor" if self.inductor else "torch, uncompiled: inductor found no C++ compiler",
-            )
         return pytree.tree_unflatten(out_spec, out)
 
     def _trace(self, leaves: list, spec: Any) -> tuple:
@@ -136,11 +138,21 @@ class TracedFunction:
             return [leaf for leaf in traced["leaves"] if isinstance(leaf, torch.Tensor)]
 
         inputs = [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
+        started = time.perf_counter()
         with _python_number_arithmetic():
             graph = make_fx(flat, tracing_mode="fake", _allow_non_fake_inputs=True)(*inputs)
+        traced_at, nodes = time.perf_counter(), len(graph.graph.nodes)
+        if self.inductor:  # inductor itself: torch.compile would add dynamo's guards to every call
+            with _python_number_arithmetic(), _quiet_compile(), _cacheable():
+                graph = compile_fx(graph, inputs)
+        log.info(
+            "compile: a step of %d graph nodes traced in %.2f s, %s",
+            nodes,
+            traced_at - started,
+            f"compiled by inductor in {time.perf_counter() - traced_at:.2f} s"
+            if self.inductor
+            else "run uncompiled (AUTOGRAD_TORCH_COMPILER=none, or no C++ compiler for inductor)",
+        )
         positions = [k for k, leaf in enumerate(traced["leaves"]) if isinstance(leaf, torch.Tensor)]
         constants = [None if k in positions else leaf for k, leaf in enumerate(traced["leaves"])]
-        if self.inductor:  # inductor itself: torch.compile would add dynamo's guards to every call
-            with _python_number_arithmetic(), _quiet_compile():
-                graph = compile_fx(graph, inputs)
         return graph, traced["spec"], constants, positions
