@@ -1,6 +1,6 @@
 """``python -m bench``: numpy against the alternatives, and where the time goes.
 
-    python -m bench                          # quick run (106 s here), every available backend but dask
+    python -m bench                          # quick run, every available built-in backend but dask
     python -m bench --full                   # the whole sweep
     python -m bench --backends numpy,jax --batches 32,128 --threads 1 --workloads mlp,char,ops
     python -m bench --workloads cnn          # one training step of the MNIST CNN at batch 64
@@ -128,8 +128,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--backends",
         type=_backends,
         help="Our backends to time, comma-separated, e.g. numpy,jax "
-        "(default: every known one but dask, which builds task graphs: name it to time it; those that "
-        "cannot run here are skipped with the reason).",
+        "(default: every built-in one but dask, which builds task graphs; plugins such as cubed and "
+        "ndonnx are timed when named; those that cannot run here are skipped with the reason).",
     )
     p.add_argument(
         "--baselines",
@@ -231,7 +231,8 @@ def _implementations(args: argparse.Namespace) -> list[Any]:
     import backends
     from bench import impls
 
-    names = args.backends if args.backends is not None else [n for n in backends.known() if not _lazy(n)]
+    default = [n for n in backends.known() if n in backends.BUILTINS and not _lazy(n)]
+    names = args.backends if args.backends is not None else default
     return impls.select(names, args.baselines)
 
 
