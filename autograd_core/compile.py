@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -45,10 +45,25 @@ def _unique_parameters(modules: Iterable[Any], optimizers: Iterable[Any]) -> lis
 _TRACED_HYPERPARAMETERS = ("lr", "betas")
 
 
-def _counts_as_ints(state: dict[str, Any]) -> dict[str, Any]:
-    """An optimizer state with its 0-d integer arrays (step counts, traced as arrays) back as
-    the Python ints an op-by-op step keeps, so state dicts are the same either way."""
-    return {k: int(v) if getattr(v, "shape", None) == () and "int" in str(v.dtype) else v for k, v in state.items()}
+def _is_count(value: Any) -> bool:
+    """Whether an optimizer state's `value` is a count (a step count, traced as a 0-d integer array)."""
+    return getattr(value, "shape", None) == () and _is_integer(value.dtype)
+
+
+@functools.cache
+def _is_integer(dtype: Any) -> bool:  # cached: naming a dtype takes microseconds, and a step asks per state entry
+    return "int" in str(dtype)
+
+
+def _counts_of(opt_states: list) -> list:
+    """The counts of `opt_states` (a list per optimizer of one state dict per parameter), in order."""
+    return [v for states in opt_states for s in states for v in s.values() if _is_count(v)]
+
+
+def _with_counts(opt_states: list, counts: Iterator[int]) -> list:
+    """`opt_states` with each count replaced by the next of `counts` (Python ints, as an
+    op-by-op step keeps them, so state dicts are the same either way)."""
+    return [[{k: next(counts) if _is_count(v) else v for k, v in s.items()} for s in states] for states in opt_states]
 
 
 class StepState:
@@ -103,19 +118,25 @@ class StepState:
         """`step` as a pure function of arrays of `backend`; a new function object each time, so
         that a compiler caching traces by function never hands one trace to two hyper-parameter
         keys. It returns the new tensors and optimizer states, the gradients, the step's result
-        (a tree of tensors) as arrays, and the mask stream's counter after the step: given the
-        stream's (key, counter) as 0-d arrays, dropout draws its masks from them inside the trace
-        (`backends.mask_stream`); given None, dropout in the trace is refused."""
+        (a tree of tensors) as arrays, and the integers the host reads back: given the mask
+        stream as an int64 array (key, counter), dropout draws its masks from it inside the
+        trace (`backends.mask_stream`), and the last output is one int64 vector, the counter
+        after the step followed by the optimizers' counts (`_counts_of`), read in one transfer;
+        given None, dropout in the trace is refused and the last output is None."""
 
-        def pure(tensor_data: list, opt_states: list, traced: list, args: list, stream: list | None = None) -> tuple:
+        def pure(tensor_data: list, opt_states: list, traced: list, args: list, stream: Any = None) -> tuple:
             self.install(tensor_data, opt_states, [None] * len(self.params), backend)
             self.set_hyperparameters(traced)
-            masks = contextlib.nullcontext(None) if stream is None else mask_stream.traced(*stream)
+            masks = contextlib.nullcontext(None) if stream is None else mask_stream.traced(stream[0], stream[1])
             with masks as reached:
                 out = step(*[TensorBase._wrap(a, backend) for a in args])
             new_tensors, new_states = self.state_of()
             grads = [None if p.grad is None else p.grad.data for p in self.params]
-            return new_tensors, new_states, grads, tree_map(lambda t: t.data, out), reached and reached.counter
+            ints = None
+            if reached is not None:
+                xp = backend.xp
+                ints = xp.stack([xp.astype(xp.asarray(n), xp.int64) for n in [reached.counter, *_counts_of(new_states)]])
+            return new_tensors, new_states, grads, tree_map(lambda t: t.data, out), ints
 
         return pure
 
@@ -161,10 +182,10 @@ def compile(  # noqa: A001 - the name users know from torch.compile
         before = state.state_of()
         traced, static = state.hyperparameters()
         key, counter = mask_stream.get_state()
-        stream = [backend.asarray(np.int64(key)), backend.asarray(np.int64(counter))]
+        stream = backend.asarray(np.array([key, counter], dtype=np.int64))
         try:
             function = compiled.get(static) or compiled.setdefault(static, backend.jit(state.traceable(step, backend)))
-            new_tensors, new_states, grads, out, reached = function(*before, traced, [a.data for a in args], stream)
+            new_tensors, new_states, grads, out, ints = function(*before, traced, [a.data for a in args], stream)
         except Exception as e:  # the trace met something a compiler cannot follow
             state.install(*before, None)
             state.set_hyperparameters(traced)
@@ -178,8 +199,9 @@ def compile(  # noqa: A001 - the name users know from torch.compile
             )
             return step(*args)
         state.set_hyperparameters(traced)  # numbers again, not the trace's placeholders
-        state.install(new_tensors, [[_counts_as_ints(s) for s in states] for states in new_states], grads)
-        mask_stream.set_state((key, int(reached)))
+        ints = iter(backend.to_numpy(ints).tolist())
+        mask_stream.set_state((key, next(ints)))
+        state.install(new_tensors, _with_counts(new_states, ints), grads)
         return tree_map(lambda a: TensorBase._wrap(a, backend), out)
 
     return functools.update_wrapper(run, step)  # run.__wrapped__: the step, op by op

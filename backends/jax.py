@@ -33,7 +33,7 @@ class JaxBackend(Backend):
         jax.block_until_ready(arrays)
 
     def jit(self, fn):
-        return jax.jit(fn)
+        return jax.jit(fn, donate_argnums=(0, 1))
 
     def is_traced(self, x):
         return isinstance(x, jax.core.Tracer)

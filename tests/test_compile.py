@@ -92,6 +92,22 @@ def test_compiled_optimizer_state_round_trips(float64_backend):
     assert all(s["step"] == 2 for s in fresh.state.values())
 
 
+def test_a_clone_taken_before_compiled_steps_keeps_its_values(float64_backend):
+    """jax's compiled step updates the old arrays in place (donated to ``jax.jit``): a clone
+    is the way to keep values from before, on every backend."""
+    model, opt, step = setup(OPTIMIZERS["adamw"])
+    compiled = ag.compile(step, modules=[model], optimizers=[opt])
+    first, *rest = data(3)
+    compiled(*first)  # creates the optimizer state, op by op
+    kept = [p.detach().clone() for p in model.parameters()]
+    before = [p.detach().numpy().copy() for p in model.parameters()]
+    for x, y in rest:
+        compiled(x, y)
+    for clone, values in zip(kept, before):
+        np.testing.assert_array_equal(clone.numpy(), values)
+    assert not any(np.array_equal(p.detach().numpy(), v) for p, v in zip(model.parameters(), before))
+
+
 @pytest.mark.parametrize("make_optimizer", OPTIMIZERS.values(), ids=OPTIMIZERS.keys())
 def test_a_schedule_reaches_the_compiled_step(float64_backend, make_optimizer):
     """Learning rates (and Adam's betas) that change between calls are inputs of the trace,
