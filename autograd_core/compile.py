@@ -135,7 +135,8 @@ class StepState:
             ints = None
             if reached is not None:
                 xp = backend.xp
-                ints = xp.stack([xp.astype(xp.asarray(n), xp.int64) for n in [reached.counter, *_counts_of(new_states)]])
+                integers = [reached.counter, *_counts_of(new_states)]
+                ints = xp.stack([xp.astype(xp.asarray(n), xp.int64) for n in integers])
             return new_tensors, new_states, grads, tree_map(lambda t: t.data, out), ints
 
         return pure
