@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 import autograd_core as ag
+import nn.functional as F
 from autograd_core.namespace import raw_namespace
 
 # Agreement expected between two computations of the same thing in one dtype on different
@@ -67,3 +68,17 @@ def kill_every_worker(backend: Any) -> None:
     while (len(now := dask_workers(backend)) < len(killed) or now & killed) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert len(now) == len(killed) and not now & killed, "the nannies did not replace the workers"
+
+
+def classification_step(model: Any, opt: Any) -> Any:
+    """A training step of `model` by `opt`: ``step(x, y)`` takes one step on the cross-entropy
+    of `model(x)` against the labels `y` and returns the loss."""
+
+    def step(x: ag.Tensor, y: ag.Tensor) -> ag.Tensor:
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step

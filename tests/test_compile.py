@@ -10,9 +10,8 @@ import pytest
 
 import autograd_core as ag
 import nn
-import nn.functional as F
 import optim
-from helpers import assert_close
+from helpers import assert_close, classification_step
 
 
 def setup(make_optimizer):
@@ -20,12 +19,7 @@ def setup(make_optimizer):
     model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.LayerNorm(16), nn.Linear(16, 3)).double()
     opt = make_optimizer(model.parameters())
 
-    def step(x, y):
-        loss = F.cross_entropy(model(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return loss
+    step = classification_step(model, opt)
 
     return model, opt, step
 

@@ -15,9 +15,9 @@ import pytest
 import autograd_core as ag
 import backends
 import nn
-import nn.functional as F
 import optim
 from backends import mask_stream
+from helpers import classification_step
 
 TOLERANCE = {"float32": 1e-6, "float64": 1e-12}
 
@@ -68,12 +68,7 @@ def train(name: str, dtype: str, compiled: bool, steps: int = 20) -> tuple[list[
     x = ag.tensor(rng.standard_normal(INPUTS[name]), dtype=dtype)
     y = ag.tensor(rng.integers(0, 3, INPUTS[name][0]))
 
-    def step(x, y):
-        loss = F.cross_entropy(model(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return loss
+    step = classification_step(model, opt)
 
     run = ag.compile(step, modules=[model], optimizers=[opt]) if compiled else step
     with warnings.catch_warnings():

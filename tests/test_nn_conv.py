@@ -15,7 +15,7 @@ import nn
 import nn.functional as F
 import optim
 from autograd_core import primitives as P
-from helpers import assert_close, host, kernel
+from helpers import assert_close, classification_step, host, kernel
 from torch_oracle import Arg, compare_with_torch, const, normal
 
 TF = torch.nn.functional
@@ -578,12 +578,7 @@ def test_compiled_cnn_step_updates_running_statistics(float64_backend):
         model = small_cnn()
         opt = optim.SGD(model.parameters(), lr=0.1)
 
-        def step(x, y, model=model, opt=opt):
-            loss = F.cross_entropy(model(x), y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            return loss
+        step = classification_step(model, opt)
 
         run = ag.compile(step, modules=[model], optimizers=[opt]) if compiled else step
         losses = [float(run(x, y)) for _ in range(4)]

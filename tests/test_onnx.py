@@ -19,6 +19,7 @@ from autograd_core.onnx import OnnxExportError  # noqa: E402
 from autograd_core.pytree import tree_flatten  # noqa: E402
 from bench.gpt_model import GPTConfig, gpt  # noqa: E402
 from bench.problems import mnist_cnn  # noqa: E402
+from helpers import classification_step  # noqa: E402
 
 pytestmark = pytest.mark.slow  # each export traces the model op by op through ndonnx (seconds)
 
@@ -158,12 +159,7 @@ def mlp_adamw(dtype: str):
     model = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 4)).to(dtype=getattr(ag, dtype))
     opt = optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.01)
 
-    def step(x, y):
-        loss = F.cross_entropy(model(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return loss
+    step = classification_step(model, opt)
 
     def batch(rng):
         return rng.random((5, 3)).astype(dtype), rng.integers(0, 4, 5)
