@@ -185,7 +185,9 @@ def compile(  # noqa: A001 - the name users know from torch.compile
         key, counter = mask_stream.get_state()
         stream = backend.asarray(np.array([key, counter], dtype=np.int64))
         try:
-            function = compiled.get(static) or compiled.setdefault(static, backend.jit(state.traceable(step, backend)))
+            function = compiled.get(static) or compiled.setdefault(
+                static, backend.jit(state.traceable(step, backend), donate=(0, 1))
+            )
             new_tensors, new_states, grads, out, ints = function(*before, traced, [a.data for a in args], stream)
         except Exception as e:  # the trace met something a compiler cannot follow
             state.install(*before, None)

@@ -270,9 +270,12 @@ class Backend:
         (the bounds checks of indices and class targets)."""
         return int(self.xp.min(x)), int(self.xp.max(x))
 
-    def jit(self, fn: Any) -> Any:
+    def jit(self, fn: Any, donate: tuple[int, ...] = ()) -> Any:
         """`fn` (a pure function of arrays) compiled by the library's tracing compiler, for
-        backends with ``can_compile``; `autograd_core.compile` builds on it."""
+        backends with ``can_compile``; `autograd_core.compile` builds on it. The arguments at
+        the positions `donate` are consumed: `fn` returns their new values at the same
+        positions of its result tuple, tree for tree, and the backend may write those into the
+        arguments' arrays (jax donates them to XLA; torch copies into them inside the graph)."""
         raise NotImplementedError(f"the {self.name} backend has no tracing compiler")
 
     def is_traced(self, x: Any) -> bool:

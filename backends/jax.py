@@ -32,8 +32,8 @@ class JaxBackend(Backend):
     def synchronize(self, *arrays):
         jax.block_until_ready(arrays)
 
-    def jit(self, fn):
-        return jax.jit(fn, donate_argnums=(0, 1))
+    def jit(self, fn, donate=()):
+        return jax.jit(fn, donate_argnums=donate)
 
     def is_traced(self, x):
         return isinstance(x, jax.core.Tracer)
