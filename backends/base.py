@@ -274,8 +274,8 @@ class Backend:
         """`fn` (a pure function of arrays) compiled by the library's tracing compiler, for
         backends with ``can_compile``; `autograd_core.compile` builds on it. The arguments at
         the positions `donate` are consumed: `fn` returns their new values at the same
-        positions of its result tuple, tree for tree, and the backend may write those into the
-        arguments' arrays (jax donates them to XLA; torch copies into them inside the graph)."""
+        positions of its result tuple, tree for tree, and the backend may reuse the arguments'
+        arrays for them (jax donates them to XLA; torch returns new arrays)."""
         raise NotImplementedError(f"the {self.name} backend has no tracing compiler")
 
     def is_traced(self, x: Any) -> bool:

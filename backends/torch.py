@@ -31,7 +31,7 @@ class TorchBackend(Backend):
     device_kinds = ("cpu", "cuda")
     can_compile = True
 
-    def jit(self, fn, donate=()):  # the graph returns new arrays: nothing is written over the donated ones
+    def jit(self, fn, donate=()):  # the graph returns new arrays; nothing is written over the donated ones
         return torch_jit.TracedFunction(fn, inductor=torch_jit.compiler() == "inductor")
 
     def is_traced(self, x):

@@ -18,10 +18,7 @@ def setup(make_optimizer):
     ag.manual_seed(0)
     model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.LayerNorm(16), nn.Linear(16, 3)).double()
     opt = make_optimizer(model.parameters())
-
-    step = classification_step(model, opt)
-
-    return model, opt, step
+    return model, opt, classification_step(model, opt)
 
 
 def data(steps: int = 6):
