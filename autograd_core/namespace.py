@@ -10,6 +10,7 @@ with the namespace first (``scatter(ns, ...)``), which finds the backend's kerne
 from __future__ import annotations
 
 import sys
+import weakref
 from types import ModuleType
 from typing import Any
 
@@ -44,17 +45,25 @@ def tensor_namespace() -> ModuleType:
 
 
 def raw_namespace(backend: backends.Backend) -> RawNamespace:
-    """The (cached) raw namespace of `backend`."""
-    ns = _cache.get(id(backend))
-    if ns is None or ns.backend is not backend:
-        ns = _cache[id(backend)] = RawNamespace(backend)
-    return ns
+    """The raw namespace of `backend`, made on first use and kept on the backend itself, so it
+    lives as long as the backend does (a vmap batch's goes with its batch).
+
+    >>> b = backends.get("numpy")
+    >>> raw_namespace(b) is raw_namespace(b)
+    True
+    """
+    try:
+        return backend._raw_namespace
+    except AttributeError:
+        ns = backend._raw_namespace = RawNamespace(backend)
+        _cache.add(ns)
+        return ns
 
 
 def forget_kernels() -> None:
     """Drop the kernels each namespace has found (a kernel was registered since)."""
-    for ns in _cache.values():
+    for ns in _cache:
         ns.kernels.clear()
 
 
-_cache: dict[int, RawNamespace] = {}
+_cache: weakref.WeakSet[RawNamespace] = weakref.WeakSet()  # every namespace alive, for forget_kernels

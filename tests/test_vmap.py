@@ -158,3 +158,22 @@ def test_per_example_indices_gather_from_a_shared_table(float64_backend):
     )
     for k in range(3):
         assert_close(per_example[k], func.grad(lambda w, i: (F.embedding(i, w) ** 2).sum())(table.detach(), ids[k]))
+
+
+def test_a_batch_backend_is_not_kept_once_its_call_returns(float64_backend):
+    """Each call makes a batch backend; neither it nor its raw namespace outlives the call."""
+    import gc
+    import weakref
+
+    from autograd_core import namespace
+
+    batches = []
+    f = func.vmap(lambda x: batches.append(weakref.ref(x.backend)) or ag.exp(x).sum())
+    f(ours(A))
+    gc.collect()
+    cached = len(namespace._cache)
+    for _ in range(200):
+        f(ours(A))
+    gc.collect()
+    assert len(namespace._cache) == cached
+    assert all(ref() is None for ref in batches)
