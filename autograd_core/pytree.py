@@ -1,5 +1,6 @@
-"""Nested tuples, lists and dicts of tensors ("pytrees"), flattened to a list of leaves and
-rebuilt, as the transforms of `autograd_core.func` take and return them.
+"""Nested tuples (named tuples as their own type), lists and dicts of tensors ("pytrees"),
+flattened to a list of leaves and rebuilt, as the transforms of `autograd_core.func` take and
+return them.
 
 >>> leaves, spec = tree_flatten({"w": 1, "b": (2, [3])})
 >>> leaves
@@ -13,16 +14,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-# A spec is None for a leaf, or (type, keys, child specs) for a tuple, list or dict; hashable,
-# so that it can key a cache of traces.
+# A spec is None for a leaf, or (type, keys, child specs) for a tuple, named tuple, list or
+# dict; hashable, so that it can key a cache of traces.
 Spec = tuple | None
+
+
+def _is_named(kind: type) -> bool:
+    """Whether `kind` is a named tuple's class (``collections.namedtuple``, ``typing.NamedTuple``)."""
+    return issubclass(kind, tuple) and hasattr(kind, "_fields")
 
 
 def tree_flatten(tree: Any) -> tuple[list[Any], Spec]:
     """The leaves of `tree`, in order, and the spec that `tree_unflatten` rebuilds it from."""
     if isinstance(tree, tuple | list):
         children = [tree_flatten(child) for child in tree]
-        kind = type(tree) if type(tree) in (tuple, list) else tuple
+        kind = type(tree) if type(tree) in (tuple, list) or _is_named(type(tree)) else tuple
         return [leaf for leaves, _ in children for leaf in leaves], (kind, None, tuple(spec for _, spec in children))
     if isinstance(tree, dict):
         keys = tuple(tree)
@@ -40,7 +46,9 @@ def tree_unflatten(spec: Spec, leaves: list[Any]) -> Any:
             return next(it)
         kind, keys, children = s
         values = [build(child) for child in children]
-        return dict(zip(keys, values)) if kind is dict else kind(values)
+        if kind is dict:
+            return dict(zip(keys, values))
+        return kind._make(values) if _is_named(kind) else kind(values)
 
     return build(spec)
 

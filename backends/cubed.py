@@ -55,6 +55,7 @@ except ImportError as e:  # the entry point is installed without the library: sa
 from autograd_core import primitives as P
 from autograd_core.namespace import raw_namespace
 from autograd_core.primitives.convolution import tap
+from autograd_core.pytree import tree_map
 from backends.base import Backend
 from backends.namespaces import CompletedNamespace
 
@@ -101,11 +102,8 @@ class Namespace(CompletedNamespace):
 
     def _on_host(self, func: Any, *args: Any, **options: Any) -> Any:
         hosts = [self.values(a) if isinstance(a, cubed.Array) else a for a in args]
-        result = func(*hosts, **options)
-        if isinstance(result, tuple):  # nonzero's tuple, or unique_*'s named tuple
-            parts = [from_host(np.asarray(r), self.spec) for r in result]
-            return type(result)(*parts) if hasattr(result, "_fields") else tuple(parts)
-        return from_host(np.asarray(result), self.spec)
+        result = func(*hosts, **options)  # an array, nonzero's tuple, or unique_*'s named tuple
+        return tree_map(lambda r: from_host(np.asarray(r), self.spec), result)
 
     def from_dlpack(self, x: Any, /, *, device: Any = None, copy: bool | None = None) -> cubed.Array:
         """A copy of a DLPack exporter's values (cubed has no from_dlpack)."""

@@ -21,6 +21,7 @@ import numpy as np
 
 import backends
 from autograd_core.namespace import RawNamespace, raw_namespace
+from autograd_core.pytree import tree_flatten, tree_map, tree_unflatten
 from autograd_core.registry import registry
 from backends.namespaces import CompletedNamespace
 
@@ -56,18 +57,13 @@ def per_chunk(func: Callable[..., Any], arrays: Sequence[da.Array], core_ndims: 
         output_sizes=sizes,
         vectorize=False,
     )
-    return _like(samples, result) if isinstance(samples, tuple) else result
+    return tree_unflatten(tree_flatten(samples)[1], list(result)) if isinstance(samples, tuple) else result
 
 
 def _one_chunk(a: da.Array, start: int) -> da.Array:
     """`a` with its axes from `start` on made one chunk, the leading ones left as they are
     (apply_gufunc's own rechunking would shrink those, and divides by zero on empty axes)."""
     return a.rechunk({d: -1 for d in range(start, a.ndim)})
-
-
-def _like(result: tuple, parts: Any) -> tuple:
-    """`parts` as a tuple of `result`'s type: numpy's named result (``SVDResult``) or a tuple."""
-    return type(result)(*parts) if hasattr(result, "_fields") else tuple(parts)
 
 
 def _core_dims(prefix: str, shape: tuple[int, ...], sizes: dict[str, int]) -> str:
@@ -256,7 +252,7 @@ def _computed(func: Callable[..., Any]) -> Callable[..., Any]:
 
     def of_values(namespace: Namespace, x: da.Array) -> Any:
         result = func(namespace.values(x))
-        return _like(result, map(da.from_array, result)) if isinstance(result, tuple) else da.from_array(result)
+        return tree_map(da.from_array, result)
 
     return of_values
 

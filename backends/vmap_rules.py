@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from autograd_core import primitives as P
+from autograd_core import primitives as P, pytree
 from autograd_core.namespace import raw_namespace
 from autograd_core.primitives.special import SPECIAL_KERNELS
 
@@ -80,17 +80,14 @@ def prepended(batch: Any, x: Any, rank: int) -> Any:
 
 
 def tree_map(f: Callable[[Any], Any], x: Any) -> Any:
-    """`f` on each array in `x` (through tuples and lists); None and other values as they are."""
-    if isinstance(x, (tuple, list)) and not hasattr(x, "_fields"):
-        return type(x)(tree_map(f, v) for v in x)
-    return f(x) if hasattr(x, "shape") else x
+    """`f` on each array in `x` (through the tuples, named tuples, lists and dicts of
+    `autograd_core.pytree`); None and other values as they are."""
+    return pytree.tree_map(lambda v: f(v) if hasattr(v, "shape") else v, x)
 
 
 def leaves(x: Any) -> list[Any]:
-    """The arrays in `x` (through tuples and lists)."""
-    found: list[Any] = []
-    tree_map(found.append, x)
-    return found
+    """The arrays in `x` (through the tuples, named tuples, lists and dicts of `autograd_core.pytree`)."""
+    return [v for v in pytree.tree_flatten(x)[0] if hasattr(v, "shape")]
 
 
 # --- the pattern of most rules ----------------------------------------------------------------------------

@@ -88,6 +88,23 @@ def test_argnums_aux_and_pytrees(float64_backend):
     assert_close(aux["doubled"], 2 * f(params, ours(X))[0])
 
 
+def test_named_tuples_round_trip_through_the_pytree():
+    from typing import NamedTuple
+
+    from autograd_core.pytree import tree_flatten, tree_map, tree_unflatten
+
+    class Pair(NamedTuple):
+        low: int
+        high: list
+
+    tree = {"pair": Pair(1, [2, (3,)]), "plain": (4, 5)}
+    leaves, spec = tree_flatten(tree)
+    assert leaves == [1, 2, 3, 4, 5]
+    assert tree_unflatten(spec, leaves) == tree and type(tree_unflatten(spec, leaves)["pair"]) is Pair
+    doubled = tree_map(lambda v: v * 2, tree)
+    assert doubled["pair"] == Pair(2, [4, (6,)]) and doubled["pair"].high == [4, (6,)]
+
+
 def test_transforms_leave_inputs_and_grads_alone(float64_backend):
     """No side effect: no .grad accumulates anywhere, the inputs keep requires_grad=False."""
     w = ours(W, requires_grad=True)

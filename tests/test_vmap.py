@@ -177,3 +177,14 @@ def test_a_batch_backend_is_not_kept_once_its_call_returns(float64_backend):
     gc.collect()
     assert len(namespace._cache) == cached
     assert all(ref() is None for ref in batches)
+
+
+def test_a_named_result_keeps_its_fields(float64_backend):
+    """slogdet's (sign, logabsdet) comes back as its own named tuple, each field per example."""
+    matrices = rng.standard_normal((4, 3, 3))
+    got = func.vmap(ag.linalg.slogdet)(ours(matrices))
+    assert type(got) is type(ag.linalg.slogdet(ours(matrices[0])))
+    for i in range(4):
+        want = ag.linalg.slogdet(ours(matrices[i]))
+        assert_close(got.sign[i], want.sign)
+        assert_close(got.logabsdet[i], want.logabsdet)

@@ -316,6 +316,18 @@ def test_fallback_list():
     assert {name for name in KERNELS if "vmap" not in P.registry[name].kernels} == set(ON_THE_LOOP)
 
 
+def test_tree_map_goes_through_named_tuples():
+    """A geometry (a named tuple of ints) passes as it is; the arrays of a named result are
+    mapped, and the result keeps its type."""
+    from backends import vmap_rules
+
+    result = ag.linalg.SlogdetResult(np.ones(2), np.zeros(2))
+    mapped = vmap_rules.tree_map(lambda a: a + 1, (CONV, result, None))
+    assert type(mapped[0]) is ConvGeometry and mapped[0] == CONV and mapped[2] is None
+    assert type(mapped[1]) is ag.linalg.SlogdetResult and mapped[1].logabsdet.tolist() == [1.0, 1.0]
+    assert len(vmap_rules.leaves((CONV, result))) == 2
+
+
 # --- per-sample gradients with no fallback ----------------------------------------------------------------
 def cnn() -> nn.Module:
     return nn.Sequential(
