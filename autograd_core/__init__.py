@@ -118,7 +118,6 @@ from autograd_core.ops import (
     swapaxes,
     take,
     tanh,
-    unbroadcast,
     var,
     where,
 )

@@ -2,7 +2,7 @@
  * `record` (each op's output joins the graph), and the loops of the reverse sweep: its
  * topological order and the sending of a gradient through a node's VJPs. The sweep's rules are
  * engine.py's alone: its Python functions say which node the compiled loop may take and take
- * every other (tensor.python_record takes the records under anomaly mode). Nothing here knows
+ * every other (tensor_base.python_record takes the records under anomaly mode). Nothing here knows
  * an array library: a VJP is called, shapes are compared, gradients are added with `+`.
  *
  * Without a C compiler the package installs without this module and the Python functions run
@@ -20,18 +20,18 @@ static PyObject *s_shape, *s_enabled, *s_dtype, *s_data, *s_parents;
 /* What every tensor holds for the graph, in slots rather than its instance dict: Tensor's base
  * class. The record writes them and the sweep reads them as struct fields; Python reads them as
  * attributes (member descriptors, as __slots__ are). The fields and their defaults are
- * tensor.GRAPH_FIELDS: graph_fields() takes that table and refuses one that names other
+ * tensor_base.GRAPH_FIELDS: graph_fields() takes that table and refuses one that names other
  * fields than the slots below (`data` and `backend` have no default: every tensor sets them). */
 typedef struct {
     PyObject_HEAD
-    PyObject *data, *backend, *grad, *requires_grad, *parents, *vjps, *inputs, *raw, *op, *saved, *hooks;
+    PyObject *data, *backend, *grad, *requires_grad, *parents, *vjps, *inputs, *raw, *op, *saved, *hooks, *marks;
 } Fields;
 
 #define FIELDS(t) ((Fields *)(t))
 
 static PyObject *empty_tuple, *empty_string;
 
-#define N_FIELDS 11
+#define N_FIELDS 12
 static PyObject *defaults[N_FIELDS]; /* per member of fields_members, from GRAPH_FIELDS; NULL: none */
 static int configured_fields;
 static PyMemberDef fields_members[N_FIELDS + 1];
@@ -61,7 +61,7 @@ fields_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 static PyMemberDef fields_members[N_FIELDS + 1] = {
     FIELD("data", data), FIELD("backend", backend), FIELD("grad", grad), FIELD("requires_grad", requires_grad),
     FIELD("_parents", parents), FIELD("_vjps", vjps), FIELD("_inputs", inputs), FIELD("_raw", raw),
-    FIELD("_op", op), FIELD("_saved", saved), FIELD("_hooks", hooks), {NULL},
+    FIELD("_op", op), FIELD("_saved", saved), FIELD("_hooks", hooks), FIELD("_marks", marks), {NULL},
 };
 
 static int
@@ -103,7 +103,7 @@ static PyTypeObject FieldsType = {
 
 PyDoc_STRVAR(graph_fields_doc,
 "graph_fields(table) -> type\n\n"
-"GraphFields with the fields and defaults of `table` (tensor.GRAPH_FIELDS: name -> default),\n"
+"GraphFields with the fields and defaults of `table` (tensor_base.GRAPH_FIELDS: name -> default),\n"
 "which must name every slot but `data` and `backend`, and no other.");
 
 static PyObject *
@@ -289,6 +289,7 @@ record_output(PyObject *op, PyObject *data, PyObject *backend, PyObject *inputs,
     out->op = Py_NewRef(op);
     out->saved = saved_tuple;
     out->hooks = Py_NewRef(Py_None);
+    out->marks = Py_NewRef(Py_None);
     return (PyObject *)out;
 }
 
@@ -338,7 +339,7 @@ record(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
  * frame; any other call goes to `function`, the Python op, which is the reference. */
 typedef struct {
     PyObject_HEAD
-    PyObject *name, *forward, *vjps, *saved, *saves_output, *function;
+    PyObject *op, *forward, *vjps, *saved, *saves_output, *function;
     vectorcallfunc vectorcall;
 } BinaryOp;
 
@@ -362,7 +363,7 @@ binary_common(BinaryOp *self, PyObject *x1, PyObject *x2)
     if ((data = PyObject_Vectorcall(self->forward, operands, 2, NULL)) == NULL
         || (inputs = PyTuple_Pack(2, x1, x2)) == NULL || (raw = PyTuple_Pack(2, d1, d2)) == NULL)
         goto done;
-    result = record_output(self->name, data, backend, inputs, self->vjps, self->saved, self->saves_output, raw);
+    result = record_output(self->op, data, backend, inputs, self->vjps, self->saved, self->saves_output, raw);
 done:
     Py_XDECREF(t1);
     Py_XDECREF(t2);
@@ -387,17 +388,17 @@ binary_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwname
 static PyObject *
 binary_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    PyObject *name, *forward, *vjps, *saved, *saves_output, *function;
-    static char *keywords[] = {"name", "forward", "vjps", "saved", "saves_output", "function", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UOO!OOO:BinaryOp", keywords, &name, &forward, &PyTuple_Type,
+    PyObject *op, *forward, *vjps, *saved, *saves_output, *function;
+    static char *keywords[] = {"op", "forward", "vjps", "saved", "saves_output", "function", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO!OOO:BinaryOp", keywords, &op, &forward, &PyTuple_Type,
                                      &vjps, &saved, &saves_output, &function))
         return NULL;
     BinaryOp *self = (BinaryOp *)type->tp_alloc(type, 0);
     if (self == NULL)
         return NULL;
-    PyObject **fields[] = {&self->name, &self->forward, &self->vjps, &self->saved, &self->saves_output,
+    PyObject **fields[] = {&self->op, &self->forward, &self->vjps, &self->saved, &self->saves_output,
                            &self->function};
-    PyObject *values[] = {name, forward, vjps, saved, saves_output, function};
+    PyObject *values[] = {op, forward, vjps, saved, saves_output, function};
     for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
         *fields[i] = Py_NewRef(values[i]);
     self->vectorcall = binary_call;
@@ -407,7 +408,7 @@ binary_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 static int
 binary_traverse(BinaryOp *self, visitproc visit, void *arg)
 {
-    Py_VISIT(self->name);
+    Py_VISIT(self->op);
     Py_VISIT(self->forward);
     Py_VISIT(self->vjps);
     Py_VISIT(self->saved);
@@ -419,7 +420,7 @@ binary_traverse(BinaryOp *self, visitproc visit, void *arg)
 static int
 binary_clear(BinaryOp *self)
 {
-    Py_CLEAR(self->name);
+    Py_CLEAR(self->op);
     Py_CLEAR(self->forward);
     Py_CLEAR(self->vjps);
     Py_CLEAR(self->saved);
@@ -472,7 +473,7 @@ static PyMemberDef binary_members[] = {
 static PyObject *
 binary_repr(BinaryOp *self)
 {
-    return PyUnicode_FromFormat("<compiled elementwise op %U>", self->name);
+    return PyUnicode_FromFormat("<compiled elementwise op %S>", self->op);
 }
 
 static PyTypeObject BinaryOpType = {
@@ -608,6 +609,36 @@ error:
     Py_XDECREF(order);
     Py_XDECREF(visited);
     return NULL;
+}
+
+/* --- survey ------------------------------------------------------------------------------ */
+
+PyDoc_STRVAR(survey_doc,
+"survey(order: list, backend) -> (bool, int)\n\n"
+"engine.survey, compiled: whether a node of `order` lives on another backend than `backend`,\n"
+"and the union of the nodes' marks.");
+
+static PyObject *
+survey(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "survey(order: list, backend)");
+        return NULL;
+    }
+    PyObject *order = args[0], *backend = args[1];
+    int elsewhere = 0;
+    long marks = 0;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(order); k++) {
+        Fields *t = FIELDS(PyList_GET_ITEM(order, k));
+        elsewhere |= t->backend != backend;
+        if (t->marks != NULL && t->marks != Py_None) {
+            long m = PyLong_AsLong(t->marks);
+            if (m == -1 && PyErr_Occurred())
+                return NULL;
+            marks |= m;
+        }
+    }
+    return Py_BuildValue("(Nl)", PyBool_FromLong(elsewhere), marks);
 }
 
 /* --- sweep ------------------------------------------------------------------------------- */
@@ -801,6 +832,7 @@ error:
 static PyMethodDef methods[] = {
     {"graph_fields", (PyCFunction)graph_fields, METH_O, graph_fields_doc},
     {"configure", (PyCFunction)configure, METH_VARARGS, configure_doc},
+    {"survey", (PyCFunction)(void (*)(void))survey, METH_FASTCALL, survey_doc},
     {"record", (PyCFunction)(void (*)(void))record, METH_FASTCALL | METH_KEYWORDS, record_doc},
     {"topological_order", (PyCFunction)topological_order, METH_O, topological_order_doc},
     {"sweep", (PyCFunction)(void (*)(void))sweep, METH_FASTCALL, sweep_doc},

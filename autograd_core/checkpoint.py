@@ -24,7 +24,10 @@ import backends
 from autograd_core import engine, grad_mode
 from autograd_core.creation import zeros, zeros_like
 from autograd_core.dtypes import result_type
+from autograd_core.registry import opaque
 from autograd_core.tensor_base import EPOCH, TensorBase, _take_graph, _with_graph_of, record
+
+CHECKPOINT, CHECKPOINT_OUTPUT = opaque("checkpoint"), opaque("checkpoint_output")
 
 
 def checkpoint(
@@ -141,14 +144,14 @@ class _Segment:
         children of one flat node (the segment's), each sending its gradient into its slice."""
         vjps = [functools.partial(self.vjp, j) for j in range(len(self.boundary))]
         if len(outputs) == 1:
-            return [record("checkpoint", outputs[0].data, self.backend, self.boundary, vjps, saved=saved)]
+            return [record(CHECKPOINT, outputs[0].data, self.backend, self.boundary, vjps, saved=saved)]
         bounds = self.bounds
         with grad_mode.no_grad():  # the values are never read: a broadcast zero serves as many
             one = zeros(1, dtype=result_type(*outputs), device=outputs[0].device)
         data = self.backend.xp.broadcast_to(one.data, (bounds[-1],))
-        pack = record("checkpoint", data, self.backend, self.boundary, vjps, saved=saved)
+        pack = record(CHECKPOINT, data, self.backend, self.boundary, vjps, saved=saved)
         return [
-            record("checkpoint_output", o.data, self.backend, [pack], [functools.partial(_into_pack, a, b)], saved=[])
+            record(CHECKPOINT_OUTPUT, o.data, self.backend, [pack], [functools.partial(_into_pack, a, b)], saved=[])
             for o, a, b in zip(outputs, bounds, bounds[1:])
         ]
 

@@ -18,7 +18,6 @@ import backends
 from autograd_core import ops
 from autograd_core.dtypes import DType, as_dtype, result_type
 from autograd_core.info import __array_namespace_info__
-from autograd_core.namespace import raw_namespace
 from autograd_core.registry import Primitive
 from autograd_core.tensor_base import Device, TensorBase, to_array
 
@@ -389,7 +388,7 @@ def _triangle(name: str, below: bool) -> Callable[..., TensorBase]:
 
     def triangle(x: TensorBase, /, *, k: int = 0) -> TensorBase:
         x = asarray(x)
-        return primitive.record(primitive(raw_namespace(x.backend), x.data, k), x.backend, (x, k))
+        return primitive.bind(x, k)
 
     side = "on and below" if below else "on and above"
     triangle.__name__ = triangle.__qualname__ = name

@@ -11,7 +11,6 @@ and summed back over the axes it broadcast.
 from __future__ import annotations
 
 from autograd_core.dtypes import result_type
-from autograd_core.namespace import raw_namespace
 from autograd_core.ops import _cast, _tensor, common_backend
 from autograd_core.primitives.linear import einsum as einsum_primitive, einsum_plan
 from autograd_core.tensor_base import TensorBase
@@ -44,5 +43,4 @@ def einsum(subscripts: str, /, *operands: TensorBase) -> TensorBase:
     eyes = [TensorBase._wrap(xp.eye(n, dtype=target, device=backend.device), backend) for _, n in identities]
     explicit = ",".join(labels + [pair for pair, _ in identities]) + "->" + output
     arrays = [*tensors, *eyes]
-    data = einsum_primitive(raw_namespace(backend), explicit, *(t.data for t in arrays))
-    return einsum_primitive.record(data, backend, (explicit, *arrays))
+    return einsum_primitive.bind(explicit, *arrays)

@@ -54,9 +54,16 @@ __all__ = [
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 
 
-def _unary(name: str, vjp: Vjp | None, saves: str = "inputs", doc: str = "", jvp: str | None = None) -> Any:
+def _unary(
+    name: str,
+    vjp: Vjp | None,
+    saves: str = "inputs",
+    doc: str = "",
+    jvp: str | None = None,
+    complex: str | None = None,  # noqa: A002 - the primitive's fact
+) -> Any:
     """`unary_op` whose forward is the library's function of the same name."""
-    return unary_op(name, lambda ns, d: getattr(ns, name)(d), vjp, saves, doc, jvp)
+    return unary_op(name, lambda ns, d: getattr(ns, name)(d), vjp, saves, doc, jvp, complex)
 
 
 def _binary(
@@ -91,9 +98,15 @@ asin = _unary(
     "asin", lambda ns, g, out, x: g * _rsqrt(ns, 1 - x * x), doc="The inverse sine, in radians, for x in [-1, 1]."
 )
 atan = _unary("atan", lambda ns, g, out, x: g / (x * x + 1), doc="The inverse tangent, in radians.")
-tan = _unary("tan", lambda ns, g, out, x: g * (out * out + 1), "output", doc="The tangent of x in radians.")
-sinh = _unary("sinh", lambda ns, g, out, x: g * ns.cosh(x), doc="The hyperbolic sine.")
-cosh = _unary("cosh", lambda ns, g, out, x: g * ns.sinh(x), doc="The hyperbolic cosine.")
+tan = _unary(
+    "tan",
+    lambda ns, g, out, x: g * (out * out + 1),
+    "output",
+    doc="The tangent of x in radians.",
+    complex="holomorphic",
+)
+sinh = _unary("sinh", lambda ns, g, out, x: g * ns.cosh(x), doc="The hyperbolic sine.", complex="holomorphic")
+cosh = _unary("cosh", lambda ns, g, out, x: g * ns.sinh(x), doc="The hyperbolic cosine.", complex="holomorphic")
 acosh = _unary(
     "acosh", lambda ns, g, out, x: g * _rsqrt(ns, x * x - 1), doc="The inverse hyperbolic cosine, for x >= 1."
 )
@@ -142,6 +155,7 @@ expm1 = _unary(
     >>> ag.expm1(ag.asarray(1e-10, dtype="float64")).item()
     1.00000000005e-10
     """,
+    complex="holomorphic",
 )
 exp2 = unary_op(
     "exp2",
@@ -166,8 +180,8 @@ logaddexp = _binary(
 )
 
 # --- powers and magnitudes ------------------------------------------------------------------
-square = _unary("square", lambda ns, g, out, x: g * (2 * x), doc="x * x.")
-reciprocal = _unary("reciprocal", lambda ns, g, out, x: -g * (out * out), "output", doc="1 / x.")
+square = _unary("square", lambda ns, g, out, x: g * (2 * x), doc="x * x.", complex="holomorphic")
+reciprocal = _unary("reciprocal", lambda ns, g, out, x: -g * (out * out), "output", doc="1 / x.", complex="holomorphic")
 hypot = _binary(
     "hypot",
     lambda ns, g, out, a, b: g * a / out,
@@ -218,6 +232,7 @@ real = _unary(
     "none",
     doc="The real part, in the real dtype of the same precision; a real tensor's own values.",
     jvp="linear",
+    complex="safe",
 )
 conj = _unary(
     "conj",
@@ -225,8 +240,9 @@ conj = _unary(
     "none",
     doc="The complex conjugate; a real tensor's own values.",
     jvp="linear",
+    complex="safe",
 )
-_imag = _unary("imag", lambda ns, g, out, x: ns.astype(g, x.dtype) * 1j, "none", jvp="linear")
+_imag = _unary("imag", lambda ns, g, out, x: ns.astype(g, x.dtype) * 1j, "none", jvp="linear", complex="safe")
 
 
 def imag(x: TensorBase, /) -> TensorBase:

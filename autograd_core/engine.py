@@ -13,8 +13,7 @@ from autograd_core.namespace import raw_namespace, tensor_namespace
 from autograd_core.ops import _cast, clone, sum_to
 from autograd_core.primitives.vmap import sum_batch
 from autograd_core.tensor_base import (
-    BATCHED,
-    COMPLEX_IN_GRAPH,
+    COMPLEX,
     EPOCH,
     NOTHING_SAVED,
     REBOUND,
@@ -28,32 +27,63 @@ from autograd_core.tensor_base import (
 
 def topological_order(roots: TensorBase | Sequence[TensorBase], stop: Container[int] = frozenset()) -> list[TensorBase]:
     """Every tensor the roots depend on that requires a gradient, inputs before outputs, not
-    looking past the tensors whose ids are in `stop` (forward mode's inputs).
+    looking past the tensors whose ids are in `stop` (forward mode's inputs). A parent changed
+    in place since its child was recorded stands for the graph it had then (`_parents_then`).
 
     Iterative depth-first search, so a chain of any length fits.
     """
     roots = [roots] if isinstance(roots, TensorBase) else list(roots)
-    if _sweep is not None and not REBOUND[0] and not stop:
-        return _sweep.topological_order(roots)
-    parents_of = _parents_then if REBOUND[0] else _parents
+    if _sweep is not None and not stop:
+        return surveyed_order(roots)[0]
+    return _ordered_then(roots, stop)
+
+
+def surveyed_order(roots: list[TensorBase]) -> tuple[list[TensorBase], bool, int]:
+    """`topological_order` of `roots` and its `survey`: the order follows the graphs parents
+    had when their children were recorded where a node is marked `REBOUND`."""
+    backend = roots[0].backend
+    order = _sweep.topological_order(roots) if _sweep is not None else _ordered_then(roots)
+    elsewhere, marks = survey(order, backend)
+    if _sweep is not None and marks & REBOUND:
+        order = _ordered_then(roots)
+        elsewhere, more = survey(order, backend)
+        marks |= more
+    return order, elsewhere, marks
+
+
+def _ordered_then(roots: list[TensorBase], stop: Container[int] = frozenset()) -> list[TensorBase]:
+    """The depth-first search of `topological_order`, through `_parents_then`."""
     order: list[TensorBase] = []
     visited: set[int] = set()
     for root in roots:
         if id(root) in visited:
             continue
         visited.add(id(root))
-        stack = [(root, iter(() if id(root) in stop else parents_of(root)))]
+        stack = [(root, iter(() if id(root) in stop else _parents_then(root)))]
         while stack:
             node, parents = stack[-1]
             for parent in parents:
                 if id(parent) not in visited:
                     visited.add(id(parent))
-                    stack.append((parent, iter(() if id(parent) in stop else parents_of(parent))))
+                    stack.append((parent, iter(() if id(parent) in stop else _parents_then(parent))))
                     break
             else:
                 stack.pop()
                 order.append(node)
     return order
+
+
+def survey(order: list[TensorBase], backend: backends.Backend) -> tuple[bool, int]:
+    """What a sweep over `order` must take into account, read off its nodes once: whether one
+    lives on another backend than `backend` (a vmap batch's edge), and the union of their
+    marks (`tensor_base.REBOUND`, `tensor_base.COMPLEX`)."""
+    if _sweep is not None:
+        return _sweep.survey(order, backend)
+    elsewhere, marks = False, 0
+    for node in order:
+        elsewhere = elsewhere or node.backend is not backend
+        marks |= node._marks or 0
+    return elsewhere, marks
 
 
 def _parents(node: TensorBase) -> Sequence[TensorBase]:
@@ -129,82 +159,121 @@ def run_backward(
     made per step); with it, on Tensors with `autograd_core` as the namespace, so the
     gradients are recorded and can be differentiated again. The same rules serve both.
     """
-    raw = not create_graph
-    grads: dict[int, Any] = {}  # id(node) -> the gradient sent to it so far
-    handed: set[int] = set()  # the ids whose gradient was handed in, not made by the sweep (OWNERSHIP)
-    for root, seed in zip(roots, seeds):
-        _add_gradient(grads, handed, id(root), seed.data if raw else seed)
-    wanted = None if capture is None else {id(t) for t in capture}
-    captured: dict[int, TensorBase] = {}
-    check_finite, check_complex, rebound = anomaly.state.enabled, COMPLEX_IN_GRAPH[0], REBOUND[0]
-    backend = roots[0].backend
-    # a batched seed of an unbatched graph (a VJP inside vmap) makes the whole sweep batched
-    seeded = next((s.backend for s in seeds if s.backend is not backend and s.backend.wraps(backend)), None)
-    batched = seeded is not None or BATCHED[0]
+    sweep = Sweep(roots, seeds, retain_graph, create_graph, capture)
+    with grad_mode.enable_grad() if create_graph else grad_mode.no_grad(), sweep.backend.silent_errors():
+        if sweep.compiled:
+            released = None if retain_graph else RELEASED
+            _sweep.sweep(
+                sweep.order,
+                sweep.grads,
+                sweep.handed,
+                raw_namespace(sweep.backend),
+                sweep.backend,
+                EPOCH,
+                released,
+                sweep.visit,
+                _reduce_to_input,
+            )
+        else:
+            for node in reversed(sweep.order):
+                if id(node) in sweep.grads:  # popped: a leaf's gradient is then held by the sweep alone
+                    sweep.visit(node, sweep.grads.pop(id(node)))
+    return sweep.captured
 
-    def visit(node: TensorBase, grad: Any) -> None:
+
+class Sweep:
+    """One reverse sweep: the gradients sent so far, and what varies from sweep to sweep,
+    decided once from the graph being swept (`survey`): the namespace (raw arrays, or tensors
+    for ``create_graph``), the batch level of a vmap, capture for `grad`, the complex checks,
+    the graphs of tensors changed in place, anomaly mode. `compiled` says whether the C loop
+    may run it (it calls `visit` for every node but the plain ones)."""
+
+    def __init__(
+        self,
+        roots: Sequence[TensorBase],
+        seeds: Sequence[TensorBase],
+        retain_graph: bool,
+        create_graph: bool,
+        capture: Sequence[TensorBase] | None,
+    ) -> None:
+        self.raw, self.retain_graph = not create_graph, retain_graph
+        self.grads: dict[int, Any] = {}  # id(node) -> the gradient sent to it so far
+        self.handed: set[int] = set()  # the ids whose gradient was handed in, not made by the sweep (OWNERSHIP)
+        for root, seed in zip(roots, seeds):
+            _add_gradient(self.grads, self.handed, id(root), seed.data if self.raw else seed)
+        self.wanted = None if capture is None else {id(t) for t in capture}
+        self.captured: dict[int, TensorBase] = {}
+        self.backend = backend = roots[0].backend
+        # a batched seed of an unbatched graph (a VJP inside vmap) makes the whole sweep batched
+        self.seeded = next((s.backend for s in seeds if s.backend is not backend and s.backend.wraps(backend)), None)
+        self.order, elsewhere, marks = surveyed_order(list(roots))
+        self.batched = self.seeded is not None or elsewhere or backend.batches
+        self.rebound, self.check_complex = bool(marks & REBOUND), bool(marks & COMPLEX)
+        self.check_finite = anomaly.state.enabled
+        plain = not (self.check_finite or self.check_complex or self.rebound or self.batched)
+        self.compiled = _sweep is not None and self.raw and self.wanted is None and plain
+
+    def visit(self, node: TensorBase, grad: Any) -> None:
         """Send `grad`, the whole gradient of `node`, on to its parents (or into ``.grad``)."""
-        sweep_owns = id(node) not in handed
+        sweep_owns = id(node) not in self.handed
         if node._hooks:
-            grad = _run_hooks(node, grad, raw, store=wanted is None)
+            grad = _run_hooks(node, grad, self.raw, store=self.wanted is None)
             sweep_owns = False  # a hook saw it, and may keep it
-        if wanted is not None and id(node) in wanted:
-            captured[id(node)] = TensorBase._wrap(grad, _wider(seeded, node.backend).level_of(grad)) if raw else grad
-        vjps = node._vjps
-        if not vjps:
-            if vjps is None:
-                raise RuntimeError(
-                    f"backward through the graph a second time (at {node._op or 'an op'}): its saved "
-                    "tensors were released by the first backward; pass retain_graph=True to the first "
-                    "call if you need to go through it again"
-                )
-            if wanted is None:  # a leaf
-                _accumulate(node, grad, raw, sweep_owns)
+        if self.wanted is not None and id(node) in self.wanted:
+            self.captured[id(node)] = self._tensor(grad, node)
+        if not node._vjps:
+            self._end(node, grad, sweep_owns)
             return
         if node._saved[2] != EPOCH[0]:
             _check_versions(node)
-        if raw:
-            wide = _wider(seeded, node.backend)
+        ns, grad, out, inputs = self._arguments(node, grad)
+        parents = _parents_then(node) if self.rebound else node._parents
+        for position, (parent, vjp) in enumerate(zip(parents, node._vjps)):
+            self._send(ns, vjp(ns, grad, out, *inputs), (grad, out, *inputs), parent, node, position)
+        if not self.retain_graph:
+            _release(node)
+
+    def _end(self, node: TensorBase, grad: Any, sweep_owns: bool) -> None:
+        """A node without VJPs: a leaf takes its gradient; a released graph refuses."""
+        if node._vjps is None:
+            raise RuntimeError(
+                f"backward through the graph a second time (at {node._op or 'an op'}): its saved "
+                "tensors were released by the first backward; pass retain_graph=True to the first "
+                "call if you need to go through it again"
+            )
+        if self.wanted is None:
+            _accumulate(node, grad, self.raw, sweep_owns)
+
+    def _arguments(self, node: TensorBase, grad: Any) -> tuple[Any, Any, Any, Sequence[Any]]:
+        """The namespace a node's VJPs compute in, and the gradient, output and inputs they take."""
+        if self.raw:
+            wide = _wider(self.seeded, node.backend)
             ns, out = raw_namespace(wide), node.data
             inputs = node._raw or [x.data if isinstance(x, TensorBase) else x for x in node._inputs]
-            if not wide.defers_operators:  # its operators meet batched arrays only as batched arrays
+            if self.batched and not wide.defers_operators:  # its operators meet batched arrays only as batched
                 grad, out, inputs = wide.adopt(grad), wide.adopt(out), [wide.adopt(x) for x in inputs]
         else:
             ns, out, inputs = tensor_namespace(), node, node._inputs
-        if check_complex and node.dtype.is_complex:
+        if self.check_complex and node.dtype.is_complex:
             out, inputs = _complex_arguments(ns, node, out, inputs)
-        parents = _parents_then(node) if rebound else node._parents
-        for parent, vjp in zip(parents, vjps):
-            contribution = vjp(ns, grad, out, *inputs)
-            made = contribution is not grad and contribution is not out and all(contribution is not x for x in inputs)
-            if batched and parent.backend is not node.backend and node.backend.wraps(parent.backend):
-                contribution, made = sum_batch(ns, contribution, node.backend), True  # summed over the batch
-            if contribution.shape != parent.data.shape:
-                contribution, made = _reduce_to_input(ns, contribution, parent, node), True
-            if check_finite:
-                anomaly.check_finite(
-                    contribution.data if not raw else contribution,
-                    node.backend,
-                    node._op,
-                    [id(p) for p in parents].index(id(parent)),
-                    node._trace,
-                )
-            _add_gradient(grads, handed, id(parent), contribution, made)
-        if not retain_graph:
-            _release(node)
+        return ns, grad, out, inputs
 
-    order = topological_order(roots)
-    with grad_mode.no_grad() if raw else grad_mode.enable_grad(), backend.silent_errors():
-        if _sweep is not None and raw and wanted is None and not (check_finite or check_complex or rebound or batched):
-            released = None if retain_graph else RELEASED
-            _sweep.sweep(
-                order, grads, handed, raw_namespace(backend), backend, EPOCH, released, visit, _reduce_to_input
-            )
-        else:
-            for node in reversed(order):
-                if id(node) in grads:  # popped: a leaf's gradient is then held by the sweep alone
-                    visit(node, grads.pop(id(node)))
-    return captured
+    def _send(self, ns: Any, contribution: Any, arguments: tuple, parent: TensorBase, node: TensorBase, i: int) -> None:
+        """Add a VJP's `contribution` to `parent`'s gradient: summed over the batch where it
+        leaves a vmap batch, summed back to the shape of a broadcast parent."""
+        made = all(contribution is not x for x in arguments)
+        if self.batched and parent.backend is not node.backend and node.backend.wraps(parent.backend):
+            contribution, made = sum_batch(ns, contribution, node.backend), True
+        if contribution.shape != parent.data.shape:
+            contribution, made = _reduce_to_input(ns, contribution, parent, node), True
+        if self.check_finite:
+            data = contribution if self.raw else contribution.data
+            anomaly.check_finite(data, node.backend, node._op, i, node._trace)
+        _add_gradient(self.grads, self.handed, id(parent), contribution, made)
+
+    def _tensor(self, grad: Any, node: TensorBase) -> TensorBase:
+        """A captured gradient as a tensor, at the batch level its array has."""
+        return TensorBase._wrap(grad, _wider(self.seeded, node.backend).level_of(grad)) if self.raw else grad
 
 
 def _wider(seeded: Any, backend: Any) -> Any:
@@ -233,72 +302,14 @@ def _release(node: TensorBase) -> None:
     node._parents, node._vjps, node._inputs, node._raw, node._saved = RELEASED
 
 
-# Complex values follow PyTorch's convention: the gradient of a real loss L with respect to z
-# is dL/dRe z + i dL/dIm z, which for a holomorphic f is grad * conj(f'(z)). A rule written
-# for real values computes grad * f'(z) from z and f(z); for an f with real coefficients
-# (conj(f(z)) = f(conj(z))) it therefore gives the complex gradient when called with the
-# conjugates of the inputs and the output. Linear ops are right either way; the other ops
-# whose rules were written for complex values keep theirs; any other op refuses.
-HOLOMORPHIC = frozenset(
-    {
-        "multiply",
-        "divide",
-        "pow",
-        "matmul",
-        "exp",
-        "expm1",
-        "log",
-        "log1p",
-        "sqrt",
-        "square",
-        "reciprocal",
-        "sin",
-        "cos",
-        "tan",
-        "sinh",
-        "cosh",
-        "tanh",
-    }
-)
-COMPLEX_SAFE = frozenset(
-    {
-        "add",
-        "subtract",
-        "negative",
-        "positive",
-        "sum",
-        "reshape",
-        "permute_dims",
-        "broadcast_to",
-        "getitem",
-        "scatter",
-        "concat",
-        "clone",
-        "take",
-        "index_add",
-        "astype",
-        "where",
-        "flip",
-        "roll",
-        "real",
-        "imag",
-        "conj",
-        "rfft",
-        "rfftn",
-        "irfft",
-        "irfftn",
-        "hfft",
-        "ihfft",
-    }
-)
-
-
 def _complex_arguments(ns: Any, node: TensorBase, out: Any, inputs: Any) -> tuple[Any, Any]:
-    """The output and inputs a complex node's VJP is called with (see HOLOMORPHIC)."""
-    if node._op in HOLOMORPHIC:
+    """The output and inputs a complex node's VJP is called with, by its op's `complex` fact
+    (`registry.COMPLEX`)."""
+    fact = node._op.complex
+    if fact == "holomorphic":
         conj = [x.conjugate() if isinstance(x, complex | float | int) else ns.conj(x) for x in inputs]
         return ns.conj(out), conj
-    if node._op not in COMPLEX_SAFE:
+    if fact != "safe":
         raise NotImplementedError(
             f"backward of {node._op} through complex values is not supported; take abs(), real() or imag() of "
             "complex results first"

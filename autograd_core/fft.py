@@ -36,7 +36,7 @@ from autograd_core.namespace import raw_namespace
 from autograd_core.ops import _tensor, clone
 from autograd_core.primitives.indexing import basic_index, scatter
 from autograd_core.registry import Primitive
-from autograd_core.tensor_base import COMPLEX_IN_GRAPH, TensorBase, Vjp
+from autograd_core.tensor_base import COMPLEX, TensorBase, Vjp, mark
 
 __all__ = [
     "fft",
@@ -103,8 +103,7 @@ def _real_end(name: str, x: Any, s: Sequence[int] | None, axes: Sequence[int] | 
     (axis,) = positions
     n = _signal_length(inverse, x.shape, data.shape, s, axis)
     weights = _twin_weights(x, x.data.dtype if inverse else data.dtype, n, axis, 2.0 if inverse else 0.5)
-    COMPLEX_IN_GRAPH[0] = True
-    return primitive.record(data, x.backend, (x, s, axes, norm, weights))
+    return mark(primitive.record(data, x.backend, (x, s, axes, norm, weights)), COMPLEX)
 
 
 def _signal_length(inverse: bool, x_shape: Sequence[int], out_shape: Sequence[int], s: Any, axis: int) -> int:
@@ -160,6 +159,7 @@ def _real_end_primitive(name: str, inverse: bool) -> Primitive:
         vjps=(_real_end_grad(inverse), None, None, None, None),
         saves="none",
         jvp=lambda ns, tangents, out, x, s, axes, norm, weights: transform(ns, tangents[0], s, axes, norm),
+        complex="safe",
     )
 
 

@@ -21,7 +21,7 @@ from typing import Any
 from autograd_core import grad_mode
 from autograd_core.engine import grad as engine_grad, topological_order
 from autograd_core.namespace import raw_namespace, tensor_namespace
-from autograd_core.registry import registry, sum_to
+from autograd_core.registry import sum_to
 from autograd_core.tensor_base import TensorBase
 
 FALLBACK_JVPS: set[str] = set()
@@ -94,9 +94,8 @@ def _advance(
     given = [known.get(id(x)) if isinstance(x, TensorBase) else None for x in node._inputs]
     if all(t is None for t in given):
         return False
-    primitive = registry.get(node._op)
-    if primitive is not None and primitive.jvp is not None and _RULES_ON[0]:
-        tangent = primitive.jvp(ns, given, out, *inputs)
+    if node._op.jvp is not None and _RULES_ON[0]:
+        tangent = node._op.jvp(ns, given, out, *inputs)
     else:
         tangent = _double_vjp(node, known, ns, on_tensors)
     if tangent is None:
@@ -107,7 +106,7 @@ def _advance(
 
 def _double_vjp(node: TensorBase, known: dict[int, Any], ns: Any, on_tensors: bool) -> Any:
     """`node`'s tangent from its VJPs: the gradient in ``u`` of ``sum_i <vjp_i(u), t_i>``."""
-    FALLBACK_JVPS.add(node._op)
+    FALLBACK_JVPS.add(node._op.name)
     ag = tensor_namespace()
     if on_tensors:
         backend = _widest(node.backend, (known[id(p)].backend for p in node._parents if id(p) in known))

@@ -15,6 +15,7 @@ from typing import Any
 from autograd_core import grad_mode
 from autograd_core.creation import zeros_like
 from autograd_core.ops import common_backend
+from autograd_core.registry import Primitive, opaque
 from autograd_core.tensor_base import TensorBase, record
 
 
@@ -113,6 +114,9 @@ class Function:
         return recorded[0] if single else recorded
 
 
+_OPS: weakref.WeakKeyDictionary[type, Primitive] = weakref.WeakKeyDictionary()  # Function class -> its op
+
+
 class _Node:
     """The backward of one `Function.apply`: a VJP per output and input. The engine asks for each
     input's gradient in turn with the same output gradient; ``backward`` runs once for them all."""
@@ -130,7 +134,8 @@ class _Node:
         vjps = [functools.partial(self.vjp, k, j) for j in range(len(self.wanted))]
         saved = [t for t in self.ctx._to_save if isinstance(t, TensorBase) and t is not output]
         saves_output = any(t is output for t in self.ctx._to_save)
-        return record(self.cls.__name__, output.data, backend, inputs, vjps, saved=saved, saves_output=saves_output)
+        op = _OPS.get(self.cls) or _OPS.setdefault(self.cls, opaque(self.cls.__name__))
+        return record(op, output.data, backend, inputs, vjps, saved=saved, saves_output=saves_output)
 
     def vjp(self, k: int, j: int, ns: Any, grad: Any, out: Any, *inputs: Any) -> Any:
         """The gradient of the `j`-th wanted argument from `grad`, the gradient of output `k`:
@@ -214,7 +219,7 @@ def _refuse_second_backward(g: Any, name: str) -> Any:
         )
 
     anchor = g.detach().requires_grad_()  # a parent, so that the refusing node is in the graph
-    return record(f"{name} (once differentiable)", g.data, g.backend, [anchor], [refuse])
+    return record(opaque(f"{name} (once differentiable)"), g.data, g.backend, [anchor], [refuse])
 
 
 class custom_vjp:  # noqa: N801 - JAX's name

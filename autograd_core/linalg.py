@@ -202,7 +202,7 @@ def inv(x: TensorBase, /) -> TensorBase:
     [[0.5, 0.0], [0.0, 0.25]]
     """
     x = _matrices("inv", x, square=True)
-    return _INV.record(_INV(raw_namespace(x.backend), x.data), x.backend, (x,))
+    return _INV.bind(x)
 
 
 _INV = Primitive(
@@ -225,7 +225,7 @@ def det(x: TensorBase, /) -> TensorBase:
     [[4.0, -2.0], [-2.0, 1.0]]
     """
     x = _matrices("det", x, square=True)
-    return _DET.record(_DET(raw_namespace(x.backend), x.data), x.backend, (x,))
+    return _DET.bind(x)
 
 
 def _log_det_tangent(ns: Any, x: Any, t: Any) -> Any:
@@ -279,7 +279,7 @@ def solve(x1: TensorBase, x2: TensorBase, /) -> TensorBase:
     _matrices("solve", a, square=True)
     if b.ndim == 1:
         return solve(a, b[:, None])[..., 0]
-    return _SOLVE.record(_SOLVE(raw_namespace(backend), a.data, b.data), backend, (a, b), saved=(a,))
+    return _SOLVE.bind(a, b, saved=(a,))
 
 
 def _solve_jvp(ns: Any, tangents: Sequence[Any], out: Any, a: Any, b: Any) -> Any:
@@ -425,7 +425,7 @@ def eigvalsh(x: TensorBase, /) -> TensorBase:
     """The eigenvalues of each symmetric matrix, ascending; the gradient ``V diag(g) V^T``
     recomputes the eigenvectors V (so it stays finite for repeated eigenvalues)."""
     x = _matrices("eigvalsh", x, square=True)
-    return _EIGVALSH.record(_EIGVALSH(raw_namespace(x.backend), x.data), x.backend, (x,))
+    return _EIGVALSH.bind(x)
 
 
 def _eigvalsh_vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
@@ -595,7 +595,7 @@ def svdvals(x: TensorBase, /) -> TensorBase:
     """The singular values, descending; the gradient ``U diag(g) Vh`` recomputes the
     singular vectors (so it stays finite for repeated singular values)."""
     x = _matrices("svdvals", x)
-    return _SVDVALS.record(_SVDVALS(raw_namespace(x.backend), x.data), x.backend, (x,))
+    return _SVDVALS.bind(x)
 
 
 def _svdvals_vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
@@ -625,8 +625,7 @@ def vector_norm(x: TensorBase, /, *, axis: Axis = None, keepdims: bool = False, 
     """
     x = _tensor("vector_norm", x)
     axes = None if axis is None else _axes(axis, x.ndim)  # None: the norm of the flattened tensor
-    data = _VECTOR_NORM(raw_namespace(x.backend), x.data, axes, keepdims, ord)
-    return _VECTOR_NORM.record(data, x.backend, (x, axes, keepdims, ord), saved=(x,))
+    return _VECTOR_NORM.bind(x, axes, keepdims, ord, saved=(x,))
 
 
 def _norm_slope(ns: Any, out: Any, x: Any, axes: tuple[int, ...], p: float, g: Any = 1.0) -> Any:
@@ -703,7 +702,7 @@ def outer(x1: TensorBase, x2: TensorBase, /) -> TensorBase:
     a, b, backend = _pair("outer", x1, x2)
     if a.ndim != 1 or b.ndim != 1:
         raise ValueError(f"outer needs two 1-D tensors, got shapes {a.shape} and {b.shape}")
-    return _OUTER.record(_OUTER(raw_namespace(backend), a.data, b.data), backend, (a, b))
+    return _OUTER.bind(a, b)
 
 
 _OUTER = Primitive(
@@ -722,7 +721,7 @@ def cross(x1: TensorBase, x2: TensorBase, /, *, axis: int = -1) -> TensorBase:
         axis -= max(a.ndim, b.ndim)
     if not -min(a.ndim, b.ndim) <= axis < 0 or a.shape[axis] != 3 or b.shape[axis] != 3:
         raise ValueError(f"cross needs vectors of 3 elements along axis {axis}, got shapes {a.shape} and {b.shape}")
-    return _CROSS.record(_CROSS(raw_namespace(backend), a.data, b.data, axis), backend, (a, b, axis))
+    return _CROSS.bind(a, b, axis)
 
 
 _CROSS = Primitive(
@@ -792,8 +791,7 @@ def diagonal(x: TensorBase, /, *, offset: int = 0) -> TensorBase:
     """The `offset` diagonal of each matrix (above the main one for offset > 0), a view; its
     gradient is written back onto that diagonal."""
     x = _matrices("diagonal", x)
-    data = _DIAGONAL(raw_namespace(x.backend), x.data, offset)
-    return _view(_DIAGONAL.record(data, x.backend, (x, offset)), x)
+    return _view(_DIAGONAL.bind(x, offset), x)
 
 
 def _diagonal_vjp(ns: Any, g: Any, out: Any, x: Any, offset: int) -> Any:

@@ -17,7 +17,6 @@ import numbers
 from collections.abc import Sequence
 from typing import Any
 
-from autograd_core.namespace import raw_namespace
 from autograd_core.ops import (
     _broadcast_shapes,
     _cast,
@@ -88,7 +87,7 @@ def flip(x: TensorBase, /, *, axis: Axes | None = None) -> TensorBase:
     """
     x = _tensor("flip", x)
     axes = _positions(axis, x.ndim)
-    return _FLIP.record(_FLIP(raw_namespace(x.backend), x.data, axes), x.backend, (x, axes))
+    return _FLIP.bind(x, axes)
 
 
 _FLIP = Primitive(
@@ -97,6 +96,7 @@ _FLIP = Primitive(
     vjps=(lambda ns, g, out, x, axes: ns.flip(g, axis=axes), None),
     saves="none",
     jvp="linear",
+    complex="safe",
 )
 
 
@@ -119,7 +119,7 @@ def roll(x: TensorBase, /, shift: int | Sequence[int], *, axis: Axes | None = No
         shifts = (shift,) * len(axes) if isinstance(shift, int) else tuple(shift)
         if len(shifts) != len(axes):
             raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes")
-    return _ROLL.record(_ROLL(raw_namespace(x.backend), x.data, shifts, axes), x.backend, (x, shifts, axes))
+    return _ROLL.bind(x, shifts, axes)
 
 
 def _roll_back(ns: Any, g: Any, out: Any, x: Any, shifts: int | tuple[int, ...], axes: tuple[int, ...] | None) -> Any:
@@ -133,6 +133,7 @@ _ROLL = Primitive(
     vjps=(_roll_back, None, None),
     saves="none",
     jvp="linear",
+    complex="safe",
 )
 
 

@@ -24,11 +24,11 @@ from typing import Any
 
 import backends
 from autograd_core.dtypes import DType, as_dtype, kind_rank, result_type
-from autograd_core.namespace import raw_namespace, tensor_namespace
+from autograd_core.namespace import raw_namespace
 from autograd_core.primitives import activations, indexing
 from autograd_core.primitives.indexing import basic_index, index_add, move, scatter
 from autograd_core.registry import Primitive, common_backend, sum_to
-from autograd_core.tensor_base import COMPLEX_IN_GRAPH, CompiledBinaryOp, TensorBase, Vjp, record, to_array
+from autograd_core.tensor_base import COMPLEX, CompiledBinaryOp, TensorBase, Vjp, mark, to_array
 
 Scalar = (int, float, bool, complex)
 Axis = int | Sequence[int] | None
@@ -86,11 +86,6 @@ def _data(x: Any) -> Any:
     return x.data if isinstance(x, TensorBase) else x
 
 
-def unbroadcast(grad: TensorBase, shape: Sequence[int]) -> TensorBase:
-    """`sum_to` on tensors: ``unbroadcast(ones((3, 2)), (2,))`` sums the 3 rows."""
-    return sum_to(tensor_namespace(), grad, shape)
-
-
 def _view(out: TensorBase, x: TensorBase, step: tuple | None = None) -> TensorBase:
     """Mark `out` as a view of `x` made by `step` (``(kind, argument)``; None for a view that
     cannot be replayed): it shares the version counter of `x`'s base, in-place changes to it
@@ -145,6 +140,7 @@ def binary_op(
     saves_output: bool = False,
     doc: str = "",
     jvp: Callable[..., Any] | None = None,
+    complex: str | None = None,  # noqa: A002 - the primitive's fact
 ) -> Callable[[Any, Any], TensorBase]:
     """An elementwise, broadcasting primitive of two operands (tensors or Python scalars).
 
@@ -158,27 +154,16 @@ def binary_op(
     kernel = (lambda ns, a, b: getattr(ns, forward)(a, b)) if named else (lambda ns, a, b: forward(a, b))
     saves = "inputs" if saves_inputs else "output" if saves_output else "none"
     jvp = jvp or elementwise_jvp(vjp_a, vjp_b)
-    vjps = Primitive(name, kernel, vjps=(vjp_a, vjp_b), saves=saves, jvp=jvp, doc=doc).vjps
-    saved = None if saves_inputs else ()
+    primitive = Primitive(name, kernel, vjps=(vjp_a, vjp_b), saves=saves, jvp=jvp, complex=complex, doc=doc)
 
     def op(x1: Any, x2: Any, /) -> TensorBase:
-        if (
-            isinstance(x1, TensorBase)
-            and isinstance(x2, TensorBase)
-            and (backend := x1.backend) is x2.backend
-            and (d1 := x1.data).dtype == (d2 := x2.data).dtype
-        ):  # the common case, no promotion logic
-            a, b = x1, x2
-        else:
-            a, b, backend = _operands(name, x1, x2)
-            d1, d2 = (_adopted(a, backend), _adopted(b, backend))
-        data = getattr(backend.xp, forward)(d1, d2) if named else forward(d1, d2)
-        return record(name, data, backend, (a, b), vjps, saved, saves_output, (d1, d2))
+        a, b, _ = _operands(name, x1, x2)
+        return primitive.bind(a, b)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc or f"Elementwise ``{name}`` of two tensors (or a tensor and a Python scalar), broadcast."
     if CompiledBinaryOp is not None and not named:  # Tensor's operator: op's common case compiled, op for the rest
-        op.method = CompiledBinaryOp(name, forward, vjps, saved, saves_output, op)
+        op.method = CompiledBinaryOp(primitive, forward, primitive.vjps, primitive.saved, saves_output, op)
     return op
 
 
@@ -189,6 +174,7 @@ def unary_op(
     saves: str = "inputs",
     doc: str = "",
     jvp: Callable[..., Any] | str | None = None,
+    complex: str | None = None,  # noqa: A002 - the primitive's fact
 ) -> Callable[[TensorBase], TensorBase]:
     """An elementwise primitive; `forward(ns, data)` computes on the raw array, `vjp` is its
     rule (None: piecewise constant, a zero gradient as PyTorch gives), and `saves` says what
@@ -200,6 +186,7 @@ def unary_op(
         vjps=(vjp,),
         saves=saves,
         jvp=jvp or elementwise_jvp(vjp),
+        complex=complex,
         doc=doc or f"Elementwise ``{name}``.",
     )
     return elementwise(primitive)
@@ -224,23 +211,14 @@ def broadcast_tangent(ns: Any, tangent: Any, out: Any) -> Any:
 
 def elementwise(primitive: Primitive) -> Callable[[TensorBase], TensorBase]:
     """The op on one tensor of a registered elementwise `primitive`, its kernel found per backend."""
-    name, vjps, saved, saves_output = primitive.name, primitive.vjps, primitive.saved, primitive.saves_output
+    name = primitive.name
 
     def op(x: TensorBase) -> TensorBase:
-        x = _tensor(name, x)
-        data = primitive(raw_namespace(x.backend), x.data)
-        return record(name, data, x.backend, (x,), vjps, saved, saves_output, (x.data,))
+        return primitive.bind(_tensor(name, x))
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = primitive.__doc__
     return op
-
-
-def _adopted(x: Any, backend: backends.Backend) -> Any:
-    """An operand's raw value for `backend`'s operators (a tensor of a backend it wraps, adopted)."""
-    if not isinstance(x, TensorBase):
-        return x
-    return x.data if x.backend is backend else backend.adopt(x.data)
 
 
 def _tensor(op: str, x: Any) -> TensorBase:
@@ -250,11 +228,20 @@ def _tensor(op: str, x: Any) -> TensorBase:
 
 
 # --- arithmetic --------------------------------------------------------------------------
-add = binary_op("add", operator.add, lambda ns, g, out, a, b: g, lambda ns, g, out, a, b: g, saves_inputs=False)
-subtract = binary_op(
-    "subtract", operator.sub, lambda ns, g, out, a, b: g, lambda ns, g, out, a, b: -g, saves_inputs=False
+add = binary_op(
+    "add", operator.add, lambda ns, g, out, a, b: g, lambda ns, g, out, a, b: g, saves_inputs=False, complex="safe"
 )
-multiply = binary_op("multiply", operator.mul, lambda ns, g, out, a, b: g * b, lambda ns, g, out, a, b: g * a)
+subtract = binary_op(
+    "subtract",
+    operator.sub,
+    lambda ns, g, out, a, b: g,
+    lambda ns, g, out, a, b: -g,
+    saves_inputs=False,
+    complex="safe",
+)
+multiply = binary_op(
+    "multiply", operator.mul, lambda ns, g, out, a, b: g * b, lambda ns, g, out, a, b: g * a, complex="holomorphic"
+)
 
 
 def _divide_jvp(ns: Any, tangents: Sequence[Any], out: Any, a: Any, b: Any) -> Any:
@@ -272,6 +259,7 @@ _true_divide = binary_op(
     lambda ns, g, out, a, b: g / b,
     lambda ns, g, out, a, b: -g * ((a / b) / b),
     jvp=_divide_jvp,
+    complex="holomorphic",
 )
 
 
@@ -300,9 +288,11 @@ def _pow_grad_exponent(ns: Any, g: Any, out: Any, a: Any, b: Any) -> Any:
     return g * ns.where((a == 0) & (b >= 0), 0.0, out * ns.log(a))
 
 
-pow = binary_op("pow", operator.pow, _pow_grad_base, _pow_grad_exponent, saves_output=True)  # noqa: A001
-negative = unary_op("negative", lambda ns, d: -d, lambda ns, g, out, x: -g, saves="none")
-positive = unary_op("positive", lambda ns, d: +d, lambda ns, g, out, x: g, saves="none")
+pow = binary_op(  # noqa: A001
+    "pow", operator.pow, _pow_grad_base, _pow_grad_exponent, saves_output=True, complex="holomorphic"
+)
+negative = unary_op("negative", lambda ns, d: -d, lambda ns, g, out, x: -g, saves="none", complex="safe")
+positive = unary_op("positive", lambda ns, d: +d, lambda ns, g, out, x: g, saves="none", complex="safe")
 floor_divide = binary_op("floor_divide", operator.floordiv, None, None, saves_inputs=False)
 # a - b * floor(a / b): the quotient is piecewise constant
 remainder = binary_op(
@@ -316,11 +306,14 @@ def _sigmoid(ns: Any, d: Any) -> Any:
     return ns.where(d >= 0, 1 / (1 + e), e / (1 + e))
 
 
-exp = unary_op("exp", lambda ns, d: ns.exp(d), lambda ns, g, out, x: g * out, "output")
-log = unary_op("log", lambda ns, d: ns.log(d), lambda ns, g, out, x: g / x)
-log1p = unary_op("log1p", lambda ns, d: ns.log1p(d), lambda ns, g, out, x: g / (1 + x))
-sqrt = unary_op("sqrt", lambda ns, d: ns.sqrt(d), lambda ns, g, out, x: g / (2 * out), "output")
-tanh = unary_op("tanh", lambda ns, d: ns.tanh(d), lambda ns, g, out, x: activations.tanh_backward(ns, g, out), "output")
+H = "holomorphic"
+exp = unary_op("exp", lambda ns, d: ns.exp(d), lambda ns, g, out, x: g * out, "output", complex=H)
+log = unary_op("log", lambda ns, d: ns.log(d), lambda ns, g, out, x: g / x, complex=H)
+log1p = unary_op("log1p", lambda ns, d: ns.log1p(d), lambda ns, g, out, x: g / (1 + x), complex=H)
+sqrt = unary_op("sqrt", lambda ns, d: ns.sqrt(d), lambda ns, g, out, x: g / (2 * out), "output", complex=H)
+tanh = unary_op(
+    "tanh", lambda ns, d: ns.tanh(d), lambda ns, g, out, x: activations.tanh_backward(ns, g, out), "output", complex=H
+)
 sigmoid = unary_op("sigmoid", _sigmoid, lambda ns, g, out, x: g * out * (1 - out), "output")
 relu = elementwise(activations.relu)
 
@@ -328,15 +321,16 @@ relu = elementwise(activations.relu)
 abs = unary_op("abs", lambda ns, d: ns.abs(d), lambda ns, g, out, x: g * ns.sign(x))  # noqa: A001
 sign = unary_op("sign", lambda ns, d: ns.sign(d), None, "none")
 erf = elementwise(activations.erf)
-sin = unary_op("sin", lambda ns, d: ns.sin(d), lambda ns, g, out, x: g * ns.cos(x))
-cos = unary_op("cos", lambda ns, d: ns.cos(d), lambda ns, g, out, x: -g * ns.sin(x))
+sin = unary_op("sin", lambda ns, d: ns.sin(d), lambda ns, g, out, x: g * ns.cos(x), complex=H)
+cos = unary_op("cos", lambda ns, d: ns.cos(d), lambda ns, g, out, x: -g * ns.sin(x), complex=H)
 
 
-def _as_operand(value: Any, like: TensorBase) -> Any:
-    """A scalar as a 0-d array of `like`'s dtype, for functions that take arrays only."""
+def _as_operand(value: Any, like: TensorBase) -> TensorBase:
+    """A scalar as a 0-d tensor of `like`'s dtype, for functions that take arrays only."""
     if isinstance(value, TensorBase):
-        return value.data
-    return like.backend.xp.asarray(value, dtype=like.data.dtype, device=like.backend.device)
+        return value
+    backend = like.backend
+    return TensorBase._wrap(backend.xp.asarray(value, dtype=like.data.dtype, device=backend.device), backend)
 
 
 def _select_op(name: str, pick_a: Callable[[Any, Any], Any]) -> Callable[[Any, Any], TensorBase]:
@@ -351,11 +345,9 @@ def _select_op(name: str, pick_a: Callable[[Any, Any], Any]) -> Callable[[Any, A
     primitive = Primitive(name, lambda ns, a, b: getattr(ns, name)(a, b), vjps=(grad_a, grad_b), jvp="elementwise")
 
     def op(a: Any, b: Any) -> TensorBase:
-        a, b, backend = _operands(name, a, b)
+        a, b, _ = _operands(name, a, b)
         like = a if isinstance(a, TensorBase) else b
-        return primitive.record(
-            primitive(raw_namespace(backend), _as_operand(a, like), _as_operand(b, like)), backend, (a, b)
-        )
+        return primitive.bind(_as_operand(a, like), _as_operand(b, like))
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise {name}; on ties the gradient is shared evenly between the operands."
@@ -372,6 +364,7 @@ _WHERE = Primitive(
     vjps=(None, lambda ns, g, out, c, a, b: ns.where(c, g, 0.0), lambda ns, g, out, c, a, b: ns.where(c, 0.0, g)),
     saves="none",
     jvp="elementwise",
+    complex="safe",
 )
 
 
@@ -392,8 +385,7 @@ def where(condition: Any, x1: Any, x2: Any, /) -> TensorBase:
     if c.dtype != "bool":
         c = TensorBase._wrap(backend.xp.astype(c.data, backend.xp.bool), backend)
     like = a if isinstance(a, TensorBase) else b
-    data = _WHERE(raw_namespace(backend), c.data, _as_operand(a, like), _as_operand(b, like))
-    return _WHERE.record(data, backend, (c, a, b))
+    return _WHERE.bind(c, _as_operand(a, like), _as_operand(b, like))
 
 
 def _clip_grad_x(ns: Any, g: Any, out: Any, x: Any, lo: Any, hi: Any) -> Any:
@@ -448,8 +440,7 @@ def clip(x: TensorBase, /, min: Any = None, max: Any = None) -> TensorBase:  # n
     min <= x <= max, and to a tensor bound where it is the one chosen (as PyTorch's clamp)."""
     x = _tensor("clip", x)
     lo, hi = (_bound(x, v) for v in (min, max))
-    data = _CLIP(raw_namespace(x.backend), x.data, _data(lo), _data(hi))
-    return _CLIP.record(data, x.backend, (x, lo, hi))
+    return _CLIP.bind(x, lo, hi)
 
 
 # --- comparisons and logic (never differentiable) -----------------------------------------------
@@ -517,7 +508,9 @@ def _matmul_grads() -> tuple[Vjp, Vjp]:
     return grad_a, grad_b
 
 
-_MATMUL = Primitive("matmul", lambda ns, a, b: ns.matmul(a, b), vjps=_matmul_grads(), jvp="multilinear")
+_MATMUL = Primitive(
+    "matmul", lambda ns, a, b: ns.matmul(a, b), vjps=_matmul_grads(), jvp="multilinear", complex="holomorphic"
+)
 
 
 def matmul(x1: TensorBase, x2: TensorBase, /) -> TensorBase:
@@ -525,7 +518,7 @@ def matmul(x1: TensorBase, x2: TensorBase, /) -> TensorBase:
     a, b, backend = _operands("matmul", x1, x2)
     if not (isinstance(a, TensorBase) and isinstance(b, TensorBase)) or a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul needs two tensors of at least 1 dimension, got {_describe(a)} and {_describe(b)}")
-    return _MATMUL.record(_MATMUL(raw_namespace(backend), a.data, b.data), backend, (a, b))
+    return _MATMUL.bind(a, b)
 
 
 def _describe(x: Any) -> str:
@@ -557,6 +550,7 @@ _RESHAPE = Primitive(
     vjps=(lambda ns, g, out, x, shape: ns.reshape(g, x.shape), None),
     saves="none",
     jvp="linear",
+    complex="safe",
 )
 
 
@@ -570,7 +564,7 @@ def reshape(x: TensorBase, /, shape: Sequence[int], *, copy: bool | None = None)
             f"reshape: cannot reshape a tensor of {x.numel()} elements to {shape}: the size of -1 is "
             "ambiguous when another size is 0"
         )
-    out = _RESHAPE.record(_RESHAPE(raw_namespace(x.backend), x.data, shape), x.backend, (x, shape))
+    out = _RESHAPE.bind(x, shape)
     return clone(out) if copy else _view(out, x, ("reshape", shape))
 
 
@@ -584,6 +578,7 @@ _PERMUTE_DIMS = Primitive(
     vjps=(lambda ns, g, out, x, axes: ns.permute_dims(g, _inverse(axes)), None),
     saves="none",
     jvp="linear",
+    complex="safe",
 )
 
 
@@ -592,8 +587,7 @@ def permute_dims(x: TensorBase, /, axes: Sequence[int]) -> TensorBase:
     axes = tuple(a % builtin_max(x.ndim, 1) for a in axes)
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: {axes} is not a permutation of the {x.ndim} axes")
-    data = _PERMUTE_DIMS(raw_namespace(x.backend), x.data, axes)
-    return _view(_PERMUTE_DIMS.record(data, x.backend, (x, axes)), x, ("permute", axes))
+    return _view(_PERMUTE_DIMS.bind(x, axes), x, ("permute", axes))
 
 
 def swapaxes(x: TensorBase, axis1: int, axis2: int) -> TensorBase:
@@ -639,6 +633,7 @@ _BROADCAST_TO = Primitive(
     vjps=(lambda ns, g, out, x, shape: sum_to(ns, g, x.shape), None),
     saves="none",
     jvp="linear",
+    complex="safe",
 )
 
 
@@ -646,8 +641,7 @@ def broadcast_to(x: TensorBase, /, shape: Sequence[int]) -> TensorBase:
     shape = tuple(shape)
     if shape == x.shape:
         return x
-    data = _BROADCAST_TO(raw_namespace(x.backend), x.data, shape)
-    return _view(_BROADCAST_TO.record(data, x.backend, (x, shape)), x, ("broadcast", shape))
+    return _view(_BROADCAST_TO.bind(x, shape), x, ("broadcast", shape))
 
 
 def _concat_piece(position: int, count: int) -> Vjp | None:
@@ -670,6 +664,7 @@ _CONCAT = Primitive(
     vjps=_concat_piece,
     saves="none",
     jvp="linear",
+    complex="safe",
 )
 
 
@@ -678,14 +673,12 @@ def concat(arrays: Sequence[TensorBase], /, *, axis: int | None = 0) -> TensorBa
     tensors = list(arrays)
     if axis is None:
         tensors, axis = [reshape(t, (-1,)) for t in tensors], 0
-    backend = common_backend("concat", *tensors)
+    common_backend("concat", *tensors)
     if any(t.ndim == 0 for t in tensors):
         raise ValueError("concat: 0-d tensors cannot be joined along an axis; use stack, or reshape them to (1,)")
     target = result_type(*tensors)
     tensors = [_cast(t, target) for t in tensors]
-    axis = axis % tensors[0].ndim
-    data = _CONCAT(raw_namespace(backend), axis, *(t.data for t in tensors))
-    return _CONCAT.record(data, backend, (axis, *tensors))
+    return _CONCAT.bind(axis % tensors[0].ndim, *tensors)
 
 
 def stack(arrays: Sequence[TensorBase], /, *, axis: int = 0) -> TensorBase:
@@ -702,7 +695,12 @@ def _astype_grad(ns: Any, g: Any, out: Any, x: Any, dtype: Any) -> Any:
 
 
 _ASTYPE = Primitive(
-    "astype", lambda ns, x, dtype: ns.astype(x, dtype), vjps=(_astype_grad, None), saves="none", jvp="linear"
+    "astype",
+    lambda ns, x, dtype: ns.astype(x, dtype),
+    vjps=(_astype_grad, None),
+    saves="none",
+    jvp="linear",
+    complex="safe",
 )
 
 
@@ -722,23 +720,25 @@ def _cast(x: TensorBase, dtype: Any) -> TensorBase:
     target = x.backend.dtype(dtype.name)
     if x.data.dtype == target:
         return x
-    data = _ASTYPE(raw_namespace(x.backend), x.data, target)
     if not (dtype.is_floating_point or dtype.is_complex):  # integers and bools carry no gradient
-        return TensorBase._wrap(data, x.backend)
-    out = _ASTYPE.record(data, x.backend, (x, target))
-    if dtype.is_complex and out.requires_grad:
-        COMPLEX_IN_GRAPH[0] = True
-    return out
+        return TensorBase._wrap(_ASTYPE(raw_namespace(x.backend), x.data, target), x.backend)
+    out = _ASTYPE.bind(x, target)
+    return mark(out, COMPLEX) if dtype.is_complex and out.requires_grad else out
 
 
 _CLONE = Primitive(
-    "clone", lambda ns, x: ns.asarray(x, copy=True), vjps=(lambda ns, g, out, x: g,), saves="none", jvp="linear"
+    "clone",
+    lambda ns, x: ns.asarray(x, copy=True),
+    vjps=(lambda ns, g, out, x: g,),
+    saves="none",
+    jvp="linear",
+    complex="safe",
 )
 
 
 def clone(x: TensorBase) -> TensorBase:
     """A copy that owns its memory; the gradient passes through unchanged."""
-    return _CLONE.record(_CLONE(raw_namespace(x.backend), x.data), x.backend, (x,))
+    return _CLONE.bind(x)
 
 
 def to_backend(x: TensorBase, backend: backends.Backend) -> TensorBase:
@@ -787,8 +787,7 @@ def sum(x: TensorBase, /, axis: Axis = None, *, dtype: Any = None, keepdims: boo
     x = _tensor("sum", x)
     axes = _axes(axis, x.ndim)
     target = None if dtype is None else x.backend.dtype(as_dtype(dtype).name)
-    data = _SUM(raw_namespace(x.backend), x.data, axes, keepdims, target)
-    return _SUM.record(data, x.backend, (x, axes, keepdims, target))
+    return _SUM.bind(x, axes, keepdims, target)
 
 
 def _sum_grad(ns: Any, g: Any, out: Any, x: Any, axes: tuple[int, ...], keepdims: bool, dtype: Any) -> Any:
@@ -804,6 +803,7 @@ _SUM = Primitive(
     vjps=(_sum_grad, None, None, None),
     saves="none",
     jvp="linear",
+    complex="safe",
 )
 
 
@@ -820,8 +820,7 @@ def _extreme(op: str, x: TensorBase, axis: Axis, keepdims: bool) -> TensorBase:
     axes = _axes(axis, x.ndim)
     if any(x.shape[a] == 0 for a in axes):
         raise ValueError(f"{op} over an empty axis of a tensor of shape {x.shape}")
-    primitive = _EXTREMES[op]
-    return primitive.record(primitive(raw_namespace(x.backend), x.data, axes, keepdims), x.backend, (x, axes, keepdims))
+    return _EXTREMES[op].bind(x, axes, keepdims)
 
 
 def _extreme_shares(ns: Any, out: Any, x: Any, axes: tuple[int, ...]) -> Any:
@@ -867,8 +866,7 @@ def logsumexp(x: TensorBase, /, axis: Axis = None, *, keepdims: bool = False) ->
     axes = _axes(axis, x.ndim)
     if 0 in x.shape:  # empty, or the log of an empty sum (-inf); zero gradients, as PyTorch
         return sum(x, axis=axes, keepdims=keepdims) - math.inf
-    data = _LOGSUMEXP(raw_namespace(x.backend), x.data, axes, keepdims)
-    return _LOGSUMEXP.record(data, x.backend, (x, axes, keepdims))
+    return _LOGSUMEXP.bind(x, axes, keepdims)
 
 
 def _logsumexp(ns: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
@@ -920,7 +918,7 @@ def log_softmax(x: TensorBase, axis: int = -1) -> TensorBase:
 # --- indexing -------------------------------------------------------------------------------
 def _basic_index(x: TensorBase, key: tuple) -> TensorBase:
     """``x[key]`` for a basic key (ints, slices, None, one Ellipsis): a view of `x`."""
-    return _view(basic_index.apply(x, key), x, ("index", key))
+    return _view(basic_index.bind(x, key), x, ("index", key))
 
 
 def take(x: TensorBase, indices: Any, /, axis: int | None = None) -> TensorBase:
@@ -942,9 +940,8 @@ def _take_checked(x: TensorBase, index: Any, axis: int, backend: backends.Backen
     """`take` of the 1-D raw `index`, already checked to lie in [0, n); on `backend` where
     the index is batched by a vmap over `x`'s backend."""
     if backend is None or backend is x.backend:
-        return indexing.take.apply(x, index, axis)
-    data = indexing.take(raw_namespace(backend), backend.adopt(x.data), index, axis)
-    return indexing.take.record(data, backend, (x, index, axis), raw_inputs=(backend.adopt(x.data), index, axis))
+        return indexing.take.bind(x, index, axis)
+    return indexing.take.bind(x, TensorBase._wrap(index, backend), axis)
 
 
 def _index_backend(x: TensorBase, keys: Sequence[Any]) -> backends.Backend:
@@ -1101,7 +1098,7 @@ def _masked_put(x: TensorBase, mask: Any, value: TensorBase) -> TensorBase:
     # positions are distinct, so adding into zeros writes; booleans are added as 0 and 1 (not
     # every library adds booleans)
     addable = _cast(picked, "uint8") if picked.dtype == "bool" else picked
-    written = _cast(index_add.apply(addable, (rows, *rest), 0, positions), picked.dtype)
+    written = _cast(index_add.bind(addable, (rows, *rest), 0, positions), picked.dtype)
     return where(full_mask, reshape(written, x.shape), x)
 
 
@@ -1122,7 +1119,7 @@ def index_put(x: TensorBase, key: Any, value: Any) -> TensorBase:
     ns = raw_namespace(backend)
     region = tuple(basic_index(ns, x.data, key).shape)
     inside = scatter(ns, ns.ones(region, dtype=ns.bool, device=backend.device), x.shape, key)
-    written = scatter.apply(broadcast_to(value, region), x.shape, key)
+    written = scatter.bind(broadcast_to(value, region), x.shape, key)
     return where(TensorBase._wrap(inside, backend), written, x)
 
 

@@ -22,7 +22,7 @@ A primitive is called with a namespace first, ``prim(ns, *args)``, as a VJP call
 >>> from autograd_core.registry import Primitive
 >>> cube = Primitive("cube", lambda ns, x: x * x * x, vjps=(lambda ns, g, out, x: 3 * g * x * x,))
 >>> x = ag.tensor([2.0], requires_grad=True)
->>> y = cube.apply(x)
+>>> y = cube.bind(x)
 >>> y.backward(ag.ones_like(y))
 >>> y.tolist(), x.grad.tolist()
 ([8.0], [12.0])
@@ -42,6 +42,14 @@ Kernel = Callable[..., Any]
 VjpRule = Callable[[int, int], Vjp | None]  # (position, count of inputs) -> that input's VJP
 # what a node keeps for its VJPs: (the inputs saved, None for all of them; whether the output is)
 SAVES = {"inputs": (None, False), "output": ((), True), "inputs and output": (None, True), "none": ((), False)}
+# How an op's VJPs meet complex values, following PyTorch's convention: the gradient of a real
+# loss L with respect to z is dL/dRe z + i dL/dIm z, which for a holomorphic f is
+# grad * conj(f'(z)). A rule written for real values computes grad * f'(z) from z and f(z);
+# for an f with real coefficients (conj(f(z)) = f(conj(z))) it therefore gives the complex
+# gradient when called with the conjugates of the inputs and the output: "holomorphic". "safe":
+# the rules are right for complex values as written (linear ops, and rules written for complex
+# values). None: the backward refuses complex values.
+COMPLEX = (None, "holomorphic", "safe")
 
 
 class Primitive:
@@ -49,11 +57,15 @@ class Primitive:
 
     `vjps` gives one rule per input, or for an op of any number of inputs a function
     ``rule(position, count)`` giving each; `differentiable` is the op's form on tensors where
-    it is not one recorded node; `saves` what the VJPs read (a key of `SAVES`;
+    it is not one recorded node; `saves` what the VJPs read (a key of `SAVES`);
     `jvp` is the forward-mode rule: ``jvp(ns, tangents, out, *inputs)``, or "elementwise"
     (the VJPs applied to the tangents: the Jacobian is diagonal), "linear" (the op itself
     applied to the tangents) or "multilinear" (linear in each input: the sum of the op with
-    one input replaced by its tangent).
+    one input replaced by its tangent); `complex` how its VJPs meet complex values (one of
+    `COMPLEX`); `side_outputs` how many arrays the kernel returns after the output for the
+    VJPs alone (`bind`). Every fact about an op is declared here, so the engine reads it from
+    the node (``node._op`` is the primitive). `register=False` leaves it out of the registry
+    (an op made per class, as `autograd_core.function.Function`'s).
     """
 
     def __init__(
@@ -65,9 +77,15 @@ class Primitive:
         differentiable: Kernel | None = None,
         saves: str = "inputs",
         jvp: Callable[..., Any] | str | None = None,
+        complex: str | None = None,  # noqa: A002 - the fact's name
+        side_outputs: int = 0,
         doc: str = "",
+        register: bool = True,
     ) -> None:
         self.name, self.default, self.kernels = name, default, {}
+        if complex not in COMPLEX:
+            raise ValueError(f"{name}: complex must be one of {COMPLEX}, got {complex!r}")
+        self.complex, self.side_outputs = complex, side_outputs
         variadic = callable(vjps)
         self.vjps = None if vjps is None or variadic else tuple(rule or zero_vjp for rule in vjps)
         self.vjp_rule: VjpRule | None = vjps if variadic else None
@@ -85,6 +103,8 @@ class Primitive:
         if isinstance(self.jvp, str):
             raise ValueError(f"{name}: jvp must be a rule or one of {sorted(derived)}, got {jvp!r}")
         self.__doc__ = doc or default.__doc__
+        if not register:
+            return
         if name in registry:
             raise ValueError(f"a primitive named {name!r} is already registered ({registry[name]!r})")
         registry[name] = self
@@ -133,6 +153,9 @@ class Primitive:
                 total = term if total is None else total + term
         return total
 
+    def __str__(self) -> str:
+        return self.name
+
     def __repr__(self) -> str:
         overrides = ", ".join(sorted(self.kernels)) or "none"
         return f"<primitive {self.name}: kernels for {overrides}>"
@@ -166,16 +189,36 @@ class Primitive:
             if kernel is None:
                 kernel = ns.kernels[self] = self.implementation(ns.backend)
             return kernel(ns, *args, **options)
-        return self.apply(*args, **options)
+        return self.bind(*args, **options)
 
-    def apply(self, *args: Any, **options: Any) -> Any:
-        """The op on tensors (other arguments pass through): one recorded node for a
-        primitive with VJPs, the differentiable formula for one without."""
+    def bind(self, *args: Any, saved: Sequence[Any] | None = None, **options: Any) -> Any:
+        """The op on tensors (other arguments pass through), the one way an op is called: for a
+        primitive with VJPs, the kernel of the inputs' backend on their arrays, recorded as one
+        node (`saved` names the tensors the VJPs read, when fewer than the declaration says);
+        for one without, its differentiable formula on tensors. A primitive with
+        `side_outputs` returns them after its output, as the kernel gave them (raw); the node
+        keeps them as inputs after the arguments, constants its VJPs read.
+
+        >>> import autograd_core as ag
+        >>> halve = Primitive("halve_bound", lambda ns, x: x / 2, vjps=(lambda ns, g, out, x: g / 2,))
+        >>> halve.bind(ag.tensor([4.0])).tolist()
+        [2.0]
+        """
         if self.differentiable is not None or not self.records:
             return (self.differentiable or self.default)(tensor_namespace(), *args, **options)
-        backend = common_backend(self.name, *(a for a in args if isinstance(a, TensorBase)))
-        raw = tuple(a.data if isinstance(a, TensorBase) else a for a in args)
-        return self.record(self(raw_namespace(backend), *raw), backend, args, raw_inputs=raw)
+        tensors = [a for a in args if isinstance(a, TensorBase)]
+        backend = tensors[0].backend
+        if any(t.backend is not backend for t in tensors):
+            backend = common_backend(self.name, *tensors)
+        raw = tuple(
+            a if not isinstance(a, TensorBase) else a.data if a.backend is backend else backend.adopt(a.data)
+            for a in args
+        )
+        data = self(raw_namespace(backend), *raw, **options)
+        if not self.side_outputs:
+            return self.record(data, backend, args, saved, raw)
+        data, *side = data
+        return (self.record(data, backend, (*args, *side), saved, (*raw, *side)), *side)
 
     def record(
         self,
@@ -185,14 +228,25 @@ class Primitive:
         saved: Sequence[Any] | None = None,
         raw_inputs: tuple | None = None,
     ) -> TensorBase:
-        """`data`, computed by this op's kernel from `inputs`, as a tensor in the graph.
-        `saved` names the tensors the VJPs read, when fewer than the declaration says;
+        """`data`, computed by this op from `inputs`, as a tensor in the graph: what `bind`
+        does after the kernel, for the few ops whose node is not their kernel's call (a move
+        between backends, the edges of a vmap batch, the packed outputs of a decomposition).
         `raw_inputs`, the inputs' raw arrays, spares the backward from unwrapping them."""
         if not self.records:
             raise TypeError(f"{self.name} declares no VJPs, so it records no node; call it on tensors instead")
         saved = self.saved if saved is None else saved
         vjps = self.vjps if self.vjp_rule is None else self.vjps_for(len(inputs))
-        return record(self.name, data, backend, inputs, vjps, saved, self.saves_output, raw_inputs)
+        return record(self, data, backend, inputs, vjps, saved, self.saves_output, raw_inputs)
+
+
+def opaque(name: str) -> Primitive:
+    """An op whose nodes carry their own VJPs (a custom `Function`, a checkpointed segment):
+    a primitive only in name, outside the registry, with no kernel to run and no facts."""
+    return Primitive(name, _no_kernel, register=False)
+
+
+def _no_kernel(ns: Any, *args: Any) -> Any:
+    raise TypeError("this op records nodes with their own VJPs; it has no kernel to call")
 
 
 def primitive(name: str | None = None, **declaration: Any) -> Callable[[Kernel], Primitive]:

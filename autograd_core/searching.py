@@ -104,7 +104,7 @@ def searchsorted(
     a, b, backend = _operands("searchsorted", x1, x2)
     if not isinstance(a, TensorBase) or a.ndim != 1:
         raise ValueError("searchsorted: x1 must be a 1-D tensor")
-    xp, values = backend.xp, _as_operand(b, a)
+    xp, values = backend.xp, _as_operand(b, a).data
     order = None if sorter is None else _index_array(sorter, backend)
     # searched as 1-D and reshaped back: array_api_strict refuses a 0-d x2
     found = xp.searchsorted(a.data, xp.reshape(values, (-1,)), side=side, sorter=order)

@@ -84,7 +84,7 @@ def _elementwise_pair(name: str, forward: Any, vjp_x: Any, vjp_y: Any, doc: str)
     primitive = Primitive(name, forward, vjps=(vjp_x, vjp_y), jvp="elementwise", doc=doc)
 
     def op(x: TensorBase, y: TensorBase, /) -> TensorBase:
-        return primitive.apply(x, y)
+        return primitive.bind(x, y)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
@@ -275,7 +275,7 @@ def digamma(x: TensorBase) -> TensorBase:
     >>> round(ag.special.digamma(ag.asarray([1.0], dtype="float64")).item(), 12)  # -Euler's gamma
     -0.577215664902
     """
-    return _polygamma.apply(x, 0)
+    return _polygamma.bind(x, 0)
 
 
 psi = digamma
@@ -290,7 +290,7 @@ def polygamma(n: int, x: TensorBase) -> TensorBase:
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise TypeError(f"polygamma takes the order n as a Python integer >= 0, got {n!r}")
-    return _floating(lambda t: _polygamma.apply(t, n))(x)
+    return _floating(lambda t: _polygamma.bind(t, n))(x)
 
 
 def logsumexp(

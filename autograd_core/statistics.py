@@ -94,7 +94,7 @@ def prod(x: TensorBase, /, *, axis: Axis = None, dtype: Any = None, keepdims: bo
     """
     x, result = _accumulated(_tensor("prod", x), dtype)
     axes = _axes(axis, x.ndim)
-    out = _PROD.record(_PROD(raw_namespace(x.backend), x.data, axes, keepdims), x.backend, (x, axes, keepdims))
+    out = _PROD.bind(x, axes, keepdims)
     return out if result is None else _cast(out, result)
 
 
@@ -237,7 +237,7 @@ def _cumulative_of(name: str, x: TensorBase, axis: int | None, include_initial: 
         return out if include_initial else reshape(out, ())
     identity, running = _CUMULATIVE[name]
     xp, (axis,) = x.backend.xp, axes
-    out = running.record(running(raw_namespace(x.backend), x.data, axis), x.backend, (x, axis))
+    out = running.bind(x, axis)
     if not include_initial:
         return out
     shape = tuple(1 if i == axis else n for i, n in enumerate(x.shape))
@@ -310,7 +310,7 @@ def logcumsumexp(x: TensorBase, /, *, axis: int) -> TensorBase:
     if x.ndim == 0:
         return reshape(logcumsumexp(reshape(x, (1,)), axis=0), ())
     (axis,) = _axes(axis, x.ndim)
-    return _LOGCUMSUMEXP.record(_LOGCUMSUMEXP(raw_namespace(x.backend), x.data, axis), x.backend, (x, axis))
+    return _LOGCUMSUMEXP.bind(x, axis)
 
 
 def segmented_cumulative_prod(x: TensorBase, starts: Any) -> TensorBase:

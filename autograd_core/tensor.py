@@ -146,13 +146,13 @@ def _positions(x: TensorBase, dim: int, index: TensorBase) -> Any:
 def _scattered(x: TensorBase, dim: int, index: TensorBase, src: TensorBase) -> Tensor:
     """Zeros of `x`'s shape with `src` (its part of `index`'s shape) added where `index` points."""
     values = ops.reshape(src[tuple(slice(0, n) for n in index.shape)], (-1,))
-    summed = index_add.apply(values, (x.numel(),), 0, _positions(x, dim, index))
+    summed = index_add.bind(values, (x.numel(),), 0, _positions(x, dim, index))
     return ops.reshape(summed, x.shape)
 
 
 def _add_at(values: TensorBase, size: int, positions: Any) -> Tensor:
     """A 1-D tensor of `size` zeros with each of `values` added at its raw position."""
-    return index_add.apply(values, (size,), 0, positions)
+    return index_add.bind(values, (size,), 0, positions)
 
 
 def _segments(positions: Any, values: Any, backend: backends.Backend) -> tuple[Any, Any, Any]:
@@ -256,7 +256,7 @@ def _output_kept_apart(new: TensorBase) -> TensorBase:
     """What a tensor changed in place to `new` takes the graph of: `new` itself, or, when its
     VJPs read their output (``exp_``, ``**=``), an alias of it, so that the saved output stays
     `new`'s and the change that makes it, or a later one under `no_grad`, leaves it alone."""
-    return registry.ALIAS.record(new.data, new.backend, (new,)) if new._vjps and new._saved[1] else new
+    return registry.ALIAS.bind(new) if new._vjps and new._saved[1] else new
 
 
 def _method_in_place(f: Callable) -> Callable:

@@ -36,6 +36,7 @@ GRAPH_FIELDS = {
     "_op": "",
     "_saved": NOTHING_SAVED,
     "_hooks": None,
+    "_marks": None,
 }
 GraphFields = type("GraphFields", (), dict(GRAPH_FIELDS)) if _sweep is None else _sweep.graph_fields(GRAPH_FIELDS)
 _ENGINE_PUBLIC = ("data", "backend", "grad", "requires_grad")  # in vars(t) without the compiled module
@@ -65,7 +66,9 @@ class TensorBase:
     # in-place changes; _base is the tensor whose memory a view shares (its changes count
     # too), _steps how the view is made from it (None: it cannot be replayed), and a base's
     # _views weak references to its views, which its in-place changes reach. _hooks: gradient
-    # hooks (and the retain_grad marker). _trace: where the op was created, under detect_anomaly().
+    # hooks (and the retain_grad marker). _marks: what a sweep through this node must take into
+    # account (`REBOUND`, `COMPLEX`; None for neither). _trace: where the op was created, under
+    # detect_anomaly().
     # The attributes annotated without a value are GraphFields' (slots, which start as its
     # defaults); the others start as the class's defaults below, and an instance's own value,
     # once set, shadows the default. So making a tensor allocates its slots and sets data and
@@ -78,9 +81,10 @@ class TensorBase:
     _vjps: Sequence[Vjp] | None
     _inputs: Sequence[Any]
     _raw: tuple | None
-    _op: str
+    _op: Any  # the Primitive that made it ("" for a leaf)
     _saved: tuple
     _hooks: list | None
+    _marks: int | None
     _version: int = 0
     _changes: list[int] | None = None
     _former: list[tuple[int, TensorBase]] | None = None
@@ -414,15 +418,12 @@ def RETAIN_GRAD(grad: TensorBase) -> None:  # noqa: N802 - a marker, compared by
     """The hook retain_grad() registers; the engine stores the gradient when it meets it."""
 
 
-# Whether an in-place change ever gave a recorded tensor a new graph (`Tensor._former`): only
-# then does backward look up which graph each op's inputs had when the op was recorded.
-REBOUND = [False]
-# Whether a complex tensor that requires grad was ever recorded: only then does backward check
-# that each complex node's op is one whose VJP handles complex values (`engine.COMPLEX_SAFE`).
-COMPLEX_IN_GRAPH = [False]
-# Whether a vmap batch was ever entered: only then does backward look for gradients that cross
-# a batch's edge (to be summed over the examples) and run the Python sweep.
-BATCHED = [False]
+# A node's marks, which a sweep through it must take into account (`engine.survey` reads them
+# once per sweep): REBOUND, an in-place change gave the tensor a new graph (`_former`), so the
+# ops recorded before it look up the graph their inputs had then; COMPLEX, a complex value
+# enters the graph here, so the complex nodes after it are checked against their op's
+# `complex` fact.
+REBOUND, COMPLEX = 1, 2
 EPOCH = [0]  # how many in-place changes the process has made (versions are checked only after one)
 
 
@@ -437,7 +438,7 @@ def _with_graph_of(t: TensorBase) -> TensorBase:
 def _take_graph(t: TensorBase, source: TensorBase) -> None:
     """Give `t` the recorded graph of `source` (what made it, and from what)."""
     t._parents, t._vjps, t._inputs, t._raw = source._parents, source._vjps, source._inputs, source._raw
-    t._op, t._saved, t._trace = source._op, source._saved, source._trace
+    t._op, t._saved, t._trace, t._marks = source._op, source._saved, source._trace, source._marks
 
 
 def _keep_former_graph(t: TensorBase, old: TensorBase) -> None:
@@ -445,7 +446,13 @@ def _keep_former_graph(t: TensorBase, old: TensorBase) -> None:
     to the graph `t` had (`old`'s), as PyTorch's edges point to the old grad_fn."""
     if old._vjps:
         t._former = [*(t._former or ()), (EPOCH[0], old)]
-        REBOUND[0] = True
+        mark(t, REBOUND)
+
+
+def mark(t: TensorBase, marks: int) -> TensorBase:
+    """Add `marks` (`REBOUND`, `COMPLEX`) to the node `t`."""
+    t._marks = marks | (t._marks or 0)
+    return t
 
 
 def bump_version(t: TensorBase) -> None:
@@ -462,7 +469,7 @@ def changes_since(t: TensorBase, epoch: int) -> int:
 
 
 def record(
-    op: str,
+    op: Any,
     data: Any,
     backend: backends.Backend,
     inputs: Sequence[Any],
@@ -471,8 +478,8 @@ def record(
     saves_output: bool = False,
     raw_inputs: tuple | None = None,
 ) -> TensorBase:
-    """The only place the graph grows: wrap `data` and, when recording, remember how to
-    send a gradient back to each input that needs one (``vjps[i](ns, grad, out, *inputs)``
+    """The only place the graph grows: wrap `data` and, when recording, remember the op (a
+    `Primitive`) and how to send a gradient back to each input that needs one (``vjps[i](ns, grad, out, *inputs)``
     is `inputs[i]`'s gradient). Inputs that are not tensors (Python scalars) get none.
 
     `saved` names the tensors whose values the VJPs read (default: all inputs) and

@@ -28,7 +28,7 @@ def _values(t: TensorBase | None) -> str:
 
 def _label(t: TensorBase, name: str | None) -> str:
     lines = [name] if name else []
-    lines.append(t._op or ("leaf" if t.requires_grad else "constant"))
+    lines.append(str(t._op) or ("leaf" if t.requires_grad else "constant"))
     lines.append(f"{t.shape} {t.dtype.name}")
     if t.numel() <= SMALL:
         lines.append(f"value {_values(t)}")

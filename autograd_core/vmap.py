@@ -26,7 +26,7 @@ import backends
 from autograd_core.namespace import tensor_namespace
 from autograd_core.primitives.vmap import enter, leave
 from autograd_core.pytree import tree_flatten, tree_unflatten
-from autograd_core.tensor_base import BATCHED, TensorBase
+from autograd_core.tensor_base import TensorBase
 
 RANDOMNESS = ("error", "different", "same")
 
@@ -130,7 +130,6 @@ def _run(
     if enclosing is not inner and enclosing.wraps(inner):
         inner = enclosing
     batch = BatchedBackend(inner, size, randomness)
-    BATCHED[0] = True
     inputs = [x if d is None else enter(x, d, batch) for x, d in zip(flat, dims)]
     with backends.use(batch):
         result = func(*tree_unflatten(spec, inputs), **kwargs)

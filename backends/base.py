@@ -104,6 +104,7 @@ class Backend:
     Attributes read by the core, tests and docs:
         name: registry name (``"numpy"``, ``"torch"``...).
         xp: the array-API namespace of the library.
+        array_type: the library's array class: `is_native` tells the library's arrays by it.
         device: the device arrays are created on (``None`` for the library's default).
         mutable: whether arrays may be updated in place (jax: no).
         lazy: whether arrays are task graphs computed on demand (dask); optimizers then call
@@ -111,6 +112,10 @@ class Backend:
         supports_float64: whether float64 arrays work.
         device_kinds: the kinds of device the library can target.
         can_compile: whether `jit` can trace a whole step into one compiled function.
+        defers_operators: whether the arrays' operators return NotImplemented for an operand of a
+            type they do not know (``x + other``), so that vmap's batched array on the other side
+            answers; where they raise instead (array_api_strict: False), vmap adopts every array
+            it meets as a batched one before an operator sees it.
     """
 
     name: str = "base"

@@ -19,7 +19,7 @@ from backends.batched import BatchedArray, BatchedNamespace, BatchedValueError
 # their own they run once per example. Every other primitive is written with array-API calls
 # alone, each batched by the namespace's rules, so its default batches as it stands.
 KERNELS = frozenset(
-    p.name for p in (getattr(P, n) for n in P.__all__) if isinstance(p, P.Primitive) and p.name != "getitem"
+    p.name for p in (getattr(P, n) for n in P.__all__) if isinstance(p, P.Primitive) and p.name != "basic_index"
 )
 
 
@@ -31,6 +31,7 @@ class BatchedBackend(Backend):
     """
 
     name = "vmap"
+    batches = True
 
     def __init__(self, inner: Backend, size: int, randomness: str = "error") -> None:
         super().__init__(BatchedNamespace(inner.xp, size, not inner.defers_operators), BatchedArray, inner.device)

@@ -120,7 +120,7 @@ def swish(x: ag.Tensor) -> ag.Tensor:
     if not isinstance(x, ag.Tensor) or not x.dtype.is_floating_point:
         got = f"a tensor of dtype {x.dtype.name}" if isinstance(x, ag.Tensor) else type(x).__name__
         raise TypeError(f"swish expects a tensor of a real floating dtype, got {got}")
-    return swish_primitive.apply(x)
+    return swish_primitive.bind(x)
 
 
 class Swish(nn.Module):

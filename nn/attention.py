@@ -69,11 +69,11 @@ def attention_weights(
         )
     # no embedding (E = 0): every score is an empty sum, 0, at any scale
     scale = 1 / (math.sqrt(query.shape[-1]) or 1.0) if scale is None else scale
-    scores = P.attention_scores.apply(query, key, scale)
+    scores = P.attention_scores.bind(query, key, scale)
     mask = _causal_mask(query, query.shape[-2], key.shape[-2]) if is_causal else _as_mask(attn_mask, query)
     if mask is not None and (shape := np.broadcast_shapes(scores.shape, mask.shape)) != scores.shape:
         scores = ag.broadcast_to(scores, shape)
-    return P.masked_softmax.apply(scores, mask)
+    return P.masked_softmax.bind(scores, mask)
 
 
 def scaled_dot_product_attention(

@@ -15,7 +15,6 @@ import numpy as np
 import autograd_core as ag
 from autograd_core import primitives as P
 from autograd_core.primitives.convolution import ConvGeometry, PoolGeometry, pool_output_size
-from autograd_core.registry import raw_namespace
 from autograd_core.tensor import Tensor
 from nn.functional_base import check_same_dtype
 
@@ -106,7 +105,7 @@ def conv2d(
                 f"conv2d: the kernel {tuple(weight.shape[2:])} (dilation {dilation}) is larger than "
                 f"the padded input {x.shape[2:]}"
             )
-    out = _with_bias(P.conv2d.apply(x, weight, ConvGeometry(stride, pads, dilation, groups)), bias)
+    out = _with_bias(P.conv2d.bind(x, weight, ConvGeometry(stride, pads, dilation, groups)), bias)
     return out[0] if unbatched else out
 
 
@@ -177,7 +176,7 @@ def conv_transpose2d(
         raise ValueError(f"conv_transpose2d: the output size {size} is not positive")
     shape = (x.shape[0], weight.shape[1] * groups, *size)
     geometry = ConvGeometry(stride, tuple((p, p) for p in padding), dilation, groups)
-    out = _with_bias(P.conv2d_grad_input.apply(x, weight, shape, geometry), bias)
+    out = _with_bias(P.conv2d_grad_input.bind(x, weight, shape, geometry), bias)
     return out[0] if unbatched else out
 
 
@@ -255,8 +254,7 @@ def max_pool2d(
         "max_pool2d", x, kernel_size, stride, padding, dilation, ceil_mode
     )
     geometry = PoolGeometry(kernel, stride, padding, dilation, ceil_mode)
-    values, indices = P.max_pool2d(raw_namespace(x.backend), x.data, geometry)
-    out = P.max_pool2d.record(values, x.backend, (x, indices, geometry))
+    out, indices = P.max_pool2d.bind(x, geometry)
     if unbatched:
         out, indices = out[0], indices[0, ...]  # the VJP keeps the batched indices it was given
     return (out, P.constant(indices, x.backend)) if return_indices else out
@@ -287,7 +285,7 @@ def avg_pool2d(
     extra = [max((o - 1) * s + k - size - 2 * p, 0) for o, size, k, s, p in zip(out, (h, w), kernel, stride, padding)]
     pads = tuple((p, p + e) for p, e in zip(padding, extra))
     ones = ag.ones((1, 1, *kernel), dtype=x.dtype, device=x.device)
-    sums = P.conv2d.apply(ag.reshape(x, (n * c, 1, h, w)), ones, ConvGeometry(stride, pads, (1, 1), 1))
+    sums = P.conv2d.bind(ag.reshape(x, (n * c, 1, h, w)), ones, ConvGeometry(stride, pads, (1, 1), 1))
     if divisor_override is not None:
         divisor: Any = divisor_override
     else:

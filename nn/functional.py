@@ -84,7 +84,7 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     x = _tensor_argument("gelu", x)
     if x.dtype.kind != "real floating":
         raise TypeError(f"gelu: expected a real floating-point tensor, got {x.dtype.name}")
-    return P.gelu.apply(x, approximate)
+    return P.gelu.bind(x, approximate)
 
 
 def softmax(input: Tensor, dim: int | None = -1, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
@@ -150,7 +150,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 def _elu(x: Tensor, alpha: float, scale: float = 1.0, input_scale: float = 1.0) -> Tensor:
     """PyTorch's ELU family: ``scale * x`` for x > 0, else ``scale * alpha * (exp(input_scale * x) - 1)``,
     with finite gradients for inputs of any size and PyTorch's derivatives at 0."""
-    return activations.elu.apply(x, alpha, scale, input_scale)
+    return activations.elu.bind(x, alpha, scale, input_scale)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -187,13 +187,13 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     >>> F.softplus(ag.asarray([0.0, 1000.0], dtype="float64")).tolist()
     [0.6931471805599453, 1000.0]
     """
-    return activations.softplus.apply(input, beta, threshold)
+    return activations.softplus.bind(input, beta, threshold)
 
 
 def _log1p_exp(x: Tensor) -> Tensor:
     """``log(1 + exp(x))`` at every x (softplus without its threshold), with first and second
     derivatives that neither overflow nor give nan for logits of any size."""
-    return activations.softplus.apply(x, 1.0, math.inf)
+    return activations.softplus.bind(x, 1.0, math.inf)
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -615,7 +615,7 @@ def binary_cross_entropy(
             "binary_cross_entropy: input values must be probabilities in [0, 1]; for logits use "
             "binary_cross_entropy_with_logits"
         )
-    losses = P.binary_cross_entropy.apply(x, t)
+    losses = P.binary_cross_entropy.bind(x, t)
     return _reduce(losses if weight is None else losses * weight, reduction)
 
 
@@ -717,7 +717,7 @@ def embedding(input: Any, weight: Tensor) -> Tensor:
             wrong = f"{low} is negative" if low < 0 else f"{high} is past the end"
             raise IndexError(f"embedding: index {wrong}; indices must lie in [0, {rows})")
     if backend is weight.backend:  # the bounds are checked above
-        picked = P.take.apply(weight, backend.xp.reshape(index.data, (-1,)), 0)
+        picked = P.take.bind(weight, backend.xp.reshape(index.data, (-1,)), 0)
     else:
         picked = ag.take(weight, ag.reshape(index, (-1,)), axis=0)
     return ag.reshape(picked, (*index.shape, *weight.shape[1:]))

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import autograd_core as ag
 from autograd_core import primitives as P
-from autograd_core.registry import common_backend, raw_namespace
+from autograd_core.registry import common_backend
 from autograd_core.tensor import Tensor
 from backends import mask_stream
 
@@ -23,10 +23,9 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     out_features, in_features = weight.shape
     if x.shape[-1:] != (in_features,):
         raise ValueError(f"linear: input shape {x.shape} does not end with in_features={in_features}")
-    backend = common_backend("linear", *(t for t in (x, weight, bias) if t is not None))
+    common_backend("linear", *(t for t in (x, weight, bias) if t is not None))
     check_same_dtype("linear", x, weight)
-    data = P.linear(raw_namespace(backend), x.data, weight.data, None if bias is None else bias.data)
-    return P.linear.record(data, backend, (x, weight, bias), saved=(x, weight))
+    return P.linear.bind(x, weight, bias, saved=(x, weight))
 
 
 def layer_norm(
@@ -41,14 +40,12 @@ def layer_norm(
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if x.shape[x.ndim - len(shape) :] != shape:
         raise ValueError(f"layer_norm: input shape {x.shape} does not end with normalized_shape {shape}")
-    backend = common_backend("layer_norm", *(t for t in (x, weight, bias) if t is not None))
+    common_backend("layer_norm", *(t for t in (x, weight, bias) if t is not None))
     check_same_dtype("layer_norm", x, weight)
     if x.dtype == "float16":
         return in_float32(lambda *wide: layer_norm(wide[0], shape, *wide[1:], eps=eps), x, weight, bias)
-    data, stats = P.layer_norm(
-        raw_namespace(backend), x.data, *(None if t is None else t.data for t in (weight, bias)), shape, eps
-    )
-    return P.layer_norm.record(data, backend, (x, weight, bias, shape, eps, stats), saved=(x, weight))
+    out, _ = P.layer_norm.bind(x, weight, bias, shape, eps, saved=(x, weight))
+    return out
 
 
 def in_float32(compute: Callable[..., Tensor], *tensors: Tensor | None) -> Tensor:

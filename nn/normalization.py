@@ -14,7 +14,7 @@ import math
 import autograd_core as ag
 from autograd_core import primitives as P
 from autograd_core.primitives.normalization import per_channel
-from autograd_core.registry import common_backend, raw_namespace
+from autograd_core.registry import common_backend
 from autograd_core.tensor import Tensor, bump_version
 from nn.functional_base import check_same_dtype, in_float32, layer_norm
 
@@ -64,20 +64,13 @@ def batch_norm(
         return _affine(input, weight, bias)
     if count == 1:
         raise ValueError(f"batch_norm: expected more than 1 value per channel when training, got input {input.shape}")
-    data, mean, var = P.batch_norm(
-        raw_namespace(backend),
-        input.data,
-        None if weight is None else weight.data,
-        None if bias is None else bias.data,
-        eps,
-    )
+    out, mean, var = P.batch_norm.bind(input, weight, bias, eps, saved=(input, weight))
     with ag.no_grad():
         for buffer, statistic in ((running_mean, mean), (running_var, var * (count / (count - 1)))):
             if buffer is not None:
                 buffer.data = buffer.data * (1 - momentum) + backend.xp.astype(statistic, buffer.data.dtype) * momentum
                 bump_version(buffer)
-    statistics = (P.constant(mean, backend), P.constant(var, backend))
-    return P.batch_norm.record(data, backend, (input, weight, bias, eps, *statistics), saved=(input, weight))
+    return out
 
 
 def group_norm(

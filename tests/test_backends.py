@@ -461,6 +461,19 @@ def test_capability_flags_are_true(backend):
     assert backend.is_native(array) and not backend.is_native([0.0, 0.0])
 
 
+def test_the_contract_documents_every_attribute():
+    """Each public attribute of `Backend` (a class attribute, or one `__init__` sets) is named
+    in the Attributes section of its docstring."""
+    import re
+
+    from backends.base import Backend
+
+    documented = set(re.findall(r"^ {8}(\w+):", Backend.__doc__, re.MULTILINE))
+    flags = {k for k, v in vars(Backend).items() if not callable(v)}
+    attributes = {k for k in flags | set(vars(Backend(np, np.ndarray))) if not k.startswith("_")}
+    assert attributes - documented == set()
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("decoupled", [True, False], ids=["adamw", "adam"])
 def test_numpy_fused_adam_is_bit_identical_to_the_reference(dtype, decoupled):

@@ -232,7 +232,7 @@ KERNELS = {  # name: call(backend, host -> array), from host arrays to one array
     "scatter": lambda b, a: kernel(
         b, P.scatter, a(VALUES[:3, None, :2]), (6, 4), (slice(5, 0, -2), None, slice(None, None, 3))
     ),
-    "getitem": lambda b, a: kernel(b, P.basic_index, a(VALUES), (slice(None, None, -3), 1)),
+    "basic_index": lambda b, a: kernel(b, P.basic_index, a(VALUES), (slice(None, None, -3), 1)),
     "erf": lambda b, a: kernel(b, P.erf_kernel, a(np.linspace(-7, 7, 57))),
     "gelu_backward": lambda b, a: kernel(b, P.gelu_backward, a(VALUES), a(VALUES * 3), "none"),
     "cross_entropy_rows": lambda b, a: kernel(b, P.cross_entropy_rows, a(LOGITS), a(TARGET)),

@@ -590,6 +590,6 @@ def _recorded_ops(out: Any) -> set[str]:
             continue
         seen.add(id(node))
         if node._op:
-            ops.add(node._op)
+            ops.add(node._op.name)
         stack.extend(node._parents or ())
     return ops

@@ -170,7 +170,7 @@ CASES = {
     "einsum_diagonal": fn_case(lambda a: ag.einsum("ii->i", a), (4, 4)),
     "einsum_ellipsis_three": fn_case(lambda a, b, c: ag.einsum("...i,ij,j", a, b, c), (2, 3, 4), (4, 5), (5,)),
     # indexing
-    "getitem": fn_case(lambda x: (x[1:, ::2] * x[:2, -2:])[:, None, ..., ::-1], (3, 4, 2)),
+    "basic_index": fn_case(lambda x: (x[1:, ::2] * x[:2, -2:])[:, None, ..., ::-1], (3, 4, 2)),
     "setitem_scatter": fn_case(setitem, (4, 3), (2,)),
     "scatter_add_index_add": fn_case(
         lambda x, src: x.scatter_add(1, ag.tensor([[0, 2, 0], [1, 1, 3]]), src), (2, 4), (2, 3)
@@ -447,7 +447,7 @@ def test_fallback_list():
     missing = {name for name in ours() if registry[name].jvp is None}
     assert missing == set(ON_THE_FALLBACK)
     assert {
-        "relu", "erf", "gelu", "attention_scores", "masked_softmax", "getitem", "scatter", "index_add",
-        "take", "to", "conv2d", "conv2d_grad_input", "conv2d_grad_weight", "max_pool2d", "linear", "einsum",
+        "relu", "erf", "gelu", "attention_scores", "masked_softmax", "basic_index", "scatter", "index_add",
+        "take", "to_backend", "conv2d", "conv2d_grad_input", "conv2d_grad_weight", "max_pool2d", "linear", "einsum",
         "cross_entropy", "binary_cross_entropy", "layer_norm", "batch_norm", "rnn_tanh", "rnn_relu", "lstm", "gru",
     } <= ours()  # fmt: skip

@@ -37,7 +37,7 @@ INNERS = ["numpy", "torch", pytest.param("jax", marks=pytest.mark.slow), "array_
 ON_THE_LOOP = {
     "adam_update": "an optimizer step on the parameters, not a function of one example",
     "map_batch_chunks": "runs a function of its caller on chunks of a batch: what it computes is not known",
-    "to": "moves values between backends through the host",
+    "to_backend": "moves values between backends through the host",
 }
 
 

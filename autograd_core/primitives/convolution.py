@@ -302,7 +302,7 @@ def scatter_to_maxima(ns: Any, grad: Any, indices: Any, input_shape: tuple[int, 
 max_pool2d_backward = Primitive("max_pool2d_backward", _max_pool2d_backward, differentiable=scatter_to_maxima)
 
 
-def _max_pool2d_tangent(ns: Any, tangents: tuple, out: Any, x: Any, indices: Any, geometry: PoolGeometry) -> Any:
+def _max_pool2d_tangent(ns: Any, tangents: tuple, out: Any, x: Any, geometry: PoolGeometry, indices: Any) -> Any:
     """Each window's maximum moves with the input's tangent at its position: a gather (the
     adjoint of the backward's scatter-add) at the forward's `indices`."""
     tangent = tangents[0]
@@ -314,7 +314,8 @@ def _max_pool2d_tangent(ns: Any, tangents: tuple, out: Any, x: Any, indices: Any
 max_pool2d = Primitive(
     "max_pool2d",
     _max_pool2d,
-    vjps=(lambda ns, g, out, x, indices, geometry: max_pool2d_backward(ns, g, indices, x.shape, geometry), None, None),
+    vjps=(lambda ns, g, out, x, geometry, indices: max_pool2d_backward(ns, g, indices, x.shape, geometry), None, None),
     saves="none",
     jvp=_max_pool2d_tangent,
+    side_outputs=1,
 )

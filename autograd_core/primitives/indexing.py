@@ -31,11 +31,12 @@ def _scatter(ns: Any, values: Any, shape: tuple[int, ...], key: tuple) -> Any:
 
 
 basic_index = Primitive(
-    "getitem",
+    "basic_index",
     _getitem,
     vjps=(lambda ns, g, out, x, key: scatter(ns, g, x.shape, key), None),
     saves="none",
     jvp="linear",
+    complex="safe",
 )
 scatter = Primitive(
     "scatter",
@@ -43,6 +44,7 @@ scatter = Primitive(
     vjps=(lambda ns, g, out, v, shape, key: basic_index(ns, g, key), None, None),
     saves="none",
     jvp="linear",
+    complex="safe",
 )
 
 
@@ -76,6 +78,7 @@ index_add = Primitive(
     vjps=(lambda ns, g, out, v, shape, axis, index: ns.take(g, index, axis=axis), None, None, None),
     saves="none",
     jvp=lambda ns, tangents, out, v, shape, axis, index: index_add(ns, tangents[0], shape, axis, index),
+    complex="safe",
 )
 take = Primitive(
     "take",
@@ -83,6 +86,7 @@ take = Primitive(
     vjps=(lambda ns, g, out, x, index, axis: index_add(ns, g, x.shape, axis, index), None, None),
     saves="none",
     jvp=lambda ns, tangents, out, x, index, axis: take(ns, tangents[0], index, axis),
+    complex="safe",
 )
 
 
@@ -100,7 +104,7 @@ def move(x: TensorBase, target: backends.Backend) -> TensorBase:
 
 
 to_backend = Primitive(
-    "to",
+    "to_backend",
     _to_backend,
     vjps=(lambda ns, g, out, x, target, source: to_backend(ns, g, source, target), None, None),
     differentiable=lambda ns, values, target, source: move(values, target),

@@ -92,10 +92,8 @@ def fused_cross_entropy(logits: TensorBase, target: Any, valid: Any, reduction: 
     backend = logits.backend
     ns = raw_namespace(backend)
     classes = ns.arange(logits.shape[1], dtype=target.dtype, device=backend.device)
-    raw = (logits.data, target, classes, valid, reduction)
     constants = tuple(None if a is None else TensorBase._wrap(a, backend) for a in (target, classes, valid))
-    inputs = (logits, *constants, reduction)
-    return cross_entropy.record(cross_entropy(ns, *raw), backend, inputs, saved=(logits,), raw_inputs=raw)
+    return cross_entropy.bind(logits, *constants, reduction, saved=(logits,))
 
 
 _BCE_EPSILON = 9.999999960041972e-13  # PyTorch's 1e-12 (a C float), the least x(1-x) its gradient divides by

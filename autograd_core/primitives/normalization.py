@@ -133,6 +133,7 @@ layer_norm = Primitive(  # the engine sums the weight's and bias's gradients ove
     )
     + (lambda ns, g, out, x, weight, bias, shape, eps, stats: g, None, None, None),
     jvp=_layer_norm_tangent,
+    side_outputs=1,
 )
 
 
@@ -210,4 +211,5 @@ batch_norm = Primitive(  # the backward kernels reuse the forward's batch statis
     )
     + (None, None, None),
     jvp=_batch_norm_tangent,
+    side_outputs=2,
 )
