@@ -534,18 +534,27 @@ _elementwise = _compile_elementwise()
 
 
 def _keep_heap_padding() -> None:
-    """Ask glibc to keep 64 MiB free at the top of the heap (``mallopt(M_TOP_PAD)``) unless the
-    user chose a padding (``MALLOC_TOP_PAD_``). A training step allocates and frees the same
-    large temporaries every time; with glibc's default the heap's top goes back to the system
-    after each step and its pages fault in again on the next, which cost 20-30 ms of an 80 ms
-    GPT step here (`python -m bench --workloads gpt`). Elsewhere (macOS, musl) nothing changes."""
-    if os.environ.get("MALLOC_TOP_PAD_") is not None or not sys.platform.startswith("linux"):
+    """Keep AUTOGRAD_NUMPY_TOP_PAD MiB free at the top of glibc's heap (``mallopt(M_TOP_PAD)``)
+    where that is set; unset or empty, the allocator is left alone, as the setting is the whole
+    process's, not this backend's. A training step allocates and frees the same large
+    temporaries every time; with glibc's default the heap's top goes back to the system after
+    each step and its pages fault in again on the next, which cost 20-30 ms of an 80 ms GPT
+    step here with 64 (`python -m bench --workloads gpt --numpy-top-pad 64`). Elsewhere (macOS,
+    musl) nothing changes."""
+    text = os.environ.get("AUTOGRAD_NUMPY_TOP_PAD", "").strip()
+    if not text:
+        return
+    if not (text.isdecimal() and int(text) < 2048):  # mallopt takes a C int of bytes
+        raise ValueError(
+            f"AUTOGRAD_NUMPY_TOP_PAD={text!r} is not accepted: use a number of MiB from 0 to 2047, or unset it"
+        )
+    if not sys.platform.startswith("linux"):
         return
     try:
         libc = ctypes.CDLL("libc.so.6")
     except OSError:  # not glibc
         return
-    libc.mallopt(_M_TOP_PAD, 64 << 20)
+    libc.mallopt(_M_TOP_PAD, int(text) << 20)
 
 
 _M_TOP_PAD = -2  # from glibc's malloc.h

@@ -6,6 +6,7 @@
     python -m bench --workloads cnn          # one training step of the MNIST CNN at batch 64
     python -m bench --workloads fullbatch --threads 1   # rows/s of a full-batch step: numpy, dask 1 and 2 workers
     python -m bench --workloads transforms --threads 1  # per-sample gradients and an HVP against torch.func and jax
+    python -m bench --workloads gpt --numpy-top-pad 64  # numpy with 64 MiB of heap padding (--compare to a run without)
     python -m bench --compare results/a.json results/b.json
     python -m bench --list                   # the implementations and whether they run here
     python -m bench --full --reference       # the reference run: written to the repository's results/
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import shutil
 import sys
 import time
@@ -154,6 +156,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "number of cores also pins the process to that many cores (default: 1).",
     )
     p.add_argument("--no-pin", action="store_true", help="Do not pin the process to --threads cores.")
+    p.add_argument(
+        "--numpy-top-pad",
+        type=_count(0),
+        metavar="MIB",
+        help="Run the numpy backend with MIB MiB of heap padding (sets AUTOGRAD_NUMPY_TOP_PAD; default: "
+        "the environment's, unset: glibc's default). The allocator is the whole process's, so time with and "
+        "without it in two runs and --compare them.",
+    )
     timing = p.add_argument_group("timing (each overrides the quick or full preset)")
     timing_flags = (
         ("--warmup", _count(0), "Untimed steps before timing"),
@@ -279,6 +289,8 @@ def main(argv: list[str] | None = None) -> int:
         print(report.compare(*runs, (a.name, b.name)))
         return 0
     thread_setup = threads.configure_environment(args.threads, pin=not args.no_pin)
+    if args.numpy_top_pad is not None:  # before the numpy backend is made, which reads it
+        os.environ["AUTOGRAD_NUMPY_TOP_PAD"] = str(args.numpy_top_pad)
 
     from bench import machine, report, runner
     from bench.progress import Progress

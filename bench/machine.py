@@ -139,7 +139,7 @@ def source_facts() -> dict[str, Any]:
 
 
 def at_start() -> dict[str, Any]:
-    """What can be known before the run: versions, CPU, load, time."""
+    """What can be known before the run: versions, CPU, the numpy backend's heap padding, load, time."""
     return {
         "started": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         "python": sys.version.split()[0],
@@ -148,6 +148,7 @@ def at_start() -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "versions": versions(),
         "git": git_commit(),
+        "numpy_top_pad_mib": os.environ.get("AUTOGRAD_NUMPY_TOP_PAD", "").strip() or None,
         "load_start": load_average(),
     }
 

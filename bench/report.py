@@ -320,7 +320,7 @@ def compare(a: dict[str, Any], b: dict[str, Any], names: tuple[str, str] = ("A",
     """Two runs side by side: every point measured in both, with the ratio B / A of the
     minimums and of the medians, and the machine facts in which they differ."""
     lines = [_describe(f"A = {names[0]}", a), _describe(f"B = {names[1]}", b)]
-    for field in ("cpu", "platform"):
+    for field in ("cpu", "platform", "numpy_top_pad_mib"):
         if a["machine"].get(field) != b["machine"].get(field):
             lines.append(f"differs: {field}: {a['machine'].get(field)!r} vs {b['machine'].get(field)!r}")
     va, vb = a["machine"].get("versions", {}), b["machine"].get("versions", {})

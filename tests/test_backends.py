@@ -53,6 +53,24 @@ def test_set_backend_changes_the_default(monkeypatch):
     assert backends.current() is chosen is backends.get("numpy")
 
 
+def test_the_numpy_backend_pads_the_heap_only_when_asked():
+    """``mallopt(M_TOP_PAD)`` changes the allocator of the whole process: the numpy backend
+    calls it only when AUTOGRAD_NUMPY_TOP_PAD (MiB) asks for it."""
+    code = (
+        "import ctypes; calls = []; real = ctypes.CDLL\n"
+        "class Libc:\n"
+        "    def mallopt(self, *args): calls.append(args)\n"
+        "ctypes.CDLL = lambda name, *a, **k: Libc() if name == 'libc.so.6' else real(name, *a, **k)\n"
+        "import autograd_core as ag; (ag.tensor([1.0]) * 2).sum(); print(calls)"
+    )
+    assert run_python(code, AUTOGRAD_BACKEND="numpy", AUTOGRAD_NUMPY_TOP_PAD="").stdout.strip() == "[]"
+    if sys.platform.startswith("linux"):
+        asked = run_python(code, AUTOGRAD_BACKEND="numpy", AUTOGRAD_NUMPY_TOP_PAD="64")
+        assert asked.stdout.strip() == f"[(-2, {64 << 20})]", asked.stderr
+    refused = run_python(code, AUTOGRAD_BACKEND="numpy", AUTOGRAD_NUMPY_TOP_PAD="lots")
+    assert refused.returncode != 0 and "AUTOGRAD_NUMPY_TOP_PAD='lots'" in refused.stderr
+
+
 @pytest.mark.slow  # starts Python subprocesses
 def test_environment_variable_selects_and_only_that_library_is_imported():
     code = (

@@ -95,6 +95,22 @@ def test_compare_two_runs(tiny_run):
     assert "2.00" in text and "ours:numpy" in text
 
 
+def test_numpy_top_pad_is_the_run_s_and_compare_names_it(tiny_run, tmp_path):
+    """``--numpy-top-pad`` runs the numpy backend with that heap padding (AUTOGRAD_NUMPY_TOP_PAD,
+    the whole process's allocator): the run records it, and comparing it with a run without
+    says so."""
+    out = tmp_path / "padded.json"
+    command = [sys.executable, "-m", "bench", "--backends", "numpy", "--baselines", "none", "--workloads", "mlp"]
+    command += ["--batches", "8", "--warmup", "0", "--steps", "1", "--min-time", "0", "--max-steps", "1"]
+    command += ["--numpy-top-pad", "64", "--json", str(out), "--no-progress", "--no-plot"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    plain, padded = report.load(tiny_run[0]), report.load(out)
+    assert (plain["machine"]["numpy_top_pad_mib"], padded["machine"]["numpy_top_pad_mib"]) == (None, "64")
+    text = report.compare(plain, padded)
+    assert "differs: numpy_top_pad_mib: None vs '64'" in text and "ours:numpy" in text
+
+
 class _ForgetsReluMask(_MLP):
     """A plausible bug: the backward pass lets gradients through dead ReLUs."""
 
