@@ -144,7 +144,7 @@ def main(steps: int = 100) -> list[float]:
         loss.backward()
         opt.step()
         losses.append(loss.item())
-    print(swish_primitive)
+    print(repr(swish_primitive))
     print(f"{backends.current().name}: mean squared error {losses[0]:.4f} -> {losses[-1]:.5f} in {steps} Adam steps")
     return losses
 
