@@ -80,6 +80,26 @@ def test_provenance_names_every_commit_of_a_mixed_set():
     assert renderers.provenance(runs[:1]) == "Measured on commit `bbb`, 2026-12-02."
 
 
+@pytest.fixture
+def without_git(tmp_path, monkeypatch):
+    """git is not on PATH, as in a tree without its history (a release tarball, ``git archive``),
+    and no commit's day it gave before is remembered."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    renderers._commit_date.cache_clear()
+    yield
+    renderers._commit_date.cache_clear()
+
+
+def test_without_git_the_blocks_keep_the_days_they_name(without_git):
+    """Runs without a timestamp take their commit's day from git: without it the blocks are
+    checked all but that day, and rewriting them keeps the day they name."""
+    undated = [b for _, b in BLOCKS if figures.UNKNOWN_DAY in renderers.render(b["name"], b["sources"].split())]
+    assert undated  # the examples' runs record no timestamp
+    assert [figures.block_problem(b) for b in undated] == [None] * len(undated)
+    for text in PAGES.values():
+        assert figures.rewritten(text) == (text, [])
+
+
 # --- freshness: reported by tools/figures.py --check, never a test failure ---------------------------------
 def _tree(tmp_path, source: str = "x = 1\n"):
     """A repository in `tmp_path` with one example and one run of it, made on `source`."""
