@@ -116,6 +116,8 @@ class Backend:
             type they do not know (``x + other``), so that vmap's batched array on the other side
             answers; where they raise instead (array_api_strict: False), vmap adopts every array
             it meets as a batched one before an operator sees it.
+        batches: whether each array holds a batch of examples (vmap's backend, True there
+            alone): a reverse sweep on it adopts the arrays its VJPs meet, in the Python loop.
     """
 
     name: str = "base"
@@ -125,6 +127,7 @@ class Backend:
     device_kinds: tuple[str, ...] = ("cpu",)
     can_compile: bool = False
     defers_operators: bool = True  # `x + other` returns NotImplemented for an unknown `other` (vmap's arrays)
+    batches: bool = False  # its arrays each hold a batch of examples (vmap's backend): sweeps adopt what they meet
 
     def __init__(self, xp: Any, array_type: type, device: Any = None) -> None:
         self.xp = xp
