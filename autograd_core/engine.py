@@ -86,10 +86,6 @@ def survey(order: list[TensorBase], backend: backends.Backend) -> tuple[bool, in
     return elsewhere, marks
 
 
-def _parents(node: TensorBase) -> Sequence[TensorBase]:
-    return node._parents
-
-
 def _parents_then(node: TensorBase) -> list[TensorBase]:
     """`node`'s parents with the graphs they had when `node` was recorded: a parent changed in
     place afterwards hands over the tensor that kept its former graph (as PyTorch's edges
