@@ -9,18 +9,17 @@
 """
 
 import math
+import sys
 
-from autograd_core import fft, linalg, onnx, primitives, registry, special
-from autograd_core.anomaly import detect_anomaly, is_anomaly_enabled
-from autograd_core.compile import CompileFallbackWarning, compile
-
-# before creation's names: importing the module `autograd_core.tensor` binds the package's
-# attribute `tensor`, which must end as the function `tensor`
-from autograd_core.tensor import Tensor  # isort: skip
-from autograd_core import func  # noqa: E402 - after the ops it transforms
-from autograd_core.checkpoint import checkpoint
-from autograd_core.creation import *  # noqa: F403
-from autograd_core.dtypes import (
+from autograd_core import primitives
+from autograd_core.autodiff.engine import grad
+from autograd_core.autodiff.function import Function, FunctionCtx, custom_vjp, once_differentiable
+from autograd_core.autodiff.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from autograd_core.autodiff.tensor import Tensor
+from autograd_core.export import onnx, viz
+from autograd_core.graph import namespace as _namespace, registry
+from autograd_core.graph.anomaly import detect_anomaly, is_anomaly_enabled
+from autograd_core.graph.dtypes import (
     DType,
     as_dtype,
     bool,
@@ -43,16 +42,10 @@ from autograd_core.dtypes import (
     uint32,
     uint64,
 )
-from autograd_core.einsum import einsum
-from autograd_core.elementwise import *  # noqa: F403
-from autograd_core.engine import grad
-from autograd_core.function import Function, FunctionCtx, custom_vjp, once_differentiable
-from autograd_core.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from autograd_core.gradcheck import GradcheckError, gradcheck, gradgradcheck
-from autograd_core.info import __array_namespace_info__
-from autograd_core.linalg import tensordot, vecdot
-from autograd_core.manipulation import *  # noqa: F403
-from autograd_core.ops import (
+from autograd_core.graph.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from autograd_core.graph.tensor_base import Device
+from autograd_core.ops import fft, linalg, special
+from autograd_core.ops.core import (
     abs,
     add,
     astype,
@@ -121,13 +114,31 @@ from autograd_core.ops import (
     var,
     where,
 )
-from autograd_core.searching import *  # noqa: F403
-from autograd_core.statistics import *  # noqa: F403
-from autograd_core.tensor_base import Device
+from autograd_core.ops.creation import *  # noqa: F403
+from autograd_core.ops.einsum import einsum
+from autograd_core.ops.elementwise import *  # noqa: F403
+from autograd_core.ops.info import __array_namespace_info__
+from autograd_core.ops.linalg import tensordot, vecdot
+from autograd_core.ops.manipulation import *  # noqa: F403
+from autograd_core.ops.searching import *  # noqa: F403
+from autograd_core.ops.statistics import *  # noqa: F403
+from autograd_core.transforms import func
+from autograd_core.transforms.checkpoint import checkpoint
+from autograd_core.transforms.compile import CompileFallbackWarning, compile
+
+# the public submodules keep the paths users import them by (`from autograd_core.func import vmap`,
+# as `torch.func`), whichever layer's folder holds them
+LAYERS = ("graph", "ops", "autodiff", "transforms", "export")  # the folders, not names of the namespace
+PUBLIC_SUBMODULES = {"fft": fft, "func": func, "linalg": linalg, "onnx": onnx, "special": special, "viz": viz}
+for _name, _module in PUBLIC_SUBMODULES.items():
+    sys.modules[f"{__name__}.{_name}"] = _module
+_namespace.set_tensor_namespace(sys.modules[__name__])
 
 __array_api_version__ = "2024.12"
 e, inf, nan, pi, newaxis = math.e, math.inf, math.nan, math.pi, None
 
 __all__ = [
-    name for name in dir() if not name.startswith("_") and name not in ("math", "primitives", "registry", "tensor_base")
+    name
+    for name in dir()
+    if not name.startswith("_") and name not in ("math", "sys", "primitives", "registry", "PUBLIC_SUBMODULES", *LAYERS)
 ]

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from importlib.metadata import entry_points
 
-from backends.base import Backend, get_rng_state, host_rng, manual_seed, set_rng_state
+from backends.contract.backend import Backend, get_rng_state, host_rng, manual_seed, set_rng_state
 
 __all__ = [
     "Backend",

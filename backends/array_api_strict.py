@@ -6,7 +6,7 @@ from __future__ import annotations
 import array_api_strict as xp
 import numpy as np
 
-from backends.base import Backend
+from backends.contract.backend import Backend
 
 
 class StrictBackend(Backend):

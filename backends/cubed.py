@@ -53,11 +53,11 @@ except ImportError as e:  # the entry point is installed without the library: sa
     ) from e
 
 from autograd_core import primitives as P
-from autograd_core.namespace import raw_namespace
+from autograd_core.graph.namespace import raw_namespace
+from autograd_core.graph.pytree import tree_map
 from autograd_core.primitives.convolution import tap
-from autograd_core.pytree import tree_map
-from backends.base import Backend
-from backends.namespaces import CompletedNamespace
+from backends.contract.backend import Backend
+from backends.contract.namespaces import CompletedNamespace
 
 EXECUTORS = ("threads", "processes", "single-threaded", "lithops", "modal", "beam", "dask", "ray", "spark", "coiled")
 ON_HOST = ("argsort", "sort", "nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values")

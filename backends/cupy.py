@@ -9,8 +9,9 @@ import cupyx
 import cupyx.scipy.special
 
 from autograd_core import primitives as P
+from autograd_core.primitives import special
 from autograd_core.primitives.convolution import scatter_to_maxima
-from backends.base import Backend
+from backends.contract.backend import Backend
 
 
 class CupyBackend(Backend):
@@ -57,8 +58,6 @@ def create(device: str | None = None) -> Backend:
 
 # --- special functions: cupyx.scipy.special's ----------------------------------------------------
 def _register_special_kernels() -> None:
-    from autograd_core.primitives import special
-
     for name in ("erfc", "erfinv", "ndtri", "log_ndtr", "gammaln", "i0", "i0e", "i1", "i1e"):
         function = getattr(cupyx.scipy.special, name)
         getattr(special, name).kernel("cupy")(lambda ns, x, function=function: function(x))

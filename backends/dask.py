@@ -55,8 +55,10 @@ from dask.utils import parse_bytes
 
 import backends
 from autograd_core import primitives as P
-from autograd_core.namespace import raw_namespace
-from backends.base import Backend
+from autograd_core.graph.namespace import raw_namespace
+from autograd_core.graph.registry import registry
+from autograd_core.primitives import special
+from backends.contract.backend import Backend
 from backends.dask_kernels import (
     Namespace,
     map_batch_chunks,
@@ -577,8 +579,6 @@ def create(device: str | None = None) -> Backend:
 
 # --- special functions: the numpy backend's on each chunk ------------------------------------
 def _register_special_kernels() -> None:
-    from autograd_core.primitives import special
-
     for primitive in special.SPECIAL_KERNELS:
         primitive.kernel("dask")(functools.partial(_special_on_chunks, primitive.name))
 
@@ -590,8 +590,6 @@ def _special_on_chunks(name: str, ns: Any, x: da.Array, *order: int) -> da.Array
 
 
 def _special_block(name: str, order: tuple, block: np.ndarray) -> np.ndarray:
-    from autograd_core.registry import registry
-
     return registry[name](raw_namespace(backends.get("numpy")), block, *order)
 
 

@@ -20,10 +20,10 @@ import dask.array as da
 import numpy as np
 
 import backends
-from autograd_core.namespace import RawNamespace, raw_namespace
-from autograd_core.pytree import tree_flatten, tree_map, tree_unflatten
-from autograd_core.registry import registry
-from backends.namespaces import CompletedNamespace
+from autograd_core.graph.namespace import RawNamespace, raw_namespace
+from autograd_core.graph.pytree import tree_flatten, tree_map, tree_unflatten
+from autograd_core.graph.registry import registry
+from backends.contract.namespaces import CompletedNamespace
 
 
 def per_chunk(func: Callable[..., Any], arrays: Sequence[da.Array], core_ndims: Sequence[int]) -> Any:

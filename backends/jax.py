@@ -11,8 +11,9 @@ import jax.scipy.special
 import numpy as np
 
 from autograd_core import primitives as P
+from autograd_core.primitives import special
 from autograd_core.primitives.convolution import scatter_to_maxima, tap
-from backends.base import Backend
+from backends.contract.backend import Backend
 
 jax.config.update("jax_enable_x64", True)
 
@@ -138,8 +139,6 @@ def create(device: str | None = None) -> Backend:
 
 # --- special functions: jax.scipy.special's ----------------------------------------------------
 def _register_special_kernels() -> None:
-    from autograd_core.primitives import special
-
     for name in ("erfc", "erfinv", "ndtri", "log_ndtr", "gammaln", "i0", "i0e", "i1", "i1e"):
         function = getattr(jax.scipy.special, name)
         getattr(special, name).kernel("jax")(lambda ns, x, function=function: function(x))

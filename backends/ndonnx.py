@@ -2,7 +2,7 @@
 too, computed by onnxruntime as each op is added (spox's value propagation), so the engine runs
 eagerly on it like on any library; an array made by `ndonnx.argument` (a placeholder) has a
 shape and a dtype but no values, and everything computed from it is a graph that
-`ndonnx.build` turns into an ONNX model. `autograd_core.onnx` exports models and training
+`ndonnx.build` turns into an ONNX model. `autograd_core.export.onnx` exports models and training
 steps that way.
 
 Arrays are immutable as the engine sees them (item assignment makes a new graph node, which
@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from backends import BackendUnavailableError
-from backends.base import Backend
-from backends.namespaces import CompletedNamespace
+from backends.contract.backend import Backend
+from backends.contract.namespaces import CompletedNamespace
 
 try:
     import ndonnx as ndx

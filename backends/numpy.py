@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from autograd_core import primitives as P
+from autograd_core.primitives import special
 from autograd_core.primitives.convolution import pool_padding, scatter_to_maxima
-from backends import mask_stream
-from backends.base import Backend
+from backends.contract import mask_stream
+from backends.contract.backend import Backend
 
 
 class NumpyBackend(Backend):
@@ -575,8 +576,6 @@ def _register_special_kernels() -> None:
 
     if importlib.util.find_spec("scipy") is None:
         return
-    from autograd_core.primitives import special
-
     for name in ("erfc", "erfinv", "ndtri", "log_ndtr", "gammaln", "i0", "i0e", "i1", "i1e"):
         getattr(special, name).kernel("numpy")(lambda ns, x, name=name: _scipy_special(name, x))
     special.polygamma.kernel("numpy")(

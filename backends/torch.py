@@ -9,9 +9,10 @@ import numpy as np
 import torch
 
 from autograd_core import primitives as P
+from autograd_core.primitives import special
 from backends import torch_jit
-from backends.base import Backend
-from backends.namespaces import CompletedNamespace
+from backends.contract.backend import Backend
+from backends.contract.namespaces import CompletedNamespace
 
 
 class _Namespace(CompletedNamespace):
@@ -310,8 +311,6 @@ def _fusable(param, grad, exp_avg, exp_avg_sq) -> bool:
 
 # --- special functions: torch.special's ------------------------------------------------------
 def _register_special_kernels() -> None:
-    from autograd_core.primitives import special
-
     for name in ("erfc", "erfinv", "ndtri", "log_ndtr", "gammaln", "i0", "i0e", "i1", "i1e"):
         function = getattr(torch.special, name)
         getattr(special, name).kernel("torch")(lambda ns, x, function=function: function(x))

@@ -1,4 +1,4 @@
-"""The torch backend's tracing compiler (`TorchBackend.jit`, behind `autograd_core.compile`).
+"""The torch backend's tracing compiler (`TorchBackend.jit`, behind `autograd_core.transforms.compile`).
 
 A pure function of torch tensors (a training step: forward, the engine's backward sweep and
 the optimizer update, all running torch ops) is traced once per input signature by
@@ -27,9 +27,9 @@ import torch
 from torch._inductor.compile_fx import compile_fx
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from autograd_core import pytree
+from autograd_core.graph import pytree
 
-log = logging.getLogger("autograd_core.compile")
+log = logging.getLogger("autograd_core.transforms.compile")
 
 
 COMPILERS = ("inductor", "none")

@@ -161,7 +161,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=_count(0),
         metavar="MIB",
         help="Run the numpy backend with MIB MiB of heap padding (sets AUTOGRAD_NUMPY_TOP_PAD; default: "
-        "the environment's, unset: glibc's default). The allocator is the whole process's, so time with and "
+        "the environment's, where unset glibc's own). The allocator is the whole process's, so time with and "
         "without it in two runs and --compare them.",
     )
     timing = p.add_argument_group("timing (each overrides the quick or full preset)")

@@ -15,7 +15,7 @@ import numpy as np
 
 import autograd_core as ag
 import nn
-from backends import mask_stream
+from backends.contract import mask_stream
 from bench.problems import CNN_DROPOUT, CNN_IMAGE, mnist_cnn
 from example_support import cli, plots, records
 from example_support.data import Split, load_mnist

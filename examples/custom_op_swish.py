@@ -22,7 +22,7 @@ import autograd_core as ag
 import backends
 import nn
 import optim
-from autograd_core.registry import Primitive
+from autograd_core.graph.registry import Primitive
 
 
 def _sigmoid(ns: Any, x: Any) -> Any:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from autograd_core.tensor import Tensor
+from autograd_core.autodiff.tensor import Tensor
 from nn import functional as F
 from nn.module import Module
 

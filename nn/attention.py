@@ -16,8 +16,8 @@ import numpy as np
 
 import autograd_core as ag
 from autograd_core import primitives as P
-from autograd_core.registry import common_backend
-from autograd_core.tensor import Tensor
+from autograd_core.autodiff.tensor import Tensor
+from autograd_core.graph.registry import common_backend
 from nn.functional_base import dropout, linear
 
 _CAUSAL: dict[tuple[int, int, int], Any] = {}  # (id(backend), L, S) -> the lower-triangular bool array

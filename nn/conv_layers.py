@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 import autograd_core as ag
-from autograd_core.tensor import Tensor
+from autograd_core.autodiff.tensor import Tensor
 from nn import convolution as C, init, spatial
 from nn.module import Module, Parameter
 

@@ -14,8 +14,8 @@ import numpy as np
 
 import autograd_core as ag
 from autograd_core import primitives as P
+from autograd_core.autodiff.tensor import Tensor
 from autograd_core.primitives.convolution import ConvGeometry, PoolGeometry, pool_output_size
-from autograd_core.tensor import Tensor
 from nn.functional_base import check_same_dtype
 
 IntOrPair = int | Sequence[int]

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import autograd_core as ag
-from autograd_core.tensor import Tensor
+from autograd_core.autodiff.tensor import Tensor
 from nn.module import Module
 
 

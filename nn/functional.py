@@ -19,10 +19,10 @@ from typing import Any
 
 import autograd_core as ag
 from autograd_core import primitives as P
-from autograd_core.creation import to_array
+from autograd_core.autodiff.tensor import Tensor
+from autograd_core.graph.registry import common_backend
+from autograd_core.ops.creation import to_array
 from autograd_core.primitives import activations
-from autograd_core.registry import common_backend
-from autograd_core.tensor import Tensor
 from nn.attention import (
     multi_head_attention_forward as multi_head_attention_forward,
     scaled_dot_product_attention as scaled_dot_product_attention,

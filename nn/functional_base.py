@@ -8,9 +8,9 @@ from collections.abc import Callable
 
 import autograd_core as ag
 from autograd_core import primitives as P
-from autograd_core.registry import common_backend
-from autograd_core.tensor import Tensor
-from backends import mask_stream
+from autograd_core.autodiff.tensor import Tensor
+from autograd_core.graph.registry import common_backend
+from backends.contract import mask_stream
 
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 import autograd_core as ag
-from autograd_core.tensor import Tensor
+from autograd_core.autodiff.tensor import Tensor
 
 
 def _fill(t: Tensor, data: object) -> Tensor:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import autograd_core as ag
-from autograd_core.tensor import Tensor
+from autograd_core.autodiff.tensor import Tensor
 from nn import functional as F, init, spatial
 from nn.module import Module, Parameter
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import autograd_core as ag
-from autograd_core.tensor import Tensor
+from autograd_core.autodiff.tensor import Tensor
 from nn import functional as F
 from nn.module import Module
 

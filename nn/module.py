@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import autograd_core as ag
-from autograd_core.creation import to_array
-from autograd_core.tensor import RemovableHandle, bump_version
+from autograd_core.autodiff.tensor import RemovableHandle, bump_version
+from autograd_core.ops.creation import to_array
 
 
 class Parameter(ag.Tensor):

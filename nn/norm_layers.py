@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import autograd_core as ag
-from autograd_core.tensor import Tensor, bump_version
+from autograd_core.autodiff.tensor import Tensor, bump_version
 from nn import normalization
 from nn.module import Module, Parameter
 

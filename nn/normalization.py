@@ -13,9 +13,9 @@ import math
 
 import autograd_core as ag
 from autograd_core import primitives as P
+from autograd_core.autodiff.tensor import Tensor, bump_version
+from autograd_core.graph.registry import common_backend
 from autograd_core.primitives.normalization import per_channel
-from autograd_core.registry import common_backend
-from autograd_core.tensor import Tensor, bump_version
 from nn.functional_base import check_same_dtype, in_float32, layer_norm
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import autograd_core as ag
 from autograd_core import primitives as P
-from autograd_core.tensor import Tensor
+from autograd_core.autodiff.tensor import Tensor
 from nn import functional as F, init
 from nn.module import Module, Parameter
 

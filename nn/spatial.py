@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 import autograd_core as ag
-from autograd_core.tensor import Tensor
+from autograd_core.autodiff.tensor import Tensor
 from nn.functional_base import check_mask_is_drawn_per_call, dropout
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "dropout1d", "dropout2d", "interpolate", "pad"]

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from autograd_core.tensor import Tensor
+from autograd_core.autodiff.tensor import Tensor
 from nn.module import Module
 
 _MISSING = object()  # an attribute the module did not have before the call

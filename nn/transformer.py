@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import autograd_core as ag
-from autograd_core.tensor import Tensor
+from autograd_core.autodiff.tensor import Tensor
 from nn import functional as F, init
 from nn.attention import multi_head_attention_forward
 from nn.layers import Dropout, LayerNorm, Linear, ModuleList

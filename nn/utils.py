@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import autograd_core as ag
-from autograd_core.checkpoint import checkpoint
-from autograd_core.tensor import Tensor
+from autograd_core.autodiff.tensor import Tensor
+from autograd_core.transforms.checkpoint import checkpoint
 
 __all__ = ["checkpoint_sequential", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
 
@@ -121,7 +121,7 @@ def checkpoint_sequential(
 ) -> Any:
     """Run `functions` (an `nn.Sequential` or a list of modules or functions) one after another
     on `input`, in `segments` chunks of ``len(functions) // segments``, each checkpointed (see
-    `autograd_core.checkpoint`) except the last, which takes the rest and keeps its graph
+    `autograd_core.transforms.checkpoint`) except the last, which takes the rest and keeps its graph
     since the backward starts there, as ``torch.utils.checkpoint.checkpoint_sequential``.
 
     >>> import autograd_core as ag, nn

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from autograd_core.tensor import Tensor
+from autograd_core.autodiff.tensor import Tensor
 from optim.optimizer import Optimizer, hyperparameter
 
 

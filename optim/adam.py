@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from autograd_core.autodiff.tensor import Tensor
+from autograd_core.graph.registry import raw_namespace
 from autograd_core.primitives import adam_update
-from autograd_core.registry import raw_namespace
-from autograd_core.tensor import Tensor
 from optim.optimizer import Optimizer, hyperparameter
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import autograd_core as ag
 from autograd_core import primitives as P
-from autograd_core.creation import to_array
-from autograd_core.tensor import Tensor, bump_version
+from autograd_core.autodiff.tensor import Tensor, bump_version
+from autograd_core.ops.creation import to_array
 
 
 def hyperparameter(

@@ -219,11 +219,11 @@ def float64_backend(backend):
 
 @pytest.fixture(params=["compiled", "python"])
 def sweep(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The engine's loops compiled (autograd_core._sweep, where built) or in Python alone."""
-    from autograd_core import engine
+    """The engine's loops compiled (autograd_core.graph._sweep, where built) or in Python alone."""
+    from autograd_core.autodiff import engine
 
     compiled = engine._sweep if request.param == "compiled" else None
     if request.param == "compiled" and engine._sweep is None:
-        pytest.skip("autograd_core._sweep was not built (no C compiler at install); the Python loops run")
+        pytest.skip("autograd_core.graph._sweep was not built (no C compiler at install); the Python loops run")
     monkeypatch.setattr(engine, "_sweep", compiled)
     return request.param

@@ -11,7 +11,7 @@ import numpy as np
 
 import autograd_core as ag
 import nn.functional as F
-from autograd_core.namespace import raw_namespace
+from autograd_core.graph.namespace import raw_namespace
 
 # Agreement expected between two computations of the same thing in one dtype on different
 # libraries or code paths (summation order and kernel choice differ).

@@ -484,7 +484,7 @@ def test_the_contract_documents_every_attribute():
     in the Attributes section of its docstring."""
     import re
 
-    from backends.base import Backend
+    from backends.contract.backend import Backend
 
     documented = set(re.findall(r"^ {8}(\w+):", Backend.__doc__, re.MULTILINE))
     flags = {k for k, v in vars(Backend).items() if not callable(v)}

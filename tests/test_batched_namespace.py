@@ -1,4 +1,4 @@
-"""backends.batched, vmap's array layer: every batching rule against its oracle, the loop: the
+"""autograd_core.transforms.vmap.batched, vmap's array layer: every batching rule against its oracle, the loop: the
 inner function called on each example alone and the results stacked. Run over the namespaces
 the project uses (numpy, array-api-strict, torch, jax), batches of 1 and 3 examples, and a
 batched namespace nested in another."""
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import backends
-from backends import batched
-from backends.batched import (
+from autograd_core.transforms.vmap import batched
+from autograd_core.transforms.vmap.batched import (
     FALLBACKS_USED,
     BatchedArray,
     BatchedNamespace,

@@ -16,7 +16,7 @@ import pytest
 import autograd_core as ag
 import backends
 import nn
-from autograd_core import engine
+from autograd_core.autodiff import engine
 
 
 def mlp() -> nn.Sequential:
@@ -283,5 +283,5 @@ def test_checkpoint_sequential_refuses_a_wrong_number_of_segments(segments):
 
 def test_docstring_examples():
     with backends.use("numpy"):
-        result = doctest.testmod(importlib.import_module("autograd_core.checkpoint"))
+        result = doctest.testmod(importlib.import_module("autograd_core.transforms.checkpoint"))
     assert result.attempted and not result.failed

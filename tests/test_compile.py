@@ -1,4 +1,4 @@
-"""`autograd_core.compile`: a whole training step compiled where the backend can (jax),
+"""`autograd_core.transforms.compile`: a whole training step compiled where the backend can (jax),
 giving the same numbers as the op-by-op step, and falling back where it cannot trace."""
 
 from __future__ import annotations

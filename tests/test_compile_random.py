@@ -1,5 +1,5 @@
 """Randomness in compiled steps: dropout, `dropout2d` and attention's `dropout_p` draw their
-masks inside the trace from the mask stream (`backends.mask_stream`), which each compiled call
+masks inside the trace from the mask stream (`backends.contract.mask_stream`), which each compiled call
 takes as an input and advances. A compiled run gives the op-by-op run's masks, step for step,
 and the same seed gives the same masks again; on torch, both with the traced graph alone and
 compiled by inductor."""
@@ -16,7 +16,7 @@ import autograd_core as ag
 import backends
 import nn
 import optim
-from backends import mask_stream
+from backends.contract import mask_stream
 from helpers import classification_step
 
 TOLERANCE = {"float32": 1e-6, "float64": 1e-12}
@@ -159,7 +159,7 @@ def test_dropout_in_a_trace_that_would_freeze_its_mask_is_refused():
 def test_checkpoint_replays_the_masks_of_its_forward(backend):
     """A checkpointed segment with dropout draws the same masks when run again in the backward,
     and leaves the stream where the forward left it."""
-    from autograd_core.checkpoint import checkpoint
+    from autograd_core.transforms.checkpoint import checkpoint
 
     layer = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.5))
     x = ag.ones((4, 8), dtype=ag.float32, requires_grad=True)
@@ -178,7 +178,7 @@ def test_torch_compile_time_is_logged_once_per_trace_and_a_new_shape_traces_agai
     pytest.importorskip("torch")
     monkeypatch.setenv("AUTOGRAD_TORCH_COMPILER", "none")
     backend = backends.get("torch")
-    with backends.use(backend), caplog.at_level(logging.INFO, logger="autograd_core.compile"):
+    with backends.use(backend), caplog.at_level(logging.INFO, logger="autograd_core.transforms.compile"):
         ag.manual_seed(0)
         model = nn.Linear(3, 2)
         opt = optim.SGD(model.parameters(), lr=0.1)

@@ -20,7 +20,7 @@ import backends  # noqa: E402
 import nn  # noqa: E402
 import nn.functional as F  # noqa: E402
 import optim  # noqa: E402
-from autograd_core.namespace import raw_namespace  # noqa: E402
+from autograd_core.graph.namespace import raw_namespace  # noqa: E402
 from backends import cubed as cubed_backend  # noqa: E402
 from helpers import assert_close  # noqa: E402
 

@@ -14,8 +14,8 @@ import pytest
 
 import autograd_core as ag
 import backends
-from autograd_core import dtypes as D
-from autograd_core.info import __array_namespace_info__
+from autograd_core.graph import dtypes as D
+from autograd_core.ops.info import __array_namespace_info__
 
 xps = pytest.importorskip("array_api_strict")
 torch = pytest.importorskip("torch")

@@ -1,4 +1,4 @@
-"""The standard's elementwise functions of `autograd_core.elementwise`: gradients against central
+"""The standard's elementwise functions of `autograd_core.ops.elementwise`: gradients against central
 differences and against PyTorch, zero gradients where PyTorch gives them, second derivatives,
 and forward values against numpy on the edge values each function exists for.
 
@@ -19,7 +19,7 @@ import torch
 
 import autograd_core as ag
 import backends
-from autograd_core import elementwise
+from autograd_core.ops import elementwise
 from torch_oracle import Arg, compare_with_torch
 
 Draw = Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]
@@ -371,7 +371,7 @@ def test_an_input_changed_in_place_after_the_forward_is_refused(backend):
 
 
 def test_a_primitive_names_what_it_saves_from_a_fixed_list():
-    from autograd_core.registry import Primitive
+    from autograd_core.graph.registry import Primitive
 
     with pytest.raises(ValueError, match="saves must be"):
         Primitive("saves_typo_example", lambda ns, x: x, vjps=(None,), saves="input")

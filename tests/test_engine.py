@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import autograd_core as ag
-from autograd_core.engine import topological_order
+from autograd_core.autodiff.engine import topological_order
 
 
 def leaf(value, dtype="float64"):
@@ -219,7 +219,7 @@ def test_backward_without_a_graph_is_an_error(backend):
 
 
 def test_a_vjp_of_the_wrong_shape_is_caught(backend):
-    from autograd_core.tensor_base import record
+    from autograd_core.graph.tensor_base import record
 
     x = leaf([1.0, 2.0])
     bad = record("bad", x.data * 2, x.backend, (x,), (lambda ns, g, out, x: ns.sum(g),))

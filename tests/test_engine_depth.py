@@ -86,7 +86,7 @@ def test_gradgradcheck(backend, fn):
 
 
 def test_gradgradcheck_rejects_a_wrong_second_derivative(backend):
-    from autograd_core.tensor_base import record
+    from autograd_core.graph.tensor_base import record
 
     def constant(x):
         return x.detach() if isinstance(x, ag.Tensor) else x

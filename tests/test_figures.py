@@ -183,7 +183,7 @@ def test_a_run_records_the_project_files_it_imported():
     import autograd_core  # noqa: F401  (what a run imports)
 
     files = machine.source_facts()["files"]
-    assert {"bench/machine.py", "tools/figures.py", "autograd_core/engine.py"} <= set(files)
+    assert {"bench/machine.py", "tools/figures.py", "autograd_core/autodiff/engine.py"} <= set(files)
     assert not any(f.startswith(("/", "tests/")) for f in files)  # neither installed copies nor the tests
 
 

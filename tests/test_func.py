@@ -1,4 +1,4 @@
-"""The function transforms of `autograd_core.func` against `torch.func` (the oracle) on every
+"""The function transforms of `autograd_core.transforms.func` against `torch.func` (the oracle) on every
 backend, in float64: gradients, VJPs, JVPs, Jacobians, Hessians and their compositions."""
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def test_argnums_aux_and_pytrees(float64_backend):
 def test_named_tuples_round_trip_through_the_pytree():
     from typing import NamedTuple
 
-    from autograd_core.pytree import tree_flatten, tree_map, tree_unflatten
+    from autograd_core.graph.pytree import tree_flatten, tree_map, tree_unflatten
 
     class Pair(NamedTuple):
         low: int

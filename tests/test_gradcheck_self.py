@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import autograd_core as ag
-from autograd_core.tensor_base import record
+from autograd_core.graph.tensor_base import record
 from tests.test_gradcheck import leaf, normal, table
 
 

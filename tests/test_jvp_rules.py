@@ -22,19 +22,20 @@ import torch
 
 import autograd_core as ag
 import backends
-from autograd_core import forward, func
-from autograd_core.pytree import tree_flatten
-from autograd_core.registry import registry
+from autograd_core import func
+from autograd_core.autodiff import forward
+from autograd_core.graph.pytree import tree_flatten
+from autograd_core.graph.registry import registry
 from helpers import host
 
 RULE_MODULES = {
-    "autograd_core.ops",
-    "autograd_core.elementwise",
-    "autograd_core.creation",
-    "autograd_core.manipulation",
-    "autograd_core.statistics",
-    "autograd_core.fft",
-    "autograd_core.linalg",
+    "autograd_core.ops.core",
+    "autograd_core.ops.elementwise",
+    "autograd_core.ops.creation",
+    "autograd_core.ops.manipulation",
+    "autograd_core.ops.statistics",
+    "autograd_core.ops.fft",
+    "autograd_core.ops.linalg",
 }
 OWN = {name for name, p in registry.items() if p.records and p.default.__module__ in RULE_MODULES}
 # the primitives of these modules left on the double-VJP fallback, and why

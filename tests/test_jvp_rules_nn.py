@@ -19,10 +19,11 @@ import autograd_core as ag
 import backends
 import nn
 import nn.functional as F
-from autograd_core import forward, func
-from autograd_core.ops import index_put
-from autograd_core.pytree import tree_flatten
-from autograd_core.registry import registry
+from autograd_core import func
+from autograd_core.autodiff import forward
+from autograd_core.graph.pytree import tree_flatten
+from autograd_core.graph.registry import registry
+from autograd_core.ops.core import index_put
 from helpers import assert_close
 
 TF = torch.nn.functional
@@ -41,7 +42,7 @@ def ours() -> set[str]:
         for name, p in registry.items()
         if p.records
         and p.default.__module__.startswith("autograd_core.primitives.")
-        and p.default.__module__ != "autograd_core.primitives.vmap"
+        and p.default.__module__ != "autograd_core.transforms.vmap.edges"
     }
 
 

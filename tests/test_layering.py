@@ -1,5 +1,6 @@
-"""The layers import downward only: no module-level import cycle, every public module imports
-alone in a fresh interpreter, and nn and optim reach autograd_core through public names."""
+"""The layers import downward only: no module-level import cycle, no import of a layer above
+(`tools/import_cycles.py`'s LAYERS), every public module imports alone in a fresh
+interpreter, and nn and optim reach autograd_core through public names."""
 
 from __future__ import annotations
 
@@ -38,6 +39,38 @@ def test_the_cycle_check_finds_a_cycle(tmp_path, monkeypatch):
     assert import_cycles.main(["looped"]) == 1
 
 
+def test_the_layer_check_finds_an_upward_import(tmp_path, monkeypatch):
+    """A module importing a layer above its own at module level is reported; inside a function
+    it is not an edge."""
+    package = tmp_path / "house"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "floor.py").write_text("def f():\n    from house import roof\n")
+    (package / "roof.py").write_text("from house import floor\n")
+    monkeypatch.setattr(import_cycles, "ROOT", tmp_path)
+    monkeypatch.setattr(import_cycles, "LAYERS", (("floor", ("house.floor",)), ("roof", ("house.roof",))))
+    assert import_cycles.main(["house"]) == 0
+    (package / "floor.py").write_text("from house.roof import x\n")
+    (package / "roof.py").write_text("")
+    assert import_cycles.main(["house"]) == 1
+
+
+def test_an_upward_import_planted_in_the_project_is_reported():
+    """The project's own layers: the graph importing the engine would be caught."""
+    known = import_cycles.modules(list(import_cycles.PACKAGES))
+    graph = {name: import_cycles.imports_of(name, path, known) for name, path in known.items()}
+    assert import_cycles.upward_imports(graph, import_cycles.LAYERS) == []
+    graph["autograd_core.graph.tensor_base"]["autograd_core.autodiff.engine"] = 1
+    assert import_cycles.upward_imports(graph, import_cycles.LAYERS) == [
+        "autograd_core.graph.tensor_base (the graph) imports autograd_core.autodiff.engine (autodiff) at line 1"
+    ]
+
+
+def test_every_module_has_a_layer():
+    known = import_cycles.modules(list(import_cycles.PACKAGES))
+    assert [name for name in known if import_cycles.layer_of(name, import_cycles.LAYERS) is None] == []
+
+
 def test_each_public_module_imports_alone():
     """A fresh interpreter per module: an import that works only after another module has
     been imported (an order dependence a cycle hides) fails here."""
@@ -54,12 +87,12 @@ def test_each_public_module_imports_alone():
 
 def private_names_used(path: Path) -> list[str]:
     """``autograd_core`` names with a leading underscore that a module imports or reads, and
-    any import from ``backends.base``."""
+    any import from ``backends.contract.backend``."""
     used = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module:
-            if node.module == "backends.base":
-                used.append(f"line {node.lineno}: from backends.base import ...")
+            if node.module == "backends.contract.backend":
+                used.append(f"line {node.lineno}: from backends.contract.backend import ...")
             if node.module.startswith("autograd_core"):
                 used += [f"line {node.lineno}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
                 if any(part.startswith("_") for part in node.module.split(".")):

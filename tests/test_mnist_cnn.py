@@ -14,7 +14,7 @@ import pytest
 import autograd_core as ag
 import nn
 import optim
-from autograd_core.compile import CompileFallbackWarning
+from autograd_core.transforms.compile import CompileFallbackWarning
 from example_support import mnist as shared
 from example_support.threads import limited_threads
 from examples import mnist_cnn

@@ -574,7 +574,7 @@ def test_compiled_cnn_step_updates_running_statistics(float64_backend):
     x, y = ag.tensor(rng.standard_normal((6, 2, 6, 6))), ag.tensor(rng.integers(0, 3, 6))
     runs = []
     for compiled in (False, True):
-        backends.base.manual_seed(0)
+        backends.contract.backend.manual_seed(0)
         model = small_cnn()
         opt = optim.SGD(model.parameters(), lr=0.1)
 

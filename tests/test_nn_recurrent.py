@@ -18,7 +18,7 @@ import autograd_core as ag
 import nn
 import nn.functional as F
 import optim
-from autograd_core.engine import topological_order
+from autograd_core.autodiff.engine import topological_order
 from helpers import assert_close
 
 F64 = "float64"

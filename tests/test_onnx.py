@@ -1,4 +1,4 @@
-"""ONNX export (autograd_core.onnx): models and whole training steps traced through the ndonnx
+"""ONNX export (autograd_core.export.onnx): models and whole training steps traced through the ndonnx
 backend, run by onnxruntime, against the numpy backend (the models live on numpy)."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import backends  # noqa: E402
 import nn  # noqa: E402
 import nn.functional as F  # noqa: E402
 import optim  # noqa: E402
-from autograd_core.onnx import OnnxExportError  # noqa: E402
-from autograd_core.pytree import tree_flatten  # noqa: E402
+from autograd_core.export.onnx import OnnxExportError  # noqa: E402
+from autograd_core.graph.pytree import tree_flatten  # noqa: E402
 from bench.gpt_model import GPTConfig, gpt  # noqa: E402
 from bench.problems import mnist_cnn  # noqa: E402
 from helpers import classification_step  # noqa: E402
@@ -126,9 +126,11 @@ def test_a_python_branch_on_a_value_is_refused():
 
 
 def test_an_op_ndonnx_lacks_is_named():
-    with pytest.raises(OnnxExportError, match=r"autograd_core.linalg.inv needs the op linalg.inv .* ndonnx .* lacks"):
+    with pytest.raises(
+        OnnxExportError, match=r"autograd_core.ops.linalg.inv needs the op linalg.inv .* ndonnx .* lacks"
+    ):
         ag.onnx.export(lambda t: ag.linalg.inv(t), ag.ones(3, 3))
-    with pytest.raises(OnnxExportError, match=r"autograd_core.fft.fft needs the op fft"):
+    with pytest.raises(OnnxExportError, match=r"autograd_core.ops.fft.fft needs the op fft"):
         ag.onnx.export(lambda t: ag.fft.fft(t).real, ag.ones(4))
 
 
@@ -268,6 +270,6 @@ def test_a_step_that_would_create_optimizer_state_is_refused():
 def test_docstring_examples():
     import doctest
 
-    import autograd_core.onnx
+    import autograd_core.export.onnx
 
-    assert doctest.testmod(autograd_core.onnx, optionflags=doctest.ELLIPSIS).failed == 0
+    assert doctest.testmod(autograd_core.export.onnx, optionflags=doctest.ELLIPSIS).failed == 0

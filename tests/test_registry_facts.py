@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 
 import autograd_core as ag
-from autograd_core import engine, primitives
-from autograd_core.registry import COMPLEX, Primitive, registry
-from autograd_core.tensor_base import _sweep
+from autograd_core import primitives
+from autograd_core.autodiff import engine
+from autograd_core.graph.registry import COMPLEX, Primitive, registry
+from autograd_core.graph.tensor_base import _sweep
 
 
 def test_a_node_holds_its_primitive():

@@ -1,4 +1,4 @@
-"""autograd_core.special: values and gradients against torch.special on every backend (in the
+"""autograd_core.ops.special: values and gradients against torch.special on every backend (in the
 domain and at the singular points), gradients and second derivatives against finite
 differences, forward mode against the backward, the portable kernels against scipy.special
 to their stated accuracy, and scipy.special's signatures."""
@@ -14,6 +14,7 @@ import scipy.special
 import torch
 
 import autograd_core as ag
+import backends
 from autograd_core import func
 from autograd_core.primitives import special as kernels
 from tests.helpers import assert_close, host, portable
@@ -284,8 +285,6 @@ def test_portable_kernel_accuracy(float64_backend, name):
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4])
 def test_portable_polygamma_accuracy(n):
-    import backends.batched
-
     x = np.concatenate([_grid(0.01, 40), _grid(-8.8, -0.1)])
     x = x[np.abs(x - np.round(x)) > 0.05]  # scipy's own reflection loses digits near the poles
     ours = portable(backends.get("numpy"), kernels.polygamma, x, n)
@@ -359,12 +358,12 @@ def test_psi_is_digamma():
 @pytest.mark.parametrize("name", sorted(UNARY))
 def test_vmap_of_the_function_and_its_gradient(name):
     """Per-example values and gradients under vmap, with a batching rule (no loop fallback)."""
-    import backends.batched
+    import autograd_core.transforms.vmap.batched
 
     ours, _, x = UNARY[name]
     batch = leaf(np.stack([x, x[::-1]]), requires_grad=False)
     with warnings.catch_warnings():
-        warnings.simplefilter("error", backends.batched.BatchingFallbackWarning)
+        warnings.simplefilter("error", autograd_core.transforms.vmap.batched.BatchingFallbackWarning)
         values = func.vmap(ours)(batch)
         grads = func.vmap(func.grad(lambda row: ours(row).sum()))(batch)
     rows = [value_and_grad(ours, leaf(row)) for row in host(batch)]

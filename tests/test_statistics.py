@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import autograd_core as ag
-import autograd_core.statistics
+import autograd_core.ops.statistics
 from helpers import assert_close, host
 from torch_oracle import Arg, compare_with_torch, normal
 
@@ -328,5 +328,5 @@ def test_docstring_examples():
     import backends
 
     with backends.use("numpy"):
-        result = doctest.testmod(autograd_core.statistics, optionflags=doctest.ELLIPSIS)
+        result = doctest.testmod(autograd_core.ops.statistics, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0

@@ -1,4 +1,4 @@
-"""The compiled sweep (autograd_core/_sweep.c) against the Python loops it replaces: the same
+"""The compiled sweep (autograd_core/graph/_sweep.c) against the Python loops it replaces: the same
 order, the same gradients bit for bit, the same errors, hooks and ownership of ``.grad``, on
 every backend. Each test runs once per path."""
 
@@ -17,9 +17,9 @@ import pytest
 
 import autograd_core as ag
 import nn
-from autograd_core import engine
+from autograd_core.autodiff import engine
 
-tensor_module = sys.modules["autograd_core.tensor_base"]
+tensor_module = sys.modules["autograd_core.graph.tensor_base"]
 
 COMPILED = engine._sweep
 
@@ -28,7 +28,7 @@ def test_the_compiled_sweep_is_built_where_a_compiler_is():
     compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
     if shutil.which(compiler) is None:
         pytest.skip(f"no C compiler ({compiler}) here, so the Python loops are the sweep")
-    assert COMPILED is not None, "a C compiler is here but autograd_core._sweep did not build: pip install -e . again"
+    assert COMPILED is not None, "a C compiler is here but the C sweep did not build: pip install -e . again"
 
 
 def random_graph(seed, backend):
@@ -66,7 +66,7 @@ def gradients(seed, backend, sweep, monkeypatch):
 @pytest.mark.parametrize("seed", range(5))
 def test_gradients_equal_the_python_loops_bit_for_bit(backend, seed, monkeypatch):
     if COMPILED is None:
-        pytest.skip("autograd_core._sweep was not built")
+        pytest.skip("autograd_core.graph._sweep was not built")
     python = gradients(seed, backend, None, monkeypatch)
     compiled = gradients(seed, backend, COMPILED, monkeypatch)
     for p, c in zip(python, compiled):
@@ -75,7 +75,7 @@ def test_gradients_equal_the_python_loops_bit_for_bit(backend, seed, monkeypatch
 
 def test_topological_order_is_the_python_order(backend, monkeypatch):
     if COMPILED is None:
-        pytest.skip("autograd_core._sweep was not built")
+        pytest.skip("autograd_core.graph._sweep was not built")
     _, loss = random_graph(7, backend)
     compiled = [id(t) for t in engine.topological_order(loss)]
     monkeypatch.setattr(engine, "_sweep", None)
@@ -199,7 +199,7 @@ RECORD_CALLS = {  # how an op passes record's optional arguments
 @pytest.mark.parametrize("anomaly", [False, True])
 def test_the_compiled_record_makes_what_record_makes(backend, case, call, grad_enabled, anomaly):
     if tensor_module.record is tensor_module.python_record:
-        pytest.skip("autograd_core._sweep was not built")
+        pytest.skip("autograd_core.graph._sweep was not built")
     x = ag.tensor([1.0, 2.0], dtype="float64", requires_grad=True)
     c = ag.tensor([3.0, 4.0], dtype="float64")
     inputs, vjps = RECORD_CASES[case](x, c, lambda ns, g, out, *a: g, lambda ns, g, out, *a: 2 * g)
@@ -323,7 +323,7 @@ def test_a_compiled_operator_makes_what_its_python_op_makes(backend, dunder, nam
 
 def test_a_compiled_operator_is_a_method_with_its_python_op_s_signature_and_doc():
     if COMPILED is None:
-        pytest.skip("autograd_core._sweep was not built")
+        pytest.skip("autograd_core.graph._sweep was not built")
     for dunder, name in COMPILED_OPERATORS:
         assert getattr(ag.Tensor, dunder) is getattr(ag, name).method, dunder
     x, y = ag.tensor([2.0]), ag.tensor([3.0])

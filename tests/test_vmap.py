@@ -165,7 +165,7 @@ def test_a_batch_backend_is_not_kept_once_its_call_returns(float64_backend):
     import gc
     import weakref
 
-    from autograd_core import namespace
+    from autograd_core.graph import namespace
 
     batches = []
     f = func.vmap(lambda x: batches.append(weakref.ref(x.backend)) or ag.exp(x).sum())

@@ -1,4 +1,4 @@
-"""The batching rules of backends/vmap_rules.py.
+"""The batching rules of autograd_core/transforms/vmap/rules.py.
 
 Each fused kernel runs on a batch (of 3, and of 1) against its inner kernel run per example and
 stacked, to 1e-12, on numpy, torch, jax and array-api-strict inners, in float64: with the data
@@ -19,14 +19,14 @@ import numpy as np
 import pytest
 
 import autograd_core as ag
+import autograd_core.transforms.vmap.batched
 import backends
-import backends.batched
 import nn
 import nn.functional as F
 from autograd_core import func, primitives as P
-from autograd_core.namespace import raw_namespace
+from autograd_core.graph.namespace import raw_namespace
 from autograd_core.primitives import ConvGeometry, PoolGeometry
-from backends.vmap import KERNELS, BatchedBackend
+from autograd_core.transforms.vmap.backend import KERNELS, BatchedBackend
 from bench.gpt_model import GPTConfig, gpt
 from tests.helpers import assert_close
 
@@ -53,7 +53,7 @@ def inner(request: pytest.FixtureRequest) -> backends.Backend:
 def fallbacks(monkeypatch: pytest.MonkeyPatch) -> set[str]:
     """The names of the kernels and functions that run per example from here on."""
     used: set[str] = set()
-    monkeypatch.setattr(backends.batched, "FALLBACKS_USED", used)
+    monkeypatch.setattr(autograd_core.transforms.vmap.batched, "FALLBACKS_USED", used)
     return used
 
 
@@ -305,7 +305,7 @@ def check(case: Case, inner: backends.Backend, size: int, positions: tuple[int, 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_rule_matches_the_loop(inner, fallbacks, case, size):
     with warnings.catch_warnings():
-        warnings.simplefilter("error", backends.batched.BatchingFallbackWarning)
+        warnings.simplefilter("error", autograd_core.transforms.vmap.batched.BatchingFallbackWarning)
         for positions in ((), *case.variants):
             check(case, inner, size, positions)
     assert fallbacks == set(), f"{case.name} fell back for {sorted(fallbacks)}"
@@ -319,7 +319,7 @@ def test_fallback_list():
 def test_tree_map_goes_through_named_tuples():
     """A geometry (a named tuple of ints) passes as it is; the arrays of a named result are
     mapped, and the result keeps its type."""
-    from backends import vmap_rules
+    from autograd_core.transforms.vmap import rules as vmap_rules
 
     result = ag.linalg.SlogdetResult(np.ones(2), np.zeros(2))
     mapped = vmap_rules.tree_map(lambda a: a + 1, (CONV, result, None))
@@ -385,7 +385,7 @@ def per_sample_case(name: str, examples: tuple[int, ...]) -> tuple:
 @pytest.mark.parametrize("name", MODELS)
 def test_per_sample_gradients_use_no_fallback(inner, fallbacks, name):
     with backends.use(inner), warnings.catch_warnings():
-        warnings.simplefilter("error", backends.batched.BatchingFallbackWarning)
+        warnings.simplefilter("error", autograd_core.transforms.vmap.batched.BatchingFallbackWarning)
         params, x, y, loss = per_sample_case(name, (3,))
         got = func.vmap(func.grad(loss), in_dims=(None, 0, 0))(params, x, y)
         assert fallbacks == set()
@@ -398,7 +398,7 @@ def test_per_sample_gradients_use_no_fallback(inner, fallbacks, name):
 def test_nested_per_sample_gradients(fallbacks):
     """vmap of vmap: the outer batch's rules run the inner batch's as their inner kernels."""
     with backends.use("numpy"), warnings.catch_warnings():
-        warnings.simplefilter("error", backends.batched.BatchingFallbackWarning)
+        warnings.simplefilter("error", autograd_core.transforms.vmap.batched.BatchingFallbackWarning)
         params, x, y, loss = per_sample_case("cnn", (2, 3))
         per_sample = func.vmap(func.grad(loss), in_dims=(None, 0, 0))
         got = func.vmap(per_sample, in_dims=(None, 0, 0))(params, x, y)

@@ -1,4 +1,4 @@
-"""Module-level import cycles in the project's packages, found statically.
+"""Module-level import cycles in the project's packages, and imports of a layer above, found statically.
 
     python tools/import_cycles.py                  # autograd_core, nn, optim, backends
     python tools/import_cycles.py nn optim         # only these
@@ -9,19 +9,37 @@ is an edge to the submodule ``pkg.name`` when there is one (a ``.py`` file, a pa
 compiled extension), else to ``pkg``. Each strongly connected component of more than one
 module is a cycle; it is printed with one import of each module that closes it. Exits 1 if
 there is any.
+
+The layers, bottom first, are `LAYERS`: a module imports its own layer and those below it. A
+module's layer is the one whose pattern names it most closely (``pkg`` is that module alone,
+``pkg.*`` the package and every module under it). An import of a layer above is printed with its line, and
+the check exits 1 too.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import math
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("autograd_core", "nn", "optim", "backends")
-EXTENSION_SOURCES = (".c",)  # a compiled submodule, built from this source next to it
+EXTENSION_SOURCES = (".c",)
+LAYERS = (  # bottom first; docs/engine.md describes each
+    ("the backend contract and its selection", ("backends", "backends.contract.*")),
+    ("the graph", ("autograd_core.graph.*",)),
+    ("the primitives", ("autograd_core.primitives.*",)),
+    ("the libraries' kernels", ("backends.*",)),
+    ("the ops", ("autograd_core.ops.*",)),
+    ("autodiff", ("autograd_core.autodiff.*",)),
+    ("the transforms", ("autograd_core.transforms.*",)),
+    ("export", ("autograd_core.export.*",)),
+    ("the public namespace", ("autograd_core",)),
+    ("layers and optimizers", ("nn.*", "optim.*")),
+)  # a compiled submodule, built from this source next to it
 
 
 def modules(packages: list[str]) -> dict[str, Path]:
@@ -116,6 +134,35 @@ def cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
     return found
 
 
+def layer_of(name: str, layers: tuple) -> int | None:
+    """The position in `layers` of the layer whose pattern names `name` most closely: ``pkg``
+    names that module alone and wins; ``pkg.*`` names pkg and every module under it, the
+    longest such pattern winning."""
+    best, closeness = None, -1
+    for position, (_, patterns) in enumerate(layers):
+        for pattern in patterns:
+            base = pattern.removesuffix(".*")
+            if pattern == base:
+                score = math.inf if name == base else -1
+            else:
+                score = len(base) if name == base or name.startswith(base + ".") else -1
+            if score > closeness:
+                best, closeness = position, score
+    return best
+
+
+def upward_imports(graph: dict[str, dict[str, int]], layers: tuple) -> list[str]:
+    """Each import of a module in a layer above the importer's, as a line to print."""
+    found = []
+    for name, targets in sorted(graph.items()):
+        own = layer_of(name, layers)
+        for target, line in sorted(targets.items()):
+            above = layer_of(target, layers)
+            if own is not None and above is not None and above > own:
+                found.append(f"{name} ({layers[own][0]}) imports {target} ({layers[above][0]}) at line {line}")
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("packages", nargs="*", default=list(PACKAGES))
@@ -129,7 +176,10 @@ def main(argv: list[str] | None = None) -> int:
             closing = {t: line for t, line in graph[member].items() if t in component}
             where = ", ".join(f"{t} (line {line})" for t, line in sorted(closing.items()))
             print(f"  {member} imports {where}")
-    return 1 if found else 0
+    upward = upward_imports(graph, LAYERS)
+    for line in upward:
+        print(f"a layer imports one above it: {line}")
+    return 1 if found or upward else 0
 
 
 if __name__ == "__main__":

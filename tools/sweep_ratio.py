@@ -1,4 +1,4 @@
-"""What the compiled module (autograd_core/_sweep.c) buys: the same workloads timed with it
+"""What the compiled module (autograd_core/graph/_sweep.c) buys: the same workloads timed with it
 and without it, side by side in one run.
 
     python tools/sweep_ratio.py                 # every workload, 15 interleaved rounds
@@ -6,7 +6,7 @@ and without it, side by side in one run.
 
 Each variant is a worker process started once (the module is chosen at import, so one process
 cannot hold both): ``compiled`` imports the package as installed, ``python`` blocks the import
-of ``autograd_core._sweep`` so the Python definitions run alone. Both are pinned to the same
+of ``autograd_core.graph._sweep`` so the Python definitions run alone. Both are pinned to the same
 core with one BLAS thread. The rounds interleave the variants (their order alternating), so
 both see the same machine; each sample is the mean of a batch of calls, and the table gives
 the minimum and median of the samples and the ratio python / compiled of each.
@@ -45,7 +45,9 @@ def main() -> None:
     workers = {variant: _start(variant) for variant in VARIANTS}
     built = {variant: _ask(worker, "built") for variant, worker in workers.items()}
     if not built["compiled"]:
-        sys.exit("autograd_core._sweep is not built here: nothing to compare (pip install -e . with a C compiler)")
+        sys.exit(
+            "autograd_core.graph._sweep is not built here: nothing to compare (pip install -e . with a C compiler)"
+        )
     samples = {(name, variant): [] for name in names for variant in VARIANTS}
     for name in names:
         for worker in workers.values():
@@ -94,7 +96,7 @@ def _print_table(names: list[str], samples: dict, rounds: int) -> None:
 
 def worker(variant: str) -> None:
     if variant == "python":
-        sys.modules["autograd_core._sweep"] = None  # `from autograd_core import _sweep` raises ImportError
+        sys.modules["autograd_core.graph._sweep"] = None  # `from autograd_core import _sweep` raises ImportError
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
     from bench.threads import limit_loaded_libraries
@@ -104,7 +106,7 @@ def worker(variant: str) -> None:
     for request in sys.stdin:
         request = request.strip()
         if request == "built":
-            answer: object = sys.modules.get("autograd_core._sweep") is not None
+            answer: object = sys.modules.get("autograd_core.graph._sweep") is not None
         else:
             run, calls = runs[request], WORKLOADS[request][1]
             start = time.perf_counter()

@@ -1,5 +1,5 @@
 """Every primitive the engine and the layers build on that the array-API standard lacks:
-the fused kernels and the ops with their own VJPs, each declared once (`autograd_core.registry`).
+the fused kernels and the ops with their own VJPs, each declared once (`autograd_core.graph.registry`).
 
 A backend adds its own kernel for any of them by name, without subclassing:
 
@@ -8,9 +8,10 @@ A backend adds its own kernel for any of them by name, without subclassing:
 True
 """
 
+from autograd_core.graph.registry import Primitive, primitive, registry
 from autograd_core.primitives.activations import erf_kernel, gelu, gelu_backward, relu, relu_backward, tanh_backward
 from autograd_core.primitives.attention import attention_scores, masked_softmax
-from autograd_core.primitives.batching import map_batch_chunks
+from autograd_core.primitives.chunking import map_batch_chunks
 from autograd_core.primitives.constants import constant
 from autograd_core.primitives.convolution import (
     ConvGeometry,
@@ -36,7 +37,6 @@ from autograd_core.primitives.losses import (
 from autograd_core.primitives.normalization import batch_norm, batch_norm_backward, layer_norm, layer_norm_backward
 from autograd_core.primitives.optim import adam_apply, adam_step_scalars, adam_update
 from autograd_core.primitives.recurrent import RECURRENCES, Recurrence, recurrent_scan
-from autograd_core.registry import Primitive, primitive, registry
 
 __all__ = [
     "ConvGeometry",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from autograd_core.registry import Primitive, primitive
+from autograd_core.graph.registry import Primitive, primitive
 
 _TANH_SCALE, _CUBIC = math.sqrt(2 / math.pi), 0.044715  # GELU's tanh form
 

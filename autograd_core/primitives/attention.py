@@ -9,8 +9,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from autograd_core.graph.registry import Primitive, sum_to
 from autograd_core.primitives.linear import tangent_sum
-from autograd_core.registry import Primitive, sum_to
 
 
 def _scores(ns: Any, q: Any, k: Any, scale: float) -> Any:

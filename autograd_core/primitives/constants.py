@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import backends
-from autograd_core.tensor_base import TensorBase
+from autograd_core.graph.tensor_base import TensorBase
 
 
 def constant(data: Any, backend: backends.Backend) -> TensorBase:

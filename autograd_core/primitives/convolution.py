@@ -16,9 +16,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from autograd_core.graph.registry import Primitive, primitive
+from autograd_core.graph.tensor_base import TensorBase
 from autograd_core.primitives.indexing import index_add, take
-from autograd_core.registry import Primitive, primitive
-from autograd_core.tensor_base import TensorBase
 
 Padding2d = tuple[tuple[int, int], tuple[int, int]]  # ((top, bottom), (left, right))
 

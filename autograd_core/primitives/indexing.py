@@ -8,9 +8,9 @@ import math
 from typing import Any
 
 import backends
-from autograd_core.namespace import raw_namespace
-from autograd_core.registry import Primitive, primitive
-from autograd_core.tensor_base import TensorBase
+from autograd_core.graph.namespace import raw_namespace
+from autograd_core.graph.registry import Primitive, primitive
+from autograd_core.graph.tensor_base import TensorBase
 
 
 def _getitem(ns: Any, x: Any, key: tuple) -> Any:

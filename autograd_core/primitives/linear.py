@@ -7,8 +7,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from autograd_core.registry import Primitive, sum_to
-from autograd_core.tensor_base import Vjp
+from autograd_core.graph.registry import Primitive, sum_to
+from autograd_core.graph.tensor_base import Vjp
 
 
 def tangent_sum(ns: Any, terms: Sequence[Any], shape: tuple[int, ...]) -> Any:
@@ -183,6 +183,6 @@ def _einsum_operand(position: int, count: int) -> Vjp | None:
     return vjp
 
 
-# The node of `autograd_core.einsum`, on subscripts made explicit by `einsum_plan`; the VJP of
+# The node of `autograd_core.ops.einsum`, on subscripts made explicit by `einsum_plan`; the VJP of
 # each operand is an einsum again, so gradients of any order stay einsums.
 einsum = Primitive("einsum", _einsum, vjps=_einsum_operand, jvp="multilinear")

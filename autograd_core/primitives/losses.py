@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from autograd_core.registry import Primitive, primitive, raw_namespace
-from autograd_core.tensor_base import TensorBase
+from autograd_core.graph.registry import Primitive, primitive, raw_namespace
+from autograd_core.graph.tensor_base import TensorBase
 
 
 @primitive()

@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from autograd_core.graph.registry import Primitive
 from autograd_core.primitives.linear import tangent_sum
-from autograd_core.registry import Primitive
 
 
 def standardized(ns: Any, x: Any, axes: tuple[int, ...], eps: float) -> tuple[Any, Any]:

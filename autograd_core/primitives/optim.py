@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from autograd_core.registry import primitive
+from autograd_core.graph.registry import primitive
 
 
 @primitive()

@@ -32,12 +32,12 @@ import math
 from functools import partial
 from typing import Any
 
-from autograd_core import grad_mode
-from autograd_core.namespace import tensor_namespace
-from autograd_core.primitives.batching import map_batch_chunks
+from autograd_core.graph import grad_mode
+from autograd_core.graph.namespace import tensor_namespace
+from autograd_core.graph.registry import Primitive, common_backend, raw_namespace
+from autograd_core.graph.tensor_base import TensorBase
+from autograd_core.primitives.chunking import map_batch_chunks
 from autograd_core.primitives.linear import tangent_sum
-from autograd_core.registry import Primitive, common_backend, raw_namespace
-from autograd_core.tensor_base import TensorBase
 
 PIECES = ("input", "weight_ih", "bias_ih", "weight_hh", "bias_hh", "h0", "c0")
 # Each piece's batch axis (None: a weight, whole in every chunk of the batch; its gradient sums over the batch).

@@ -11,7 +11,7 @@ those. The defaults' accuracy in float64, against scipy.special (tests/test_spec
 - polygamma of orders 1 to 4: within 1e-12 relative.
 
 >>> import backends
->>> from autograd_core.namespace import raw_namespace
+>>> from autograd_core.graph.namespace import raw_namespace
 >>> ns = raw_namespace(backends.get("numpy"))
 >>> round(float(gammaln.default(ns, ns.asarray(0.5))), 12)  # log(sqrt(pi))
 0.572364942925
@@ -22,8 +22,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from autograd_core.graph.registry import Primitive
 from autograd_core.primitives.activations import erf_kernel
-from autograd_core.registry import Primitive
 
 _SQRT_PI = math.sqrt(math.pi)
 _LOG2 = math.log(2.0)

@@ -1,7 +1,7 @@
 """The implementations the bench can time, by their stable names:
 
     ours:<backend>   this framework on that backend (numpy, torch, jax, array_api_strict, cupy...)
-    ours:<backend>+compile   the same step through autograd_core.compile (backends that can compile)
+    ours:<backend>+compile   the same step through autograd_core.transforms.compile (backends that can compile)
     ours:dask@local:N   fullbatch only: dask on a local cluster of N memory-limited workers (N = 1, 2)
     torch            PyTorch eager, torch.optim.AdamW (default implementation); transforms: torch.func
     torch-fused      the same with AdamW(fused=True)

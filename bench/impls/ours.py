@@ -1,6 +1,6 @@
 """This framework on one of its backends: the `nn` model, `optim.AdamW`, `F.cross_entropy`;
 for fullbatch, bench/synthetic.py's (examples/bigdata.py's) step, on the host or on a dask cluster;
-for transforms, `autograd_core.func` (torch.func's names) on the `nn` model."""
+for transforms, `autograd_core.transforms.func` (torch.func's names) on the `nn` model."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ class Ours(Impl):
 
 
 class OursCompiled(Ours):
-    """``ours:<backend>+compile``: the same step through `autograd_core.compile`, for
+    """``ours:<backend>+compile``: the same step through `autograd_core.transforms.compile`, for
     backends that can trace a whole step (jax); for transforms, each transform traced whole."""
 
     workloads = frozenset({"mlp", "char", "cnn", "gpt", "transforms"})

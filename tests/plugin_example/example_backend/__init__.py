@@ -3,7 +3,7 @@
 The whole contract is a factory ``create(device) -> Backend`` registered under the
 entry-point group ``autograd_core.backends``. Everything the engine needs beyond the array
 API standard has a portable default: data movement, dtypes and random numbers in
-`backends.base.Backend`, the kernels the standard lacks in `autograd_core.primitives`. This
+`backends.contract.backend.Backend`, the kernels the standard lacks in `autograd_core.primitives`. This
 backend registers one kernel of its own, the scatter-add behind the gradient of indexing,
 `take` and `embedding`.
 """

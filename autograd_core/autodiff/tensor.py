@@ -1,0 +1,1074 @@
+"""`Tensor`, the public array object: `TensorBase` (an array and its graph) with the
+standard's operators and PyTorch's methods, each defined here as a call of its op."""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+import backends
+from autograd_core.autodiff import engine
+from autograd_core.graph import grad_mode, registry
+from autograd_core.graph.dtypes import DTYPES, DType, finfo
+from autograd_core.graph.namespace import tensor_namespace
+from autograd_core.graph.tensor_base import (
+    Device,
+    GraphFields,
+    RemovableHandle,
+    TensorBase,
+    _keep_former_graph,
+    _take_graph,
+    _with_graph_of,
+    bump_version,
+    to_array,
+    use_tensor_class,
+)
+from autograd_core.ops import core as ops, creation, elementwise, linalg, manipulation, searching, statistics
+from autograd_core.primitives.indexing import index_add
+
+__all__ = ["RemovableHandle", "Tensor", "bump_version"]
+SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+
+
+def _operator(f: Callable) -> Callable:
+    return getattr(f, "method", f)  # binary_op's compiled form, where there is one
+
+
+def _reflected(f: Callable) -> Callable:
+    return lambda self, other: f(other, self)
+
+
+def _in_place(f: Callable) -> Callable:
+    return lambda self, other: self._update(lambda old: f(old, other))
+
+
+def _reduction(f: Callable) -> Callable:
+    """A reduction method taking the standard's axis/keepdims or PyTorch's dim/keepdim."""
+
+    def method(
+        self: Tensor, axis: Any = None, keepdims: bool = False, dim: Any = None, keepdim: bool = False, **dtype: Any
+    ) -> Any:
+        return f(self, axis=axis if dim is None else dim, keepdims=keepdims or keepdim, **dtype)
+
+    return method
+
+
+def _spread(f: Callable) -> Callable:
+    """var/std as methods: PyTorch's default is the unbiased estimate (``unbiased=False`` or
+    ``correction=0`` the biased one)."""
+
+    def method(
+        self: Tensor,
+        axis: Any = None,
+        unbiased: bool | None = None,
+        keepdim: bool = False,
+        *,
+        correction: float = 1,
+        keepdims: bool = False,
+        dim: Any = None,
+    ) -> Any:
+        if isinstance(unbiased, bool) and unbiased is not None:
+            correction = int(unbiased)
+        return f(self, axis=axis if dim is None else dim, correction=correction, keepdims=keepdims or keepdim)
+
+    return method
+
+
+class Sorted(NamedTuple):
+    """What PyTorch's ``max``/``min`` with a dim and ``sort`` return: `values`, `indices`."""
+
+    values: Tensor
+    indices: Tensor
+
+
+def _picked(x: TensorBase, indices: TensorBase, dim: int) -> Sorted:
+    """The elements of `x` at `indices` along `dim` (of `x`'s shape), and the indices: the
+    gradient goes to the elements picked."""
+    if x.ndim == 0:
+        return Sorted(ops.clone(x), indices)
+    return Sorted(manipulation.take_along_axis(x, indices, axis=dim), indices)
+
+
+def _extremum(reduce: Callable, position: Callable, pairwise: Callable) -> Callable:
+    """max/min as PyTorch's methods: of all elements; ``(values, indices)`` along a dim, the
+    gradient going to the element each index names (the first of ties); elementwise against
+    another tensor."""
+
+    def method(
+        self: Tensor, dim: Any = None, keepdim: bool = False, *, axis: int | None = None, keepdims: bool = False
+    ) -> Any:
+        if isinstance(dim, TensorBase):
+            return pairwise(self, dim)
+        dim = axis if dim is None else dim
+        if dim is None:
+            return reduce(self)
+        indices = position(self, axis=dim, keepdims=True)
+        values = manipulation.take_along_axis(self, indices, axis=dim)
+        if not (keepdim or keepdims):
+            values, indices = ops.squeeze(values, dim), ops.squeeze(indices, dim)
+        return Sorted(values, indices)
+
+    return method
+
+
+def _positions(x: TensorBase, dim: int, index: TensorBase) -> Any:
+    """Where each element of `index` points in `x` flattened (1-D, raw int64): its own
+    coordinates, with its value in place of the one along `dim` (scatter's and gather's rule)."""
+    backend, xp, dim = x.backend, x.backend.xp, dim % x.ndim
+    if index.ndim != x.ndim or any(n > m for d, (n, m) in enumerate(zip(index.shape, x.shape)) if d != dim):
+        raise ValueError(f"index of shape {index.shape} does not fit a tensor of shape {x.shape} along dim {dim}")
+    if index.numel() and not backend.is_traced(index.data):
+        low, high = backend.value_range(index.data)
+        if low < 0 or high >= x.shape[dim]:
+            raise IndexError(f"index values must lie in [0, {x.shape[dim]}) along dim {dim}, got {low} to {high}")
+    int64 = backend.dtype("int64")
+    flat = xp.zeros(tuple(index.shape), dtype=int64, device=backend.device)
+    for d, n in enumerate(index.shape):
+        along = tuple(-1 if e == d else 1 for e in range(index.ndim))
+        coordinate = xp.astype(index.data, int64) if d == dim else xp.reshape(xp.arange(n, dtype=int64), along)
+        flat = flat + coordinate * math.prod(x.shape[d + 1 :])
+    return xp.reshape(flat, (-1,))
+
+
+def _scattered(x: TensorBase, dim: int, index: TensorBase, src: TensorBase) -> Tensor:
+    """Zeros of `x`'s shape with `src` (its part of `index`'s shape) added where `index` points."""
+    values = ops.reshape(src[tuple(slice(0, n) for n in index.shape)], (-1,))
+    summed = index_add.bind(values, (x.numel(),), 0, _positions(x, dim, index))
+    return ops.reshape(summed, x.shape)
+
+
+def _add_at(values: TensorBase, size: int, positions: Any) -> Tensor:
+    """A 1-D tensor of `size` zeros with each of `values` added at its raw position."""
+    return index_add.bind(values, (size,), 0, positions)
+
+
+def _segments(positions: Any, values: Any, backend: backends.Backend) -> tuple[Any, Any, Any]:
+    """The order that sorts `positions` (raw, 1-D), ties by `values` ascending when given,
+    and where each run of equal positions starts and ends in that order."""
+    xp = backend.xp
+    order = xp.argsort(positions, stable=True)
+    if values is not None:
+        by_value = xp.argsort(values, stable=True)
+        order = xp.take(by_value, xp.argsort(xp.take(positions, by_value), stable=True))
+    ordered = xp.take(positions, order)
+    change = ordered[1:] != ordered[:-1]
+    edge = xp.ones((1,), dtype=change.dtype, device=backend.device)
+    return order, xp.concat([edge, change]), xp.concat([change, edge])
+
+
+def _scatter_sum(flat: Tensor, values: Tensor, positions: Any, count: Tensor, include_self: bool) -> Tensor:
+    return _add_at(values, flat.shape[0], positions) + (flat if include_self else creation.zeros_like(flat))
+
+
+def _scatter_mean(flat: Tensor, values: Tensor, positions: Any, count: Tensor, include_self: bool) -> Tensor:
+    total = _scatter_sum(flat, values, positions, count, include_self)
+    n = ops.maximum(count + int(include_self), 1)  # positions no index names keep `flat` anyway
+    return total / n if flat.dtype.is_floating_point else ops.floor_divide(total, n)
+
+
+def _scatter_prod(flat: Tensor, values: Tensor, positions: Any, count: Tensor, include_self: bool) -> Tensor:
+    """Each position's product by a segmented running product over the values sorted by
+    position: multiplications only, so its gradient is right where values are zero, to every
+    order."""
+    xp = flat.backend.xp
+    order, starts, ends = _segments(positions, None, flat.backend)
+    running = statistics.segmented_cumulative_prod(ops.take(values, order), starts)
+    last = xp.nonzero(ends)[0]
+    product = _add_at(ops.take(running, last), flat.shape[0], xp.take(xp.take(positions, order), last))
+    product = ops.where(count > 0, product, creation.ones_like(product))
+    return product * flat if include_self else product
+
+
+def _scatter_extreme(largest: bool) -> Callable:
+    """amax/amin: the extreme's value, and a gradient shared evenly among the elements equal
+    to it (`self`'s included), as PyTorch's."""
+
+    def reduce(flat: Tensor, values: Tensor, positions: Any, count: Tensor, include_self: bool) -> Tensor:
+        xp, size = flat.backend.xp, flat.shape[0]
+        sign = 1 if largest else -1  # the minimum is the negated maximum of the negated values
+        signed = values.data * sign
+        order, _, ends = _segments(positions, signed, flat.backend)
+        last = xp.take(order, xp.nonzero(ends)[0])
+        wrap = lambda a: Tensor._wrap(a, flat.backend)  # noqa: E731
+        extreme = _add_at(wrap(xp.take(signed, last)), size, xp.take(positions, last)).data
+        if include_self:
+            extreme = xp.where(count.data > 0, xp.maximum(extreme, flat.data * sign), flat.data * sign)
+        extreme = extreme * sign
+        tied = wrap(xp.astype(xp.take(extreme, positions) == values.data, flat.data.dtype))
+        self_tied = wrap(xp.astype((extreme == flat.data) & (count.data > 0), flat.data.dtype) * int(include_self))
+        ties = ops.maximum(_add_at(tied, size, positions) + self_tied, 1)
+        shared = _add_at(values * tied / ops.take(ties, positions), size, positions) + flat * self_tied / ties
+        return wrap(extreme) + (shared - shared.detach())  # the exact value, the gradient of `shared`
+
+    return reduce
+
+
+SCATTER_REDUCTIONS = {
+    "sum": _scatter_sum,
+    "prod": _scatter_prod,
+    "mean": _scatter_mean,
+    "amax": _scatter_extreme(largest=True),
+    "amin": _scatter_extreme(largest=False),
+}
+
+
+def _along_dim(index: Any, dim: int, shape: tuple[int, ...]) -> TensorBase:
+    """A 1-D `index` along `dim`, repeated over the other dimensions of `shape` (index_add's
+    and index_copy's index, in scatter's form)."""
+    index = index if isinstance(index, TensorBase) else creation.asarray(index)
+    if index.ndim > 1:
+        raise ValueError(f"the index must be 1-D (or 0-d), got shape {index.shape}")
+    count = index.numel()
+    along = tuple(count if d == dim else 1 for d in range(len(shape)))
+    return ops.broadcast_to(ops.reshape(index, along), tuple(count if d == dim else n for d, n in enumerate(shape)))
+
+
+def _diagonal_matrices(x: TensorBase, offset: int) -> Tensor:
+    """Square matrices over the last dimension of `x` with it on diagonal `offset`, zeros
+    elsewhere (PyTorch's ``diag`` of a vector and ``diag_embed``)."""
+    n = x.shape[-1] + abs(offset)
+    pad = creation.zeros((*x.shape[:-1], abs(offset)), dtype=x.dtype, device=x.device)
+    padded = ops.concat([x, pad], axis=-1)
+    along = ops.expand_dims(padded, axis=-1 if offset >= 0 else -2)  # the value of row i, or of column j
+    return creation.eye(n, n, k=offset, dtype=x.dtype, device=x.device) * along
+
+
+# Held by every in-place change for its read, compute and rebind (a view's change takes it again
+# for its base's): changes from several threads then never overwrite each other's, as with
+# numpy's arrays. Re-entrant, as a view's change recurses into its base's.
+_IN_PLACE = threading.RLock()
+
+
+def _output_kept_apart(new: TensorBase) -> TensorBase:
+    """What a tensor changed in place to `new` takes the graph of: `new` itself, or, when its
+    VJPs read their output (``exp_``, ``**=``), an alias of it, so that the saved output stays
+    `new`'s and the change that makes it, or a later one under `no_grad`, leaves it alone."""
+    return registry.ALIAS.bind(new) if new._vjps and new._saved[1] else new
+
+
+def _method_in_place(f: Callable) -> Callable:
+    """The in-place form ``t.f_(...)`` of an out-of-place method."""
+    return lambda self, *args, **options: self._update(lambda old: f(old, *args, **options))
+
+
+def _sizes(args: tuple) -> tuple[int, ...]:
+    """Accept both f(2, 3) and f((2, 3)), as PyTorch does."""
+    return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
+
+
+class Tensor(TensorBase, GraphFields):
+    """An array on some backend that can record the operations made from it: the standard's
+    array object, with PyTorch's methods under PyTorch's names.
+
+    >>> import autograd_core as ag
+    >>> x = ag.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> (x * x).sum().backward()
+    >>> x.grad.tolist()
+    [2.0, 4.0, 6.0]
+    """
+
+    def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
+        backend = backends.current()
+        self._reset(to_array(data, backend, dtype), backend)
+        if requires_grad:
+            self.requires_grad_()
+
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
+        """`autograd_core`, whichever backend holds the values."""
+        if api_version is not None and api_version not in SUPPORTED_API_VERSIONS:
+            raise ValueError(f"api_version {api_version!r} is not supported; use one of {SUPPORTED_API_VERSIONS}")
+        return tensor_namespace()
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Tensor:
+        """The same values on `device` of this tensor's backend (differentiable)."""
+        if device == self.device or device == self.backend.device:
+            return self
+        target = device.backend if isinstance(device, Device) else backends.get(self.backend.name, device)
+        return ops.to_backend(self, target)
+
+    def backward(
+        self, gradient: Tensor | None = None, retain_graph: bool | None = None, create_graph: bool = False
+    ) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad``.
+
+        `gradient` is the vector of the vector-Jacobian product; it may be omitted only for a
+        tensor with one element. The graph's saved tensors are released afterwards unless
+        `retain_graph=True`. With `create_graph=True` the gradients are themselves recorded,
+        so they can be differentiated again (and the graph is retained).
+        """
+        engine.backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph)
+
+    def _update(self, op: Callable[[Tensor], Tensor]) -> Tensor:
+        """Replace this tensor's value by ``op(old value)``, keeping the object.
+
+        The old value and graph move to a new tensor, so a VJP that saved this tensor before
+        the change sees the bumped version and refuses to run on the new values, and ops
+        recorded before it keep sending their gradient to the old graph. A view's change is
+        written into its base; a base's change reaches its views (as in PyTorch). Under
+        `no_grad` the change is invisible to autograd, as in PyTorch: the tensor keeps its graph,
+        and only its version tells the VJPs that saved it.
+        """
+        if self.requires_grad and self.is_leaf and grad_mode.state.enabled:
+            raise RuntimeError(
+                "a leaf tensor that requires grad is used in an in-place operation; "
+                "do it inside `with autograd_core.no_grad():` or use an out-of-place operation"
+            )
+        with _IN_PLACE:
+            old = _with_graph_of(self)
+            new = op(old)
+            if new.shape != self.shape:
+                raise RuntimeError(f"an in-place operation cannot change the shape {self.shape} to {new.shape}")
+            if self._base is not None:
+                return self._write_through(new)
+            self.data = self.backend.xp.astype(new.data, self.data.dtype, copy=False)
+            bump_version(self)
+            if grad_mode.state.enabled:
+                _take_graph(self, _output_kept_apart(new))
+                self.requires_grad = self.requires_grad or new.requires_grad
+                _keep_former_graph(self, old)
+            if self._views:
+                self._refresh_views()
+            return self
+
+    def _write_through(self, new: Tensor) -> Tensor:
+        """A view's new value `new`, written into its base (which then refreshes this view)."""
+        if self._steps is None:
+            raise RuntimeError(
+                f"an in-place operation on a view made by {self._op or 'an op'} cannot reach its "
+                "base; .clone() the view first"
+            )
+        steps, values = self._steps, ops._cast(new, self.dtype)
+        self._base._update(lambda base: ops._write_view(base, steps, values))
+        return self
+
+    def _refresh_views(self) -> None:
+        """Give every live view of this base its values and graph as made from the base now."""
+        views, self._views = self._views, None
+        alive = []
+        for ref in views:
+            view = ref()
+            if view is None:
+                continue
+            old, fresh = _with_graph_of(view), ops._replay_view(self, view._steps)
+            view.data = fresh.data
+            if grad_mode.state.enabled:
+                view.requires_grad = fresh.requires_grad
+                _take_graph(view, fresh)
+                _keep_former_graph(view, old)
+            alive.append(ref)
+        self._views = [*alive, *(self._views or ())]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._update(lambda old: ops.index_put(old, key, value))
+
+    def copy_(self, source: Any) -> Tensor:
+        """Overwrite the values with `source` (a tensor or scalar, broadcast to this shape)."""
+        if not isinstance(source, Tensor):
+            source = Tensor._wrap(to_array(source, self.backend, self.dtype), self.backend)
+        ops.common_backend("copy_", self, source)
+        return self._update(lambda old: ops.clone(ops.broadcast_to(ops._cast(source, old.dtype), old.shape)))
+
+    def zero_(self) -> Tensor:
+        return self.copy_(0)
+
+    def fill_(self, value: float) -> Tensor:
+        return self.copy_(value)
+
+    def __hash__(self) -> int:  # __eq__ is elementwise; a tensor hashes by identity
+        return id(self)
+
+    # --- the standard's operators --------------------------------------------------------
+    __add__ = _operator(ops.add)
+    __radd__ = _reflected(ops.add)
+    __iadd__ = _in_place(ops.add)
+    __sub__ = _operator(ops.subtract)
+    __rsub__ = _reflected(ops.subtract)
+    __isub__ = _in_place(ops.subtract)
+    __mul__ = _operator(ops.multiply)
+    __rmul__ = _reflected(ops.multiply)
+    __imul__ = _in_place(ops.multiply)
+    __truediv__ = _operator(ops.divide)
+    __rtruediv__ = _reflected(ops.divide)
+    __itruediv__ = _in_place(ops.divide)
+    __floordiv__ = _operator(ops.floor_divide)
+    __rfloordiv__ = _reflected(ops.floor_divide)
+    __ifloordiv__ = _in_place(ops.floor_divide)
+    __mod__ = _operator(ops.remainder)
+    __rmod__ = _reflected(ops.remainder)
+    __imod__ = _in_place(ops.remainder)
+    __pow__ = _operator(ops.pow)
+    __rpow__ = _reflected(ops.pow)
+    __ipow__ = _in_place(ops.pow)
+    __matmul__ = _operator(ops.matmul)
+    __rmatmul__ = _reflected(ops.matmul)
+    __imatmul__ = _in_place(ops.matmul)
+    __and__ = _operator(ops.bitwise_and)
+    __rand__ = _reflected(ops.bitwise_and)
+    __iand__ = _in_place(ops.bitwise_and)
+    __or__ = _operator(ops.bitwise_or)
+    __ror__ = _reflected(ops.bitwise_or)
+    __ior__ = _in_place(ops.bitwise_or)
+    __xor__ = _operator(ops.bitwise_xor)
+    __rxor__ = _reflected(ops.bitwise_xor)
+    __ixor__ = _in_place(ops.bitwise_xor)
+    __lshift__ = _operator(ops.bitwise_left_shift)
+    __rlshift__ = _reflected(ops.bitwise_left_shift)
+    __ilshift__ = _in_place(ops.bitwise_left_shift)
+    __rshift__ = _operator(ops.bitwise_right_shift)
+    __rrshift__ = _reflected(ops.bitwise_right_shift)
+    __irshift__ = _in_place(ops.bitwise_right_shift)
+    __neg__ = ops.negative
+    __pos__ = ops.positive
+    __abs__ = ops.abs
+    __invert__ = ops.bitwise_invert
+    __getitem__ = ops.getitem
+    __lt__ = ops.less
+    __le__ = ops.less_equal
+    __gt__ = ops.greater
+    __ge__ = ops.greater_equal
+
+    def __eq__(self, other: Any) -> Any:  # a tensor is never None (PyTorch's answer, not an error)
+        return False if other is None else ops.equal(self, other)
+
+    def __ne__(self, other: Any) -> Any:
+        return True if other is None else ops.not_equal(self, other)
+
+    # --- elementwise methods -------------------------------------------------------------
+    exp = ops.exp
+    log = ops.log
+    log1p = ops.log1p
+    sqrt = ops.sqrt
+    tanh = ops.tanh
+    sigmoid = ops.sigmoid
+    relu = ops.relu
+    abs = ops.abs
+    erf = ops.erf
+    sin = ops.sin
+    cos = ops.cos
+    floor = elementwise.floor
+    ceil = elementwise.ceil
+    trunc = elementwise.trunc
+    sign = ops.sign
+    square = elementwise.square
+    reciprocal = elementwise.reciprocal
+    tan = elementwise.tan
+    sinh = elementwise.sinh
+    cosh = elementwise.cosh
+    asin = elementwise.asin
+    acos = elementwise.acos
+    atan = elementwise.atan
+    asinh = elementwise.asinh
+    acosh = elementwise.acosh
+    atanh = elementwise.atanh
+    expm1 = elementwise.expm1
+    exp2 = elementwise.exp2
+    log2 = elementwise.log2
+    log10 = elementwise.log10
+    isnan = ops.isnan
+    isinf = ops.isinf
+    isfinite = ops.isfinite
+    maximum = ops.maximum
+    minimum = ops.minimum
+    matmul = ops.matmul
+    pow = ops.pow
+    conj = elementwise.conj
+    take = ops.take
+    astype = ops.astype
+    broadcast_to = ops.broadcast_to
+    clip = ops.clip
+    masked_fill = manipulation.masked_fill
+    clamp = ops.clip
+    real = property(elementwise.real)
+    imag = property(elementwise.imag)
+
+    # --- shapes, under PyTorch's names and signatures ---------------------------------------
+    clone = ops.clone
+    flatten = ops.flatten
+    swapaxes = transpose = ops.swapaxes
+    mT = property(ops.matrix_transpose)  # noqa: N815 - the standard's name
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802 - the standard's name
+        return ops.permute_dims(self, tuple(reversed(range(self.ndim))))
+
+    def reshape(self, *shape: Any) -> Tensor:
+        return ops.reshape(self, _sizes(shape))
+
+    view = reshape
+
+    def permute(self, *axes: Any) -> Tensor:
+        return ops.permute_dims(self, _sizes(axes))
+
+    def expand(self, *sizes: Any) -> Tensor:
+        """`self` broadcast to `sizes`; -1 keeps a dimension's size, as in PyTorch."""
+        sizes = _sizes(sizes)
+        new = len(sizes) - self.ndim
+        if new < 0 or -1 in sizes[:new]:
+            raise ValueError(
+                f"expand: sizes {sizes} for a tensor of shape {self.shape}: -1 only keeps an existing dimension"
+            )
+        return ops.broadcast_to(self, tuple(self.shape[i - new] if n == -1 else n for i, n in enumerate(sizes)))
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        return ops.expand_dims(self, axis=dim)
+
+    def squeeze(self, dim: Any = None) -> Tensor:
+        """Without the given dims (all when None) that have size 1; a dim of another size is
+        kept, as in PyTorch."""
+        if dim is None:
+            return ops.squeeze(self, dim)
+        dims = tuple(d % self.ndim for d in (dim if isinstance(dim, (tuple, list)) else (dim,)) if self.shape[d] == 1)
+        return ops.squeeze(self, dims) if dims else self
+
+    def flip(self, *dims: Any) -> Tensor:
+        return manipulation.flip(self, axis=_sizes(dims) if dims else None)
+
+    def split(self, split_size: Any, dim: int = 0) -> Any:
+        return manipulation.split(self, split_size, axis=dim)
+
+    def chunk(self, chunks: int, dim: int = 0) -> Any:
+        return manipulation.chunk(self, chunks, axis=dim)
+
+    def unbind(self, dim: int = 0) -> Any:
+        return manipulation.unstack(self, axis=dim)
+
+    def contiguous(self) -> Tensor:
+        return self
+
+    def tril(self, diagonal: int = 0) -> Tensor:
+        return creation.tril(self, k=diagonal)
+
+    def triu(self, diagonal: int = 0) -> Tensor:
+        return creation.triu(self, k=diagonal)
+
+    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
+        return manipulation.roll(self, shifts, axis=dims)
+
+    def unfold(self, dimension: int, size: int, step: int) -> Tensor:
+        """Every window of `size` elements along `dimension`, `step` apart, as a new last
+        dimension (PyTorch's ``Tensor.unfold``; `nn.functional.unfold` is the image one)."""
+        dim = dimension % max(self.ndim, 1)
+        count = (self.shape[dim] - size) // step + 1 if size >= 1 and step >= 1 else 0
+        if count < 1:
+            raise ValueError(f"unfold: no window of size {size}, step {step} fits dimension {dim} of {self.shape}")
+        positions = (np.arange(count)[:, None] * step + np.arange(size)).reshape(-1)
+        windows = ops.reshape(
+            ops.take(self, positions, axis=dim), (*self.shape[:dim], count, size, *self.shape[dim + 1 :])
+        )
+        return manipulation.moveaxis(windows, dim + 1, -1)
+
+    # --- indexing, under PyTorch's names ------------------------------------------------------
+    def gather(self, dim: int, index: Tensor) -> Tensor:
+        """The elements along `dim` at `index`, in `index`'s shape, which may be smaller than
+        `self` along the other dimensions (PyTorch's ``gather``)."""
+        dim = dim % self.ndim
+        if index.ndim != self.ndim:
+            raise ValueError(f"gather: index of {index.ndim} dimensions for a tensor of {self.ndim}")
+        region = tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))
+        return manipulation.take_along_axis(self[region], index, axis=dim)
+
+    def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        """`self` with each element of `src` added at the position `index` names along `dim`
+        (repeats add up), differentiable in both (PyTorch's ``scatter_add``)."""
+        return self + _scattered(self, dim, index, src)
+
+    def scatter(self, dim: int, index: Tensor, src: Any = None, *, value: Any = None) -> Tensor:
+        """`self` with `src` (or the scalar `value`) written at the positions `index` names
+        along `dim`; a position named twice is refused (PyTorch leaves it unspecified)."""
+        src = value if src is None else src
+        if not isinstance(src, TensorBase):
+            src = creation.full(tuple(index.shape), src, dtype=self.dtype, device=self.device)
+        positions = _positions(self, dim, index)
+        if not self.backend.is_traced(positions):
+            named = self.backend.to_numpy(positions)
+            if len(np.unique(named)) < len(named):
+                raise ValueError("scatter: index names a position twice; use scatter_add to add the values that meet")
+        ones = creation.ones(tuple(index.shape), dtype=self.dtype, device=self.device)
+        hit = _scattered(creation.zeros_like(self), dim, index, ones) > 0
+        return ops.where(hit, _scattered(self, dim, index, src), self)
+
+    def scatter_reduce(self, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True) -> Tensor:
+        """`self` with the elements of `src` that `index` sends to each position along `dim`
+        combined by `reduce` ("sum", "prod", "mean", "amax" or "amin"), with `self`'s own value
+        too when `include_self`; positions no index names keep `self`'s value. Gradients as
+        PyTorch's: amax/amin share among tied elements, prod is right at zeros.
+
+        >>> import autograd_core as ag
+        >>> x = ag.tensor([1.0, 2.0, 3.0])
+        >>> x.scatter_reduce(0, ag.asarray([0, 0, 2]), ag.tensor([5.0, 7.0, 1.0]), "amax").tolist()
+        [7.0, 2.0, 3.0]
+        """
+        if reduce not in SCATTER_REDUCTIONS:
+            raise ValueError(f"scatter_reduce: reduce must be one of {sorted(SCATTER_REDUCTIONS)}, not {reduce!r}")
+        dim = dim % max(self.ndim, 1)
+        positions = _positions(self, dim, index)
+        values = ops.reshape(src[tuple(slice(0, n) for n in index.shape)], (-1,))
+        flat = ops.reshape(self, (-1,))
+        ones = creation.ones(tuple(values.shape), dtype=self.dtype, device=self.device)
+        count = _add_at(ones, flat.shape[0], positions)
+        reduced = SCATTER_REDUCTIONS[reduce](flat, ops._cast(values, self.dtype), positions, count, include_self)
+        return ops.reshape(ops.where(count > 0, ops._cast(reduced, self.dtype), flat), self.shape)
+
+    def index_add(self, dim: int, index: Tensor, source: Tensor, *, alpha: float = 1) -> Tensor:
+        """`self` with ``alpha * source[..., i, ...]`` added at ``index[i]`` along `dim` (repeats add up)."""
+        dim = dim % max(self.ndim, 1)
+        added = _scattered(self, dim, _along_dim(index, dim, tuple(source.shape)), source)
+        return self + (added if alpha == 1 else alpha * added)
+
+    def index_copy(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+        """`self` with ``source[..., i, ...]`` written at ``index[i]`` along `dim` (an index
+        named twice is refused)."""
+        dim = dim % max(self.ndim, 1)
+        return self.scatter(dim, _along_dim(index, dim, tuple(source.shape)), source)
+
+    def index_fill(self, dim: int, index: Tensor, value: Any) -> Tensor:
+        """`self` with `value` at every ``index[i]`` along `dim`."""
+        dim = dim % max(self.ndim, 1)
+        at = _along_dim(index, dim, self.shape)
+        hit = _scattered(creation.zeros_like(self), dim, at, creation.ones(at.shape, dtype=self.dtype)) > 0
+        return manipulation.masked_fill(self, hit, value)
+
+    def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor:
+        """`self` with the elements of `source`, in order, where `mask` (broadcast to `self`) is
+        True."""
+        xp = self.backend.xp
+        where_true = xp.nonzero(xp.reshape(ops.broadcast_to(mask, self.shape).data, (-1,)))[0]
+        taken = int(where_true.shape[0])
+        if source.numel() < taken:
+            raise ValueError(f"masked_scatter: the mask selects {taken} elements but source has {source.numel()}")
+        values = ops.reshape(source, (-1,))[:taken]
+        flat = ops.reshape(self, (-1,))
+        hit = _add_at(creation.ones((taken,), dtype=self.dtype), flat.shape[0], where_true) > 0
+        placed = _add_at(ops._cast(values, self.dtype), flat.shape[0], where_true)
+        return ops.reshape(ops.where(hit, placed, flat), self.shape)
+
+    def index_select(self, dim: int, index: Tensor) -> Tensor:
+        return ops.take(self, index, axis=dim)
+
+    def masked_select(self, mask: Tensor) -> Tensor:
+        """The elements where `mask` (broadcast with `self`) is True, as a 1-D tensor."""
+        shape = ops._broadcast_shapes(self.shape, tuple(mask.shape))
+        return ops.getitem(ops.broadcast_to(self, shape), ops.broadcast_to(mask, shape))
+
+    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        """``self / other``; rounding_mode "floor" or "trunc" rounds the quotient, in the
+        integer dtype for integer operands (PyTorch's ``div``)."""
+        if rounding_mode is None:
+            return ops.divide(self, other)
+        if rounding_mode == "floor":
+            return ops.floor_divide(self, other)
+        if rounding_mode != "trunc":
+            raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', not {rounding_mode!r}")
+        if (
+            self.dtype.is_floating_point
+            or isinstance(other, float)
+            or (isinstance(other, TensorBase) and other.dtype.is_floating_point)
+        ):
+            return elementwise.trunc(ops.divide(self, other))
+        floor = ops.floor_divide(self, other)  # rounds down; towards zero it is one more where inexact and negative
+        inexact_negative = (ops.remainder(self, other) != 0) & ((self < 0) != (other < 0))
+        return floor + ops.astype(inexact_negative, floor.dtype)
+
+    # --- more of PyTorch's elementwise methods --------------------------------------------------
+    neg = negative = ops.negative
+    sgn = ops.sign
+    remainder = ops.remainder
+    mul = multiply = ops.multiply
+    true_divide = divide = ops.divide
+    eq = ops.equal
+    ne = ops.not_equal
+    lt = less = ops.less
+    le = less_equal = ops.less_equal
+    gt = greater = ops.greater
+    ge = greater_equal = ops.greater_equal
+    logical_and = ops.logical_and
+    logical_or = ops.logical_or
+    logical_xor = ops.logical_xor
+    logical_not = ops.logical_not
+
+    def rsqrt(self) -> Tensor:
+        return elementwise.reciprocal(ops.sqrt(self))
+
+    def round(self, decimals: int = 0) -> Tensor:
+        """Rounded half to even, to `decimals` places (as PyTorch's)."""
+        if decimals == 0:
+            return elementwise.round(self)
+        scale = 10.0**decimals
+        return elementwise.round(self * scale) / scale
+
+    def frac(self) -> Tensor:
+        return self - elementwise.trunc(self)
+
+    def fmod(self, other: Any) -> Tensor:
+        """The remainder of the division rounded towards zero: the sign of `self` (C's fmod)."""
+        return self - elementwise.trunc(self / other) * other
+
+    def add(self, other: Any, *, alpha: float = 1) -> Tensor:
+        return self + (other if alpha == 1 else alpha * other)
+
+    def sub(self, other: Any, *, alpha: float = 1) -> Tensor:
+        return self - (other if alpha == 1 else alpha * other)
+
+    subtract = sub
+
+    def lerp(self, end: Any, weight: Any) -> Tensor:
+        return self + weight * (end - self)
+
+    def addcmul(self, tensor1: Any, tensor2: Any, *, value: float = 1) -> Tensor:
+        return self + value * tensor1 * tensor2
+
+    def addcdiv(self, tensor1: Any, tensor2: Any, *, value: float = 1) -> Tensor:
+        return self + value * tensor1 / tensor2
+
+    def where(self, condition: Any, other: Any) -> Tensor:
+        """`self` where `condition` holds, else `other` (PyTorch's argument order)."""
+        return ops.where(condition, self, other)
+
+    def nan_to_num(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+        """NaN, +inf and -inf replaced (by 0 and the dtype's largest and lowest finite values
+        unless given); the gradient flows where the value was finite."""
+        if not self.dtype.is_floating_point:
+            return self
+        largest = finfo(self.dtype).max
+        out = ops.where(ops.isnan(self), nan, self)
+        out = ops.where(out == math.inf, largest if posinf is None else posinf, out)
+        return ops.where(out == -math.inf, -largest if neginf is None else neginf, out)
+
+    def isclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+        """Whether ``|self - other| <= atol + rtol * |other|`` elementwise (equal infinities
+        too, and NaNs with `equal_nan`), as PyTorch's."""
+        close = (self == other) | (ops.abs(self - other) <= atol + rtol * ops.abs(other))
+        return (close | (ops.isnan(self) & ops.isnan(other))) if equal_nan else close
+
+    def allclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+        return bool(statistics.all(self.isclose(other, rtol, atol, equal_nan)))
+
+    def equal(self, other: Tensor) -> bool:
+        """Whether `other` has the same shape and values."""
+        return self.shape == tuple(other.shape) and bool(statistics.all(self == other))
+
+    # --- more of PyTorch's shape methods -------------------------------------------------------
+    def dim(self) -> int:
+        return self.ndim
+
+    ndimension = dim
+
+    def element_size(self) -> int:
+        return np.dtype(self.dtype.name).itemsize
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self.dtype.is_complex
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return ops.reshape(self, tuple(other.shape))
+
+    reshape_as = view_as
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        return ops.broadcast_to(self, tuple(other.shape))
+
+    def unflatten(self, dim: int, sizes: Any) -> Tensor:
+        dim = dim % self.ndim
+        return ops.reshape(self, (*self.shape[:dim], *sizes, *self.shape[dim + 1 :]))
+
+    def movedim(self, source: Any, destination: Any) -> Tensor:
+        return manipulation.moveaxis(self, source, destination)
+
+    moveaxis = movedim
+    swapdims = swapaxes
+
+    def t(self) -> Tensor:
+        """The transpose of a matrix (a vector or a scalar as it is)."""
+        if self.ndim > 2:
+            raise ValueError(f"t() takes a tensor of at most 2 dimensions, not {self.ndim}; use transpose or mT")
+        return self if self.ndim < 2 else ops.swapaxes(self, 0, 1)
+
+    def narrow(self, dim: int, start: int, length: int) -> Tensor:
+        dim = dim % self.ndim
+        start = start % self.shape[dim] if start < 0 else start
+        return self[(slice(None),) * dim + (slice(start, start + length),)]
+
+    def select(self, dim: int, index: int) -> Tensor:
+        return self[(slice(None),) * (dim % self.ndim) + (index,)]
+
+    def tensor_split(self, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+        """Parts along `dim`: `n` of them (the first ``size % n`` one longer), or cut at the
+        given indices (PyTorch's ``tensor_split``)."""
+        size = self.shape[dim % self.ndim]
+        if isinstance(indices_or_sections, int):
+            n = indices_or_sections
+            lengths = [size // n + (i < size % n) for i in range(n)]
+            cuts = np.cumsum([0, *lengths]).tolist()
+        else:
+            cuts = [0, *indices_or_sections, size]
+        return tuple(self.narrow(dim, a, max(min(b, size) - a, 0)) for a, b in zip(cuts, cuts[1:]))
+
+    def repeat(self, *sizes: Any) -> Tensor:
+        """The tensor tiled `sizes` times along each dimension (PyTorch's ``repeat``, numpy's ``tile``)."""
+        return manipulation.tile(self, _sizes(sizes))
+
+    def tile(self, *dims: Any) -> Tensor:
+        return manipulation.tile(self, _sizes(dims))
+
+    def repeat_interleave(self, repeats: Any, dim: int | None = None) -> Tensor:
+        """Each element repeated `repeats` times along `dim` (the flattened tensor when None)."""
+        return manipulation.repeat(self, repeats, axis=dim)
+
+    def fliplr(self) -> Tensor:
+        return manipulation.flip(self, axis=1)
+
+    def flipud(self) -> Tensor:
+        return manipulation.flip(self, axis=0)
+
+    def diag(self, diagonal: int = 0) -> Tensor:
+        """A vector's diagonal matrix, or a matrix's diagonal (PyTorch's ``diag``)."""
+        if self.ndim == 1:
+            return _diagonal_matrices(self, diagonal)
+        if self.ndim != 2:
+            raise ValueError(f"diag takes a 1-D or 2-D tensor, not {self.ndim}-D")
+        return linalg.diagonal(self, offset=diagonal)
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+        """The diagonal of the matrices over `dim1` and `dim2`, as a last dimension."""
+        return linalg.diagonal(manipulation.moveaxis(self, (dim1, dim2), (-2, -1)), offset=offset)
+
+    def diag_embed(self, offset: int = 0) -> Tensor:
+        return _diagonal_matrices(self, offset)
+
+    # --- more of PyTorch's linear algebra ---------------------------------------------------------
+    mm = bmm = mv = ops.matmul
+
+    def dot(self, other: Tensor) -> Tensor:
+        if self.ndim != 1 or other.ndim != 1:
+            raise ValueError(f"dot takes two 1-D tensors, not {self.ndim}-D and {other.ndim}-D; use matmul")
+        return ops.sum(self * other)
+
+    def inner(self, other: Tensor) -> Tensor:
+        return linalg.tensordot(self, other, axes=((-1,), (-1,)))
+
+    def outer(self, other: Tensor) -> Tensor:
+        return linalg.outer(self, other)
+
+    def cross(self, other: Tensor, dim: int = -1) -> Tensor:
+        return linalg.cross(self, other, axis=dim)
+
+    def trace(self) -> Tensor:
+        return linalg.trace(self)
+
+    def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:
+        return beta * self + alpha * ops.matmul(mat1, mat2)
+
+    # --- in place ---------------------------------------------------------------------------------
+    add_ = _method_in_place(add)
+    sub_ = _method_in_place(sub)
+    mul_ = _method_in_place(ops.multiply)
+    div_ = _method_in_place(ops.divide)
+    pow_ = _method_in_place(ops.pow)
+    clamp_ = clip_ = _method_in_place(ops.clip)
+    masked_fill_ = _method_in_place(manipulation.masked_fill)
+    exp_ = _method_in_place(ops.exp)
+    abs_ = _method_in_place(ops.abs)
+    neg_ = _method_in_place(ops.negative)
+    sqrt_ = _method_in_place(ops.sqrt)
+    lerp_ = _method_in_place(lerp)
+    addcmul_ = _method_in_place(addcmul)
+    addcdiv_ = _method_in_place(addcdiv)
+    sigmoid_ = _method_in_place(ops.sigmoid)
+    tanh_ = _method_in_place(ops.tanh)
+    relu_ = _method_in_place(ops.relu)
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0) -> Tensor:
+        return self.copy_(creation.uniform(self.shape, a, b, self.dtype, device=self.device))
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
+        return self.copy_(mean + std * creation.randn(*self.shape, dtype=self.dtype, device=self.device))
+
+    # --- new tensors like this one ----------------------------------------------------------------
+    def new_zeros(self, *size: Any) -> Tensor:
+        return creation.zeros(_sizes(size), dtype=self.dtype, device=self.device)
+
+    def new_ones(self, *size: Any) -> Tensor:
+        return creation.ones(_sizes(size), dtype=self.dtype, device=self.device)
+
+    def new_empty(self, *size: Any) -> Tensor:
+        return creation.empty(_sizes(size), dtype=self.dtype, device=self.device)
+
+    def new_full(self, size: Any, fill_value: Any) -> Tensor:
+        return creation.full(tuple(size), fill_value, dtype=self.dtype, device=self.device)
+
+    def new_tensor(self, data: Any) -> Tensor:
+        return creation.asarray(data, dtype=self.dtype, device=self.device, copy=True)
+
+    # --- dtypes and backends ----------------------------------------------------------------
+    def float(self) -> Tensor:
+        return ops._cast(self, "float32")
+
+    def double(self) -> Tensor:
+        return ops._cast(self, "float64")
+
+    def long(self) -> Tensor:
+        return ops._cast(self, "int64")
+
+    def int(self) -> Tensor:
+        return ops._cast(self, "int32")
+
+    def half(self) -> Tensor:
+        return ops._cast(self, "float16")
+
+    def bool(self) -> Tensor:
+        return ops._cast(self, "bool")
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return ops._cast(self, other.dtype)
+
+    def to(self, target: Any = None, *, dtype: Any = None, device: Any = None) -> Tensor:
+        """``t.to("torch")``, ``t.to(ag.float64)``, ``t.to(device="cuda")``, ``t.to(other)``
+        (other's dtype and backend): differentiable moves."""
+        if isinstance(target, TensorBase):
+            return ops.astype(ops.to_backend(self, target.backend), dtype or target.dtype)
+        if isinstance(target, DType) or (isinstance(target, str) and target in DTYPES):
+            dtype, target = target, None
+        backend = self.backend
+        if target is not None or device is not None:
+            name = target.name if isinstance(target, backends.Backend) else (target or backend.name)
+            backend = backends.get(name, device)
+        out = ops.to_backend(self, backend)
+        return out if dtype is None else ops.astype(out, dtype)
+
+    # --- reductions, with PyTorch's dim/keepdim ---------------------------------------------
+    sum = _reduction(ops.sum)
+
+    def mean(
+        self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None, keepdims: bool = False
+    ) -> Tensor:
+        """The mean over `dim` (all when None), computed in `dtype` when given (as PyTorch's)."""
+        x = self if dtype is None else ops._cast(self, dtype)
+        return ops.mean(x, axis=axis if dim is None else dim, keepdims=keepdims or keepdim)
+
+    max = _extremum(ops.max, searching.argmax, ops.maximum)
+    min = _extremum(ops.min, searching.argmin, ops.minimum)
+    logsumexp = _reduction(ops.logsumexp)
+    prod = _reduction(statistics.prod)
+    any = _reduction(statistics.any)
+    all = _reduction(statistics.all)
+    var = _spread(ops.var)
+    std = _spread(statistics.std)
+
+    amax = _reduction(ops.max)
+    amin = _reduction(ops.min)
+
+    def nansum(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return ops.sum(ops.where(ops.isnan(self), 0.0, self), axis=dim, keepdims=keepdim)
+
+    def nanmean(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        present = ops.astype(~ops.isnan(self), self.dtype)
+        return self.nansum(dim, keepdim) / ops.sum(present, axis=dim, keepdims=keepdim)
+
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
+        """The vector `p`-norm over `dim` (all elements when None); "fro" is the 2-norm."""
+        return linalg.vector_norm(self, axis=dim, keepdims=keepdim, ord=2 if p == "fro" else p)
+
+    def count_nonzero(self, dim: Any = None) -> Tensor:
+        return ops.sum(ops.astype(self != 0, "int64"), axis=dim)
+
+    def nonzero(self) -> Tensor:
+        """The indices of the nonzero elements, one row each (PyTorch's layout)."""
+        return ops.stack(searching.nonzero(self), axis=1)
+
+    def diff(self, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None) -> Tensor:
+        return statistics.diff(self, axis=dim, n=n, prepend=prepend, append=append)
+
+    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> Sorted:
+        """The `k`-th smallest value along `dim` (from 1) and its index."""
+        n = self.shape[dim] if self.ndim else 1
+        if not 1 <= k <= n:
+            raise ValueError(f"kthvalue: k={k} is out of range for a dimension of size {n}")
+        values, indices = self.sort(dim)
+        at = (slice(None),) * (dim % max(self.ndim, 1)) + (slice(k - 1, k),)
+        values, indices = values[at], indices[at]
+        if not keepdim:
+            values, indices = ops.squeeze(values, dim), ops.squeeze(indices, dim)
+        return Sorted(values, indices)
+
+    def median(self, dim: int | None = None, keepdim: bool = False) -> Any:
+        """The lower median (of all elements, or ``(values, indices)`` along `dim`), as PyTorch's."""
+        if dim is None:
+            return ops.reshape(self, (-1,)).median(0).values
+        values, indices = self.kthvalue((self.shape[dim] + 1) // 2, dim, keepdim=True)
+        if self.dtype.is_floating_point:  # where there is a NaN, it is the median: the first one
+            nan = ops.isnan(self)
+            first_nan = searching.argmax(ops.astype(nan, "int8"), axis=dim, keepdims=True)
+            indices = ops.where(statistics.any(nan, axis=dim, keepdims=True), first_nan, indices)
+            values = manipulation.take_along_axis(self, indices, axis=dim)
+        if not keepdim:
+            values, indices = ops.squeeze(values, dim), ops.squeeze(indices, dim)
+        return Sorted(values, indices)
+
+    def unique(
+        self,
+        sorted: bool = True,  # noqa: A002 - PyTorch's name
+        return_inverse: bool = False,
+        return_counts: bool = False,
+        dim: None = None,
+    ) -> Any:
+        """The distinct values, sorted, and where requested the index of each element's value
+        among them and how often each occurs (PyTorch's ``unique``; outside the graph)."""
+        if dim is not None:
+            raise ValueError("unique: only dim=None (the flattened tensor) is supported")
+        values, _, inverse, counts = searching.unique_all(self)
+        extras = (inverse,) * return_inverse + (counts,) * return_counts
+        return (values, *extras) if extras else values
+
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Sorted:
+        """The values sorted along `dim` and where each came from, as PyTorch's ``sort`` (ties
+        keep their order)."""
+        return _picked(self, searching.argsort(self, axis=dim, descending=descending, stable=True), dim)
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+        return searching.argsort(self, axis=dim, descending=descending, stable=True)
+
+    def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        return searching.argmax(self, axis=dim, keepdims=keepdim)
+
+    def argmin(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        return searching.argmin(self, axis=dim, keepdims=keepdim)
+
+    def cumsum(self, dim: int) -> Tensor:
+        return statistics.cumulative_sum(self, axis=dim)
+
+    def cumprod(self, dim: int) -> Tensor:
+        return statistics.cumulative_prod(self, axis=dim)
+
+    def cummax(self, dim: int) -> Sorted:
+        """The running maximum along `dim` and where it sits (the later of ties; a NaN, once
+        met, stays), the gradient going to that element, as PyTorch's ``cummax``."""
+        return _picked(self, statistics.running_extreme_indices(self, dim, largest=True), dim)
+
+    def cummin(self, dim: int) -> Sorted:
+        """The running minimum along `dim` and where it sits, as `cummax`."""
+        return _picked(self, statistics.running_extreme_indices(self, dim, largest=False), dim)
+
+    def logcumsumexp(self, dim: int) -> Tensor:
+        return statistics.logcumsumexp(self, axis=dim)
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Sorted:  # noqa: A002
+        """The `k` largest (or smallest) values along `dim` and their indices, in order."""
+        values, indices = self.sort(dim, descending=largest)
+        first_k = (slice(None),) * (dim % self.ndim) + (slice(0, k),)
+        return Sorted(values[first_k], indices[first_k])
+
+    def softmax(self, dim: int = -1) -> Tensor:
+        return ops.softmax(self, dim)
+
+    def log_softmax(self, dim: int = -1) -> Tensor:
+        return ops.log_softmax(self, dim)
+
+
+use_tensor_class(Tensor)

@@ -1,0 +1,1 @@
+"""Layer 6, export: ONNX (`onnx`) and graph drawing (`viz`)."""

@@ -1,0 +1,819 @@
+"""The array API's linear algebra extension (``autograd_core.ops.linalg``), differentiable.
+
+Each primitive runs the backend's own ``xp.linalg`` on raw arrays and declares its VJPs once
+against a namespace, as in `autograd_core.ops.core` (in a VJP, ``ns.linalg`` is the library's
+linalg namespace or this module). The rules are PyTorch's (derivatives.yaml) and assume what
+they need to exist: invertible matrices for inv/solve/det/slogdet, distinct eigenvalues for
+eigh and distinct nonzero singular values for svd (repeated ones give inf/nan gradients, as
+in PyTorch), full rank for qr. Complex conjugation is out of scope: the rules are for real
+dtypes. Each primitive's forward-mode rule (``jvp=``) is its VJP transposed, PyTorch's
+FunctionsManual formulas; as the VJPs of cholesky and eigh give symmetric gradients, their
+forward rules read the symmetric part of the tangent.
+
+A decomposition with several outputs (eigh, qr, svd) is one primitive whose output packs
+them side by side; each public output is a differentiable slice of it, so the VJP sees every
+output's gradient at once (zeros for the outputs not used) and all the outputs.
+
+>>> import autograd_core as ag
+>>> a = ag.tensor([[2.0, 0.0], [0.0, 4.0]], requires_grad=True)
+>>> d = ag.linalg.det(a)
+>>> d.backward()
+>>> d.item(), a.grad.tolist()
+(8.0, [[4.0, 0.0], [0.0, 2.0]])
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+from autograd_core.graph import grad_mode
+from autograd_core.graph.dtypes import finfo
+from autograd_core.graph.namespace import raw_namespace
+from autograd_core.graph.registry import Primitive
+from autograd_core.graph.tensor_base import TensorBase, Vjp
+from autograd_core.ops import core as ops, elementwise, statistics
+from autograd_core.ops.core import _axes, _operands, _tensor, _view, expand_back, matmul, matrix_transpose, sum_to
+from autograd_core.primitives.indexing import basic_index, scatter
+
+__all__ = [
+    "cholesky",
+    "cross",
+    "det",
+    "diagonal",
+    "eigh",
+    "eigvalsh",
+    "inv",
+    "matmul",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
+    "matrix_transpose",
+    "outer",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
+    "svdvals",
+    "tensordot",
+    "trace",
+    "vecdot",
+    "vector_norm",
+]
+
+Axis = int | tuple[int, ...] | None
+
+
+class EighResult(NamedTuple):
+    eigenvalues: TensorBase
+    eigenvectors: TensorBase
+
+
+class QRResult(NamedTuple):
+    Q: TensorBase  # noqa: N815 - the standard's field names
+    R: TensorBase  # noqa: N815
+
+
+class SlogdetResult(NamedTuple):
+    sign: TensorBase
+    logabsdet: TensorBase
+
+
+class SVDResult(NamedTuple):
+    U: TensorBase  # noqa: N815
+    S: TensorBase  # noqa: N815
+    Vh: TensorBase  # noqa: N815
+
+
+# --- helpers --------------------------------------------------------------------------------
+def _matrices(name: str, x: Any, square: bool = False) -> TensorBase:
+    x = _tensor(name, x)
+    if x.ndim < 2 or (square and x.shape[-1] != x.shape[-2]):
+        kind = "square matrices (..., n, n)" if square else "matrices (..., m, n)"
+        raise ValueError(f"{name} needs {kind}, got shape {x.shape}")
+    return x
+
+
+def _pair(name: str, x1: Any, x2: Any) -> tuple[TensorBase, TensorBase, Any]:
+    a, b, backend = _operands(name, x1, x2)
+    if not (isinstance(a, TensorBase) and isinstance(b, TensorBase)):
+        raise TypeError(f"{name} needs two tensors")
+    return a, b, backend
+
+
+def _constant(x: TensorBase, make: Callable[[Any, Any, Any], Any]) -> TensorBase:
+    """A constant a VJP reads, passed as an extra input: ``make(xp, dtype, device)`` in `x`'s
+    dtype on `x`'s backend, outside the graph."""
+    return TensorBase._wrap(make(x.backend.xp, x.data.dtype, x.backend.device), x.backend)
+
+
+def _eye(x: TensorBase, n: int) -> TensorBase:
+    return _constant(x, lambda xp, dtype, device: xp.eye(n, dtype=dtype, device=device))
+
+
+def _triangle(x: TensorBase, n: int, upper: bool) -> TensorBase:
+    """Ones on and below (or above) the diagonal, zeros elsewhere: a triangular mask."""
+
+    def make(xp: Any, dtype: Any, device: Any) -> Any:
+        ones = xp.ones((n, n), dtype=dtype, device=device)
+        return xp.triu(ones) if upper else xp.tril(ones)
+
+    return _constant(x, make)
+
+
+class _Packing(NamedTuple):
+    """Where each output of a decomposition lies in its node: the outputs (their leading axes
+    the input's batch axes) flattened side by side along one last axis, in `bounds`."""
+
+    batch: tuple[int, ...]
+    shapes: tuple[tuple[int, ...], ...]
+    bounds: tuple[int, ...]
+
+    @classmethod
+    def of(cls, parts: Sequence[Any], batch: tuple[int, ...]) -> _Packing:
+        shapes = tuple(tuple(p.shape)[len(batch) :] for p in parts)
+        return cls(batch, shapes, tuple(itertools.accumulate((math.prod(s) for s in shapes), initial=0)))
+
+    def pack(self, xp: Any, parts: Sequence[Any]) -> Any:
+        pieces = [xp.reshape(p, (*self.batch, hi - lo)) for p, lo, hi in zip(parts, self.bounds, self.bounds[1:])]
+        return xp.concat(pieces, axis=-1)
+
+    def unpack(self, ns: Any, packed: Any) -> list[Any]:
+        return [
+            ns.reshape(basic_index(ns, packed, (Ellipsis, slice(lo, hi))), (*self.batch, *shape))
+            for lo, hi, shape in zip(self.bounds, self.bounds[1:], self.shapes)
+        ]
+
+
+def _decomposition(
+    primitive: Primitive, x: TensorBase, parts: Sequence[Any], inputs: Sequence[Any], saved: Sequence[Any] = ()
+) -> list[TensorBase]:
+    """The outputs `parts` (raw arrays) of the decomposition `primitive` of the matrices `x`,
+    as differentiable slices of one node: its `inputs` (`x`, the kernel's options, the
+    constants the VJP reads), then the `_Packing`. Parts of different dtypes (real
+    eigenvalues beside the complex eigenvectors of a complex input) are returned outside the
+    graph."""
+    if len({p.dtype for p in parts}) > 1:  # complex input: real eigen/singular values beside complex vectors
+        if x.requires_grad and grad_mode.is_grad_enabled():
+            raise NotImplementedError(f"{primitive.name}: gradients through complex inputs are not supported")
+        return [TensorBase._wrap(p, x.backend) for p in parts]
+    packing = _Packing.of(parts, x.shape[:-2])
+    node = primitive.record(packing.pack(x.backend.xp, parts), x.backend, (*inputs, packing), saved=saved)
+    return packing.unpack(ops, node)
+
+
+def _unpacked(vjp: Callable[..., Any]) -> Vjp:
+    """A decomposition's ``vjp(ns, grads, outs, x, *options_and_constants)``, which gets the
+    lists of every output's gradient and value, as the VJP of its packed node."""
+
+    def packed_vjp(ns: Any, g: Any, out: Any, x: Any, *rest: Any) -> Any:
+        *options_and_constants, packing = rest
+        return vjp(ns, packing.unpack(ns, g), packing.unpack(ns, out), x, *options_and_constants)
+
+    return packed_vjp
+
+
+def _packed(jvp: Callable[..., Any]) -> Callable[..., Any]:
+    """A decomposition's ``jvp(ns, tangent, outs, x, *options_and_constants)``, which gets the
+    tangent of `x` and the list of the outputs and gives the list of their tangents, as the
+    forward-mode rule of its packed node (only `x` has a tangent)."""
+
+    def packed_jvp(ns: Any, tangents: Sequence[Any], out: Any, x: Any, *rest: Any) -> Any:
+        *options_and_constants, packing = rest
+        return packing.pack(ns, jvp(ns, tangents[0], packing.unpack(ns, out), x, *options_and_constants))
+
+    return packed_jvp
+
+
+def _symmetric_part(t: Any) -> Any:
+    """``(t + t^T) / 2``: the tangent a rule for symmetric inputs sees, as the transpose of a
+    VJP that gives symmetric gradients."""
+    return 0.5 * (t + t.mT)
+
+
+# --- inverses, determinants and solves ----------------------------------------------------
+def inv(x: TensorBase, /) -> TensorBase:
+    """The inverse of each square matrix; its gradient is ``-inv(x)^T g inv(x)^T``.
+
+    >>> import autograd_core as ag
+    >>> ag.linalg.inv(ag.tensor([[2.0, 0.0], [0.0, 4.0]])).tolist()
+    [[0.5, 0.0], [0.0, 0.25]]
+    """
+    x = _matrices("inv", x, square=True)
+    return _INV.bind(x)
+
+
+_INV = Primitive(
+    "inv",
+    lambda ns, x: ns.linalg.inv(x),
+    vjps=(lambda ns, g, out, x: -(out.mT @ g @ out.mT),),
+    saves="output",
+    jvp=lambda ns, tangents, out, x: -(out @ tangents[0] @ out),
+)
+
+
+def det(x: TensorBase, /) -> TensorBase:
+    """The determinant of each square matrix; its gradient is the matrix of cofactors, ``g *
+    det(x) * inv(x)^T`` where `x` is invertible and right where it is singular too.
+
+    >>> import autograd_core as ag
+    >>> a = ag.tensor([[1.0, 2.0], [2.0, 4.0]], dtype="float64", requires_grad=True)
+    >>> ag.linalg.det(a).backward()  # singular: the cofactors [[d, -c], [-b, a]]
+    >>> [[round(v, 12) for v in row] for row in a.grad.tolist()]
+    [[4.0, -2.0], [-2.0, 1.0]]
+    """
+    x = _matrices("det", x, square=True)
+    return _DET.bind(x)
+
+
+def _log_det_tangent(ns: Any, x: Any, t: Any) -> Any:
+    """``tr(x^-1 t)``, the tangent of log|det x| along `t`."""
+    return ns.sum(ns.linalg.inv(x).mT * t, axis=(-2, -1))
+
+
+def _cofactors(ns: Any, x: Any) -> Any:
+    """The matrix of cofactors of each square matrix, det's derivative, by PyTorch's formula
+    for singular matrices: with ``x = U diag(s) Vh`` it is ``det(U) det(Vh) U diag(c) Vh``,
+    where c_i is the product of the singular values other than s_i."""
+    u, s, vh = ns.linalg.svd(x)
+    others = statistics._cofactor(ns, s, (s.ndim - 1,))
+    sign = ns.linalg.det(u) * ns.linalg.det(vh)
+    return (u * (sign[..., None] * others)[..., None, :]) @ vh
+
+
+_DET = Primitive(
+    "det",
+    lambda ns, x: ns.linalg.det(x),
+    vjps=(lambda ns, g, out, x: g[..., None, None] * _cofactors(ns, x),),
+    jvp=lambda ns, tangents, out, x: ns.sum(_cofactors(ns, x) * tangents[0], axis=(-2, -1)),
+)
+
+
+def slogdet(x: TensorBase, /) -> SlogdetResult:
+    """``(sign, logabsdet)`` of the determinant of each square matrix. The sign is piecewise
+    constant and outside the graph; logabsdet's gradient is ``g * inv(x)^T``."""
+    x = _matrices("slogdet", x, square=True)
+    sign, logabsdet = _SLOGDET(raw_namespace(x.backend), x.data)
+    return SlogdetResult(TensorBase._wrap(sign, x.backend), _SLOGDET.record(logabsdet, x.backend, (x,)))
+
+
+_SLOGDET = Primitive(  # the kernel gives the sign too; the node is logabsdet
+    "slogdet",
+    lambda ns, x: ns.linalg.slogdet(x),
+    vjps=(lambda ns, g, out, x: g[..., None, None] * ns.linalg.inv(x).mT,),
+    jvp=lambda ns, tangents, out, x: _log_det_tangent(ns, x, tangents[0]),
+)
+
+
+def solve(x1: TensorBase, x2: TensorBase, /) -> TensorBase:
+    """The solution X of ``x1 @ X = x2``, batched and broadcast. A 1-D `x2` of shape (M,) is
+    one right-hand side for every matrix, as the standard has it.
+
+    >>> import autograd_core as ag
+    >>> ag.linalg.solve(ag.tensor([[2.0, 0.0], [0.0, 4.0]]), ag.tensor([1.0, 1.0])).tolist()
+    [0.5, 0.25]
+    """
+    a, b, backend = _pair("solve", x1, x2)
+    _matrices("solve", a, square=True)
+    if b.ndim == 1:
+        return solve(a, b[:, None])[..., 0]
+    return _SOLVE.bind(a, b, saved=(a,))
+
+
+def _solve_jvp(ns: Any, tangents: Sequence[Any], out: Any, a: Any, b: Any) -> Any:
+    """``a^-1 (db - da X)`` for the solution X."""
+    ta, tb = tangents
+    if ta is None:
+        return ns.linalg.solve(a, tb)
+    return ns.linalg.solve(a, -(ta @ out) if tb is None else tb - ta @ out)
+
+
+_SOLVE = Primitive(  # the VJPs read a and the output (saves="output", and solve passes saved=(a,))
+    "solve",
+    lambda ns, a, b: ns.linalg.solve(a, b),
+    vjps=(
+        lambda ns, g, out, a, b: sum_to(ns, -(ns.linalg.solve(a.mT, g) @ out.mT), a.shape),
+        lambda ns, g, out, a, b: sum_to(ns, ns.linalg.solve(a.mT, g), b.shape),
+    ),
+    saves="output",
+    jvp=_solve_jvp,
+)
+
+
+def pinv(x: TensorBase, /, *, rtol: float | TensorBase | None = None) -> TensorBase:
+    """The Moore-Penrose pseudo-inverse, from the SVD: singular values at most ``rtol``
+    times the largest count as zero (default ``rtol``: ``max(M, N) * eps``). Differentiable
+    through `svd`, so where the singular values are distinct and nonzero."""
+    x = _matrices("pinv", x)
+    u, s, vh = svd(x, full_matrices=False)
+    if rtol is None:
+        rtol = max(x.shape[-2:]) * finfo(x.dtype).eps
+    elif isinstance(rtol, TensorBase):
+        rtol = rtol.data[..., None]
+    xp, values = x.backend.xp, s.data
+    largest = xp.max(values, axis=-1, keepdims=True) if values.shape[-1] else values
+    kept = TensorBase._wrap(values > rtol * largest, x.backend)
+    inverse = ops.where(kept, 1.0 / ops.where(kept, s, 1.0), 0.0)
+    return (vh.mT * inverse[..., None, :]) @ u.mT
+
+
+def matrix_power(x: TensorBase, n: int, /) -> TensorBase:
+    """`x` multiplied by itself `n` times (by repeated squaring; through `inv` for n < 0);
+    n == 0 gives identities, constant as in PyTorch."""
+    x = _matrices("matrix_power", x, square=True)
+    if n == 0:
+        identity = _eye(x, x.shape[-1]).data
+        return TensorBase._wrap(x.backend.xp.zeros_like(x.data) + identity, x.backend)
+    if n < 0:
+        x, n = inv(x), -n
+    result = None
+    while n:
+        if n & 1:
+            result = x if result is None else result @ x
+        n >>= 1
+        if n:
+            x = x @ x
+    return result
+
+
+def matrix_rank(x: TensorBase, /, *, rtol: float | TensorBase | None = None) -> TensorBase:
+    """The number of singular values above ``rtol`` times the largest (an integer tensor,
+    outside the graph)."""
+    x = _matrices("matrix_rank", x)
+    rtol = rtol.data if isinstance(rtol, TensorBase) else rtol
+    return TensorBase._wrap(x.backend.xp.linalg.matrix_rank(x.data, rtol=rtol), x.backend)
+
+
+# --- decompositions ---------------------------------------------------------------------------
+def cholesky(x: TensorBase, /, *, upper: bool = False) -> TensorBase:
+    """The Cholesky factor L (``x = L L^T``) of each symmetric positive-definite matrix, or
+    ``U = L^T`` with ``upper=True``. Only the lower triangle of `x` is read, and the gradient
+    is symmetric (PyTorch's rule), so check it through a symmetric function of the input.
+    """
+    x = _matrices("cholesky", x, square=True)
+    n = x.shape[-1]
+    data = _CHOLESKY(raw_namespace(x.backend), x.data)
+    lower = _CHOLESKY.record(data, x.backend, (x, _eye(x, n), _triangle(x, n, upper=False)))
+    return matrix_transpose(lower) if upper else lower
+
+
+def _cholesky_vjp(ns: Any, g: Any, out: Any, x: Any, eye: Any, lower: Any) -> Any:
+    """PyTorch's cholesky_backward: ``L^-T Phi L^-1`` with Phi the symmetric matrix whose
+    lower triangle is ``tril(L^T g)`` with its diagonal halved."""
+    p = (out.mT @ g) * lower
+    phi = 0.5 * (p + (p - p * eye).mT)
+    return ns.linalg.solve(out.mT, ns.linalg.solve(out.mT, phi).mT).mT
+
+
+def _cholesky_jvp(ns: Any, tangents: Sequence[Any], out: Any, x: Any, eye: Any, lower: Any) -> Any:
+    """PyTorch's cholesky_jvp: ``L Phi(L^-1 dA L^-T)``, Phi the lower triangle with its diagonal
+    halved, for the symmetric part of the tangent dA."""
+    inner = ns.linalg.solve(out, ns.linalg.solve(out, _symmetric_part(tangents[0])).mT)
+    return out @ (inner * lower - 0.5 * inner * eye)
+
+
+_CHOLESKY = Primitive(  # the node's inputs: x, then the identity and the lower triangular mask the VJP reads
+    "cholesky",
+    lambda ns, x: ns.linalg.cholesky(x),
+    vjps=(_cholesky_vjp, None, None),
+    saves="output",
+    jvp=_cholesky_jvp,
+)
+
+
+def eigh(x: TensorBase, /) -> EighResult:
+    """``(eigenvalues, eigenvectors)`` of each symmetric matrix, eigenvalues ascending.
+
+    The gradient is ``V (diag(g_values) + F * V^T g_vectors) V^T`` with F_ij = 1/(l_j - l_i)
+    (skew part, PyTorch's rule): repeated eigenvalues make it inf/nan, as in PyTorch. The
+    eigenvectors' signs are arbitrary, so a loss should not depend on them.
+    """
+    x = _matrices("eigh", x, square=True)
+    parts = _EIGH(raw_namespace(x.backend), x.data)
+    return EighResult(*_decomposition(_EIGH, x, parts, (x, _eye(x, x.shape[-1]))))
+
+
+def _eigh_vjp(ns: Any, grads: list, outs: list, x: Any, eye: Any) -> Any:
+    (g_values, g_vectors), (values, vectors) = grads, outs
+    vtg = vectors.mT @ g_vectors
+    gaps = values[..., None, :] - values[..., :, None] + eye  # 1 on the diagonal, where the skew part is 0
+    inner = 0.5 * (vtg - vtg.mT) / gaps + eye * g_values[..., None, :]
+    return vectors @ inner @ vectors.mT
+
+
+def _eigh_jvp(ns: Any, t: Any, outs: list, x: Any, eye: Any) -> list:
+    """With ``M = V^T dA V`` (dA's symmetric part): ``d values = diag(M)`` and
+    ``d V = V (F * M)``, F_ij = 1/(l_j - l_i) off the diagonal and 0 on it."""
+    values, vectors = outs
+    m = vectors.mT @ _symmetric_part(t) @ vectors
+    gaps = values[..., None, :] - values[..., :, None] + eye  # 1 on the diagonal, where M is cleared
+    return [ns.sum(m * eye, axis=-1), vectors @ ((m - m * eye) / gaps)]
+
+
+_EIGH = Primitive(  # the node's inputs: x, the identity, the packing
+    "eigh",
+    lambda ns, x: ns.linalg.eigh(x),
+    vjps=(_unpacked(_eigh_vjp), None, None),
+    saves="output",
+    jvp=_packed(_eigh_jvp),
+)
+
+
+def eigvalsh(x: TensorBase, /) -> TensorBase:
+    """The eigenvalues of each symmetric matrix, ascending; the gradient ``V diag(g) V^T``
+    recomputes the eigenvectors V (so it stays finite for repeated eigenvalues)."""
+    x = _matrices("eigvalsh", x, square=True)
+    return _EIGVALSH.bind(x)
+
+
+def _eigvalsh_vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
+    vectors = ns.linalg.eigh(x)[1]
+    return (vectors * g[..., None, :]) @ vectors.mT
+
+
+def _eigvalsh_jvp(ns: Any, tangents: Sequence[Any], out: Any, x: Any) -> Any:
+    """``diag(V^T dA V)``, the eigenvectors V recomputed as the VJP does."""
+    vectors = ns.linalg.eigh(x)[1]
+    return ns.sum(vectors * (tangents[0] @ vectors), axis=-2)
+
+
+_EIGVALSH = Primitive("eigvalsh", lambda ns, x: ns.linalg.eigvalsh(x), vjps=(_eigvalsh_vjp,), jvp=_eigvalsh_jvp)
+
+
+def qr(x: TensorBase, /, *, mode: str = "reduced") -> QRResult:
+    """``(Q, R)`` with ``x = Q R``, Q with orthonormal columns and R upper triangular.
+
+    Differentiable for full-rank inputs in mode "reduced", and "complete" when M <= N
+    (the same decomposition); a tall matrix's complete Q is not unique, so its backward
+    raises (as PyTorch's). Wide matrices (M < N) differentiate as ``[A1 | A2]`` with
+    ``A1 = Q R1`` and ``R2 = Q^T A2``.
+    """
+    x = _matrices("qr", x)
+    if mode not in ("reduced", "complete"):
+        raise ValueError(f"qr: mode must be 'reduced' or 'complete', not {mode!r}")
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    parts = _QR(raw_namespace(x.backend), x.data, mode)
+    inputs = (x, mode, _eye(x, k), _triangle(x, k, upper=True))
+    return QRResult(*_decomposition(_QR, x, parts, inputs, saved=(x,) if m < n else ()))
+
+
+def _check_qr_mode(x: Any, mode: str) -> None:
+    if x.shape[-2] > x.shape[-1] and mode == "complete":
+        raise NotImplementedError(
+            "qr: the gradient of mode='complete' is not defined for tall matrices "
+            "(M > N: the last M - N columns of Q are not unique); use mode='reduced'"
+        )
+
+
+def _qr_vjp(ns: Any, grads: list, outs: list, x: Any, mode: str, eye: Any, upper: Any) -> Any:
+    (g_q, g_r), (q, r) = grads, outs
+    m, n = x.shape[-2:]
+    _check_qr_mode(x, mode)
+    if m >= n:
+        return _qr_tall_vjp(ns, g_q, g_r, q, r, eye, upper)
+    g_r2 = g_r[..., m:]
+    g_a1 = _qr_tall_vjp(ns, g_q + x[..., m:] @ g_r2.mT, g_r[..., :m], q, r[..., :m], eye, upper)
+    return ns.concat([g_a1, q @ g_r2], axis=-1)
+
+
+def _qr_tall_vjp(ns: Any, g_q: Any, g_r: Any, q: Any, r: Any, eye: Any, upper: Any) -> Any:
+    """PyTorch's linalg_qr_backward for M >= N: ``(g_Q + Q copyltu(M)) R^-T`` with
+    ``M = g_R R^T - Q^T g_Q`` (its upper triangle mirrored into a symmetric matrix)."""
+    upper_part = (g_r @ r.mT - q.mT @ g_q) * upper
+    symmetric = upper_part + upper_part.mT - upper_part * eye
+    return ns.linalg.solve(r, (q @ symmetric + g_q).mT).mT
+
+
+def _qr_jvp(ns: Any, t: Any, outs: list, x: Any, mode: str, eye: Any, upper: Any) -> list:
+    """A wide matrix ``[A1 | A2]``: the tall rule for A1, and ``d R2 = dQ^T A2 + Q^T dA2``."""
+    q, r = outs
+    m, n = x.shape[-2:]
+    _check_qr_mode(x, mode)
+    if m >= n:
+        return list(_qr_tall_jvp(ns, t, q, r, eye, upper))
+    d_q, d_r1 = _qr_tall_jvp(ns, t[..., :m], q, r[..., :m], eye, upper)
+    return [d_q, ns.concat([d_r1, d_q.mT @ x[..., m:] + q.mT @ t[..., m:]], axis=-1)]
+
+
+def _qr_tall_jvp(ns: Any, t: Any, q: Any, r: Any, eye: Any, upper: Any) -> tuple[Any, Any]:
+    """PyTorch's linalg_qr_jvp for M >= N: with ``B = Q^T dA R^-1``, ``Q^T dQ`` is the skew
+    matrix C whose strict lower triangle is B's, ``dR = (B - C) R`` and
+    ``dQ = dA R^-1 - Q (B - C)``."""
+    t_r_inv = ns.linalg.solve(r.mT, t.mT).mT
+    b = q.mT @ t_r_inv
+    below = b - b * upper
+    b_minus_c = b - below + below.mT
+    return t_r_inv - q @ b_minus_c, b_minus_c @ r
+
+
+_QR = Primitive(  # the node's inputs: x, mode, the identity and the upper triangular mask, the packing
+    "qr",
+    lambda ns, x, mode: ns.linalg.qr(x, mode=mode),
+    vjps=(_unpacked(_qr_vjp), None, None, None, None),
+    saves="output",
+    jvp=_packed(_qr_jvp),
+)
+
+
+def svd(x: TensorBase, /, *, full_matrices: bool = True) -> SVDResult:
+    """``(U, S, Vh)`` with ``x = U diag(S) Vh``, singular values descending.
+
+    The gradient is PyTorch's svd_backward, for distinct nonzero singular values (repeated
+    ones give inf/nan). With ``full_matrices=True`` only the first min(M, N) columns of U
+    and rows of Vh are differentiated (the others are not unique), as in PyTorch. Signs of
+    singular vectors are arbitrary, so a loss should not depend on them.
+    """
+    x = _matrices("svd", x)
+    parts = _SVD(raw_namespace(x.backend), x.data, full_matrices)
+    return SVDResult(*_decomposition(_SVD, x, parts, (x, full_matrices, _eye(x, min(x.shape[-2:])))))
+
+
+def _svd_vjp(ns: Any, grads: list, outs: list, x: Any, full_matrices: bool, eye: Any) -> Any:
+    (g_u, g_s, g_vh), (u, s, vh) = grads, outs
+    m, n = x.shape[-2:]
+    if full_matrices:
+        k = min(m, n)
+        g_u, u, g_vh, vh = g_u[..., :k], u[..., :k], g_vh[..., :k, :], vh[..., :k, :]
+    utg, vtg = u.mT @ g_u, vh @ g_vh.mT
+    squares = s * s
+    gaps = squares[..., None, :] - squares[..., :, None] + eye  # 1 on the diagonal, where the skew parts are 0
+    inner = ((utg - utg.mT) * s[..., None, :] + s[..., :, None] * (vtg - vtg.mT)) / gaps
+    inner = inner + eye * g_s[..., None, :]
+    if m > n:
+        scaled = g_u / s[..., None, :]
+        return (u @ inner + scaled - u @ (u.mT @ scaled)) @ vh
+    if m < n:
+        scaled = g_vh / s[..., :, None]
+        return u @ (inner @ vh + scaled - (scaled @ vh.mT) @ vh)
+    return u @ inner @ vh
+
+
+def _svd_jvp(ns: Any, t: Any, outs: list, x: Any, full_matrices: bool, eye: Any) -> list:
+    """PyTorch's linalg_svd_jvp, for the first min(M, N) singular vectors (the others, not
+    unique, get a zero tangent, as the VJP leaves them out). With ``dP = U^T dA V``:
+    ``dS = diag(dP)``, ``U^T dU = F * (dP S + S dP^T)`` and ``V^T dV = F * (S dP + dP^T S)``,
+    F_ij = 1/(s_j^2 - s_i^2) off the diagonal and 0 on it; a tall U (a wide V) also moves
+    out of its span by ``(dA V - U dP) S^-1`` (``(dA^T U - V dP^T) S^-1``)."""
+    u, s, vh = outs
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    u_k, v_k = u[..., :k], vh[..., :k, :].mT
+    d_p = u_k.mT @ t @ v_k
+    squares = s * s
+    gaps = squares[..., None, :] - squares[..., :, None] + eye  # 1 on the diagonal, where the sums are cleared
+
+    def rotation(half: Any) -> Any:
+        both = half + half.mT
+        return (both - both * eye) / gaps
+
+    d_u = u_k @ rotation(d_p * s[..., None, :])
+    d_v = v_k @ rotation(s[..., :, None] * d_p)
+    if m > n:
+        d_u = d_u + (t @ v_k - u_k @ d_p) / s[..., None, :]
+    if m < n:
+        d_v = d_v + (t.mT @ u_k - v_k @ d_p.mT) / s[..., None, :]
+    d_vh = d_v.mT
+    if full_matrices:
+        d_u = ns.concat([d_u, ns.zeros_like(u[..., k:])], axis=-1)
+        d_vh = ns.concat([d_vh, ns.zeros_like(vh[..., k:, :])], axis=-2)
+    return [d_u, ns.sum(d_p * eye, axis=-1), d_vh]
+
+
+_SVD = Primitive(  # the node's inputs: x, full_matrices, the identity, the packing
+    "svd",
+    lambda ns, x, full_matrices: ns.linalg.svd(x, full_matrices=full_matrices),
+    vjps=(_unpacked(_svd_vjp), None, None, None),
+    saves="output",
+    jvp=_packed(_svd_jvp),
+)
+
+
+def svdvals(x: TensorBase, /) -> TensorBase:
+    """The singular values, descending; the gradient ``U diag(g) Vh`` recomputes the
+    singular vectors (so it stays finite for repeated singular values)."""
+    x = _matrices("svdvals", x)
+    return _SVDVALS.bind(x)
+
+
+def _svdvals_vjp(ns: Any, g: Any, out: Any, x: Any) -> Any:
+    u, _, vh = ns.linalg.svd(x, full_matrices=False)
+    return (u * g[..., None, :]) @ vh
+
+
+def _svdvals_jvp(ns: Any, tangents: Sequence[Any], out: Any, x: Any) -> Any:
+    """``diag(U^T dA V)``, the singular vectors recomputed as the VJP does."""
+    u, _, vh = ns.linalg.svd(x, full_matrices=False)
+    return ns.sum(u * (tangents[0] @ vh.mT), axis=-2)
+
+
+_SVDVALS = Primitive("svdvals", lambda ns, x: ns.linalg.svdvals(x), vjps=(_svdvals_vjp,), jvp=_svdvals_jvp)
+
+
+# --- norms ----------------------------------------------------------------------------------
+@ops._accumulated_in_float32
+def vector_norm(x: TensorBase, /, *, axis: Axis = None, keepdims: bool = False, ord: float = 2) -> TensorBase:  # noqa: A002 - the standard's name
+    """The `ord`-norm over `axis` (all axes when None): 2, 1, inf, -inf, 0 (the count of
+    nonzeros, zero gradient) or any other p. Where the norm is 0 the gradient is 0, as in
+    PyTorch; ties for the largest (smallest) magnitude share the inf (-inf) norm's gradient.
+
+    >>> import autograd_core as ag
+    >>> ag.linalg.vector_norm(ag.tensor([3.0, -4.0])).item()
+    5.0
+    """
+    x = _tensor("vector_norm", x)
+    axes = None if axis is None else _axes(axis, x.ndim)  # None: the norm of the flattened tensor
+    return _VECTOR_NORM.bind(x, axes, keepdims, ord, saved=(x,))
+
+
+def _norm_slope(ns: Any, out: Any, x: Any, axes: tuple[int, ...], p: float, g: Any = 1.0) -> Any:
+    """`g` times the derivative of the `p`-norm over `axes` with respect to each element of
+    `x`, in PyTorch's form for each p, so that the zeros (a zero norm or element) and the nans
+    of its second order are PyTorch's: 0 where the norm is 0; for p < 1, 0 at a zero element
+    (where the slope is infinite); shared evenly among the tied extremes of the inf norms."""
+    norm = expand_back(ns, out, x.shape, axes)
+    if p == 1:
+        return ns.sign(x) * g
+    if math.isinf(p):
+        hits = ns.astype(ns.abs(x) == norm, x.dtype)
+        return ns.sign(x) * ((g / ns.sum(hits, axis=axes, keepdims=True)) * hits)
+    if p < 1:
+        scaled = ns.sign(x) * ns.where(x == 0, 0.0, ns.abs(x) ** (p - 1))
+        return scaled * g * norm ** (1 - p)
+    if p == 2:
+        return ns.where(norm == 0, 0.0, x / norm) * g
+    scaled = ns.sign(x) * ns.abs(x) ** (p - 1) if p < 2 else x * ns.abs(x) ** (p - 2)
+    return scaled * ns.where(norm == 0, 0.0, g / norm ** (p - 1))
+
+
+def _vector_norm_vjp(ns: Any, g: Any, out: Any, x: Any, axes: tuple[int, ...] | None, keepdims: bool, p: float) -> Any:
+    if p == 0:
+        return ns.zeros_like(x)
+    axes = tuple(range(x.ndim)) if axes is None else axes
+    return _norm_slope(ns, out, x, axes, p, expand_back(ns, g, x.shape, axes))
+
+
+def _vector_norm_jvp(
+    ns: Any, tangents: Sequence[Any], out: Any, x: Any, axes: tuple[int, ...] | None, keepdims: bool, p: float
+) -> Any:
+    if p == 0:
+        return None
+    axes = tuple(range(x.ndim)) if axes is None else axes
+    return ns.sum(tangents[0] * _norm_slope(ns, out, x, axes, p), axis=axes, keepdims=keepdims)
+
+
+_VECTOR_NORM = Primitive(  # the VJP reads x and the output (saves="output", and vector_norm passes saved=(x,))
+    "vector_norm",
+    lambda ns, x, axes, keepdims, p: ns.linalg.vector_norm(x, axis=axes, keepdims=keepdims, ord=p),
+    vjps=(_vector_norm_vjp, None, None, None),
+    saves="output",
+    jvp=_vector_norm_jvp,
+)
+
+
+_MATRIX_NORMS: dict[Any, Callable[[TensorBase], TensorBase]] = {
+    "fro": lambda x: vector_norm(x, axis=(-2, -1)),
+    "nuc": lambda x: ops.sum(svdvals(x), axis=-1),
+    2: lambda x: ops.max(svdvals(x), axis=-1),
+    -2: lambda x: ops.min(svdvals(x), axis=-1),
+    1: lambda x: ops.max(ops.sum(ops.abs(x), axis=-2), axis=-1),
+    -1: lambda x: ops.min(ops.sum(ops.abs(x), axis=-2), axis=-1),
+    math.inf: lambda x: ops.max(ops.sum(ops.abs(x), axis=-1), axis=-1),
+    -math.inf: lambda x: ops.min(ops.sum(ops.abs(x), axis=-1), axis=-1),
+}
+
+
+def matrix_norm(x: TensorBase, /, *, keepdims: bool = False, ord: float | str = "fro") -> TensorBase:  # noqa: A002 - the standard's name
+    """The `ord`-norm of each matrix: "fro", "nuc", 2 and -2 (the extreme singular values),
+    1 and -1 (column sums), inf and -inf (row sums). Built from differentiable pieces:
+    `vector_norm`, `svdvals`, abs, sum, max and min."""
+    x = _matrices("matrix_norm", x)
+    if ord not in _MATRIX_NORMS:
+        raise ValueError(f"matrix_norm: ord must be one of {list(_MATRIX_NORMS)}, not {ord!r}")
+    norm = _MATRIX_NORMS[ord](x)
+    return ops.reshape(norm, (*norm.shape, 1, 1)) if keepdims else norm
+
+
+# --- products, diagonals and traces -----------------------------------------------------------
+def outer(x1: TensorBase, x2: TensorBase, /) -> TensorBase:
+    """The outer product of two vectors."""
+    a, b, backend = _pair("outer", x1, x2)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(f"outer needs two 1-D tensors, got shapes {a.shape} and {b.shape}")
+    return _OUTER.bind(a, b)
+
+
+_OUTER = Primitive(
+    "outer",
+    lambda ns, a, b: ns.linalg.outer(a, b),
+    vjps=(lambda ns, g, out, a, b: g @ b, lambda ns, g, out, a, b: a @ g),
+    jvp="multilinear",
+)
+
+
+def cross(x1: TensorBase, x2: TensorBase, /, *, axis: int = -1) -> TensorBase:
+    """The cross product of 3-element vectors along `axis`, broadcast over the other axes (a
+    non-negative `axis` counts in the broadcast shape, as PyTorch's `dim`)."""
+    a, b, backend = _pair("cross", x1, x2)
+    if axis >= 0:
+        axis -= max(a.ndim, b.ndim)
+    if not -min(a.ndim, b.ndim) <= axis < 0 or a.shape[axis] != 3 or b.shape[axis] != 3:
+        raise ValueError(f"cross needs vectors of 3 elements along axis {axis}, got shapes {a.shape} and {b.shape}")
+    return _CROSS.bind(a, b, axis)
+
+
+_CROSS = Primitive(
+    "cross",
+    lambda ns, a, b, axis: ns.linalg.cross(a, b, axis=axis),
+    vjps=(
+        lambda ns, g, out, a, b, axis: sum_to(ns, ns.linalg.cross(b, g, axis=axis), a.shape),
+        lambda ns, g, out, a, b, axis: sum_to(ns, ns.linalg.cross(g, a, axis=axis), b.shape),
+        None,
+    ),
+    jvp="multilinear",
+)
+
+
+def tensordot(x1: TensorBase, x2: TensorBase, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> TensorBase:
+    """The sum of products over `axes` (the last N of `x1` and first N of `x2`, or two
+    sequences of axes), as one matrix product of the permuted, flattened operands.
+
+    >>> import autograd_core as ag
+    >>> ag.linalg.tensordot(ag.ones((2, 3)), ag.ones((3, 4)), axes=1).shape
+    (2, 4)
+    """
+    a, b, _ = _pair("tensordot", x1, x2)
+    if isinstance(axes, int):
+        if axes < 0:
+            raise ValueError(f"tensordot: axes must be non-negative, not {axes}")
+        axes = (range(a.ndim - axes, a.ndim), range(axes))
+    a_axes, b_axes = _axis_list(a, axes[0]), _axis_list(b, axes[1])
+    if len(a_axes) != len(b_axes) or any(a.shape[i] != b.shape[j] for i, j in zip(a_axes, b_axes)):
+        raise ValueError(
+            f"tensordot: axes {a_axes} and {b_axes} do not pair equal sizes of shapes {a.shape} and {b.shape}"
+        )
+    a_free = [i for i in range(a.ndim) if i not in a_axes]
+    b_free = [i for i in range(b.ndim) if i not in b_axes]
+    size = math.prod(a.shape[i] for i in a_axes)
+    a2 = ops.reshape(ops.permute_dims(a, (*a_free, *a_axes)), (math.prod(a.shape[i] for i in a_free), size))
+    b2 = ops.reshape(ops.permute_dims(b, (*b_axes, *b_free)), (size, math.prod(b.shape[i] for i in b_free)))
+    return ops.reshape(matmul(a2, b2), (*(a.shape[i] for i in a_free), *(b.shape[i] for i in b_free)))
+
+
+def _axis_list(x: TensorBase, axes: int | Sequence[int]) -> list[int]:
+    axes = [axes] if isinstance(axes, int) else list(axes)
+    if any(not -x.ndim <= i < x.ndim for i in axes):
+        raise ValueError(f"tensordot: axes {axes} out of range for shape {x.shape}")
+    return [i % x.ndim for i in axes]
+
+
+def vecdot(x1: TensorBase, x2: TensorBase, /, *, axis: int = -1) -> TensorBase:
+    """The dot product of the vectors along `axis`, broadcast over the other axes (`x1`
+    conjugated when complex), in the promoted dtype.
+
+    >>> import autograd_core as ag
+    >>> ag.linalg.vecdot(ag.tensor([1.0, 2.0]), ag.tensor([3.0, 4.0])).item()
+    11.0
+    """
+    a, b, _ = _pair("vecdot", x1, x2)
+    if axis >= 0:
+        axis -= max(a.ndim, b.ndim)
+    if not -min(a.ndim, b.ndim) <= axis < 0 or a.shape[axis] != b.shape[axis]:
+        raise ValueError(f"vecdot: shapes {a.shape} and {b.shape} differ along axis {axis}")
+    if a.dtype.is_complex:
+        a = elementwise.conj(a)
+    return ops.sum(a * b, axis=axis, dtype=a.dtype)
+
+
+def diagonal(x: TensorBase, /, *, offset: int = 0) -> TensorBase:
+    """The `offset` diagonal of each matrix (above the main one for offset > 0), a view; its
+    gradient is written back onto that diagonal."""
+    x = _matrices("diagonal", x)
+    return _view(_DIAGONAL.bind(x, offset), x)
+
+
+def _diagonal_vjp(ns: Any, g: Any, out: Any, x: Any, offset: int) -> Any:
+    """The gradient scattered onto the diagonal: every (cols + 1)-th element of each
+    flattened matrix, from the diagonal's first."""
+    rows, cols = x.shape[-2:]
+    length = g.shape[-1]
+    start = (offset if offset >= 0 else -offset * cols) if length else 0
+    key = (Ellipsis, slice(start, start + (length - 1) * (cols + 1) + 1 if length else 0, cols + 1))
+    return ns.reshape(scatter(ns, g, (*x.shape[:-2], rows * cols), key), x.shape)
+
+
+_DIAGONAL = Primitive(
+    "diagonal",
+    lambda ns, x, offset: ns.linalg.diagonal(x, offset=offset),
+    vjps=(_diagonal_vjp, None),
+    saves="none",
+    jvp="linear",
+)
+
+
+def trace(x: TensorBase, /, *, offset: int = 0, dtype: Any = None) -> TensorBase:
+    """The sum of the `offset` diagonal of each matrix (in `dtype` when given)."""
+    return ops.sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
