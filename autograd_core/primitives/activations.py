@@ -120,7 +120,9 @@ elu = Primitive(
 )
 
 
-def _sigmoid(ns: Any, z: Any) -> Any:
+def logistic(ns: Any, z: Any) -> Any:
+    """The logistic function ``1 / (1 + exp(-z))`` in either namespace, without overflow:
+    `autograd_core.sigmoid`'s kernel and the gates of the recurrent cells."""
     positive = z >= 0
     e = ns.exp(ns.where(positive, -z, z))  # exp(-|z|) never overflows; abs would have no slope at 0
     return ns.where(positive, 1 / (1 + e), e / (1 + e))
@@ -134,7 +136,7 @@ def _softplus_value(ns: Any, x: Any, beta: float, threshold: float) -> Any:
 def _softplus_slope(ns: Any, x: Any, beta: float, threshold: float) -> Any:
     """1 where ``beta * x > threshold``, else ``sigmoid(beta * x)``."""
     scaled = x * beta
-    return ns.where(scaled > threshold, 1.0, _sigmoid(ns, ns.where(scaled < threshold, scaled, threshold)))
+    return ns.where(scaled > threshold, 1.0, logistic(ns, ns.where(scaled < threshold, scaled, threshold)))
 
 
 softplus = Primitive(

@@ -36,6 +36,7 @@ from autograd_core.graph import grad_mode
 from autograd_core.graph.namespace import tensor_namespace
 from autograd_core.graph.registry import Primitive, common_backend, raw_namespace
 from autograd_core.graph.tensor_base import TensorBase
+from autograd_core.primitives.activations import logistic
 from autograd_core.primitives.chunking import map_batch_chunks
 from autograd_core.primitives.linear import tangent_sum
 
@@ -47,12 +48,6 @@ Layout = tuple  # per piece: its shape where it is packed, else None
 
 
 # --- the cell math: one step forward, and the per-step rule of the backward --------------------
-def _sigmoid(ns: Any, d: Any) -> Any:
-    """The logistic function, in the form `autograd_core.sigmoid` computes (never overflows)."""
-    e = ns.exp(-ns.abs(d))
-    return ns.where(d >= 0, 1 / (1 + e), e / (1 + e))
-
-
 def _chunks(x: Any, n: int) -> list[Any]:
     """`x` cut into `n` equal pieces along its last axis (views)."""
     size = x.shape[-1] // n
@@ -135,12 +130,12 @@ class LSTMRecurrence(Recurrence):
 
     def step(self, ns: Any, xp: Any, hp: Any, h: Any, c: Any) -> tuple[Any, Any]:
         i, f, g, o = _chunks(xp + hp, 4)
-        c = _sigmoid(ns, f) * c + _sigmoid(ns, i) * ns.tanh(g)
-        return _sigmoid(ns, o) * ns.tanh(c), c
+        c = logistic(ns, f) * c + logistic(ns, i) * ns.tanh(g)
+        return logistic(ns, o) * ns.tanh(c), c
 
     def saved(self, ns: Any, xproj: Any, hproj: Any, hprev: Any, out: Any, c0: Any) -> tuple[Any, ...]:
         i, f, g, o = _chunks(xproj + hproj, 4)
-        i, f, g, o = _sigmoid(ns, i), _sigmoid(ns, f), ns.tanh(g), _sigmoid(ns, o)
+        i, f, g, o = logistic(ns, i), logistic(ns, f), ns.tanh(g), logistic(ns, o)
         c = _chunks(out, 2)[1]
         cprev = ns.concat([ns.expand_dims(c0, axis=0), c[:-1, ...]], axis=0)
         tc = ns.tanh(c)
@@ -182,7 +177,7 @@ class GRURecurrence(Recurrence):
     @staticmethod
     def _gates(ns: Any, xp: Any, hp: Any) -> tuple[Any, Any, Any]:
         (xr, xz, xn), (hr, hz, hn) = _chunks(xp, 3), _chunks(hp, 3)
-        r, z = _sigmoid(ns, xr + hr), _sigmoid(ns, xz + hz)
+        r, z = logistic(ns, xr + hr), logistic(ns, xz + hz)
         return r, z, ns.tanh(xn + r * hn)
 
     def saved(self, ns: Any, xproj: Any, hproj: Any, hprev: Any, out: Any, c0: Any) -> tuple[Any, ...]:
