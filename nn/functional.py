@@ -20,6 +20,7 @@ from typing import Any
 import autograd_core as ag
 from autograd_core import primitives as P
 from autograd_core.autodiff.tensor import Tensor
+from autograd_core.graph.levels import encloses
 from autograd_core.graph.registry import common_backend
 from autograd_core.ops.creation import to_array
 from autograd_core.primitives import activations
@@ -705,7 +706,7 @@ def embedding(input: Any, weight: Tensor) -> Tensor:
     if not index.dtype.kind.endswith("integer"):
         raise TypeError(f"embedding: indices must be integers, got {index.dtype.name}")
     rows = weight.shape[0]
-    if index.backend is not weight.backend and not index.backend.wraps(weight.backend):
+    if index.backend is not weight.backend and not encloses(index.backend, weight.backend):
         raise RuntimeError(
             f"embedding: the indices are on {index.backend}, the weight on {weight.backend}; move the "
             f"indices with .to({weight.backend.name!r})"

@@ -71,6 +71,13 @@ def test_every_module_has_a_layer():
     assert [name for name in known if import_cycles.layer_of(name, import_cycles.LAYERS) is None] == []
 
 
+def test_the_engine_page_lists_the_layers_in_order():
+    """docs/engine.md's table of the house names each layer of the check, bottom first."""
+    page = (ROOT / "docs" / "engine.md").read_text()
+    rows = [line.split("|")[1].strip() for line in page.split("## The house")[1].splitlines() if line.startswith("| ")]
+    assert rows[1:] == [name for name, _ in import_cycles.LAYERS]
+
+
 def test_each_public_module_imports_alone():
     """A fresh interpreter per module: an import that works only after another module has
     been imported (an order dependence a cycle hides) fails here."""

@@ -331,3 +331,24 @@ def test_a_compiled_operator_is_a_method_with_its_python_op_s_signature_and_doc(
     assert inspect.signature(x.__mul__) == inspect.signature(functools.partial(ag.multiply, x))
     assert ag.Tensor.__mul__.__doc__ == ag.multiply.__doc__ and ag.Tensor.__mul__.__name__ == "multiply"
     assert ag.Tensor.__mul__.__wrapped__ is ag.multiply
+
+
+@pytest.mark.skipif(COMPILED is None, reason="the C sweep is not built here")
+def test_a_sweep_s_loop_is_chosen_from_its_own_graph_not_from_what_ran_before():
+    """A vmap call, a complex graph and anomaly mode elsewhere in the process leave a later
+    plain sweep on the compiled loop; the graphs that need the Python loop still get it."""
+
+    def plain_sweep(loss):
+        return engine.Sweep([loss], [ag.ones_like(loss)], False, False, None)
+
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    assert plain_sweep((x * x).sum()).compiled
+    ag.func.vmap(lambda v: ag.sum(v * v))(ag.ones((3, 2)))
+    signal = ag.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    ag.fft.irfft(ag.fft.rfft(signal)).sum().backward()  # complex values inside the graph
+    with ag.detect_anomaly():
+        (x * 2.0).sum().backward()
+    assert plain_sweep((x * x).sum()).compiled
+    with ag.detect_anomaly():
+        assert not plain_sweep((x * x).sum()).compiled
+    assert not plain_sweep(ag.fft.irfft(ag.fft.rfft(signal)).sum()).compiled

@@ -8,6 +8,7 @@ from typing import Any
 
 import backends
 from autograd_core.graph import anomaly, grad_mode
+from autograd_core.graph.levels import adopt, encloses, level_of
 from autograd_core.graph.namespace import raw_namespace, tensor_namespace
 from autograd_core.graph.tensor_base import (
     COMPLEX,
@@ -200,9 +201,11 @@ class Sweep:
         self.captured: dict[int, TensorBase] = {}
         self.backend = backend = roots[0].backend
         # a batched seed of an unbatched graph (a VJP inside vmap) makes the whole sweep batched
-        self.seeded = next((s.backend for s in seeds if s.backend is not backend and s.backend.wraps(backend)), None)
+        self.seeded = next(
+            (s.backend for s in seeds if s.backend is not backend and encloses(s.backend, backend)), None
+        )
         self.order, elsewhere, marks = surveyed_order(list(roots))
-        self.batched = self.seeded is not None or elsewhere or backend.batches
+        self.batched = self.seeded is not None or elsewhere or backend.batch is not None
         self.rebound, self.check_complex = bool(marks & REBOUND), bool(marks & COMPLEX)
         self.check_finite = anomaly.state.enabled
         plain = not (self.check_finite or self.check_complex or self.rebound or self.batched)
@@ -246,7 +249,7 @@ class Sweep:
             ns, out = raw_namespace(wide), node.data
             inputs = node._raw or [x.data if isinstance(x, TensorBase) else x for x in node._inputs]
             if self.batched and not wide.defers_operators:  # its operators meet batched arrays only as batched
-                grad, out, inputs = wide.adopt(grad), wide.adopt(out), [wide.adopt(x) for x in inputs]
+                grad, out, inputs = adopt(wide, grad), adopt(wide, out), [adopt(wide, x) for x in inputs]
         else:
             ns, out, inputs = tensor_namespace(), node, node._inputs
         if self.check_complex and node.dtype.is_complex:
@@ -257,8 +260,8 @@ class Sweep:
         """Add a VJP's `contribution` to `parent`'s gradient: summed over the batch where it
         leaves a vmap batch, summed back to the shape of a broadcast parent."""
         made = all(contribution is not x for x in arguments)
-        if self.batched and parent.backend is not node.backend and node.backend.wraps(parent.backend):
-            contribution, made = node.backend.shared_gradient(ns, contribution), True
+        if self.batched and parent.backend is not node.backend and encloses(node.backend, parent.backend):
+            contribution, made = node.backend.batch.shared_gradient(ns, contribution), True
         if contribution.shape != parent.data.shape:
             contribution, made = _reduce_to_input(ns, contribution, parent, node), True
         if self.check_finite:
@@ -268,12 +271,12 @@ class Sweep:
 
     def _tensor(self, grad: Any, node: TensorBase) -> TensorBase:
         """A captured gradient as a tensor, at the batch level its array has."""
-        return TensorBase._wrap(grad, _wider(self.seeded, node.backend).level_of(grad)) if self.raw else grad
+        return TensorBase._wrap(grad, level_of(_wider(self.seeded, node.backend), grad)) if self.raw else grad
 
 
 def _wider(seeded: Any, backend: Any) -> Any:
     """The backend a node's VJPs compute in: the seeds' when they batch the node's."""
-    return seeded if seeded is not None and seeded.wraps(backend) else backend
+    return seeded if seeded is not None and encloses(seeded, backend) else backend
 
 
 def _add_gradient(grads: dict[int, Any], handed: set[int], key: int, contribution: Any, made: bool = False) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 
 from autograd_core.autodiff.engine import grad as engine_grad, topological_order
 from autograd_core.graph import grad_mode
+from autograd_core.graph.levels import adopt, encloses, level_of
 from autograd_core.graph.namespace import raw_namespace, tensor_namespace
 from autograd_core.graph.registry import sum_to
 from autograd_core.graph.tensor_base import TensorBase
@@ -69,12 +70,12 @@ def push_forward(
                 backend = _widest(node.backend, (backend_of[id(x)] for x in node._parents if id(x) in known))
                 out = node.data
                 if not backend.defers_operators:  # its operators meet batched arrays only as batched arrays
-                    inputs, out = [backend.adopt(x) for x in inputs], backend.adopt(out)
+                    inputs, out = [adopt(backend, x) for x in inputs], adopt(backend, out)
                     for x in node._parents:
                         if id(x) in known:
-                            known[id(x)] = backend.adopt(known[id(x)])
+                            known[id(x)] = adopt(backend, known[id(x)])
                 if _advance(node, known, raw_namespace(backend), out, inputs, False):
-                    backend_of[id(node)] = backend.level_of(known[id(node)])
+                    backend_of[id(node)] = level_of(backend, known[id(node)])
     return [None if id(r) not in known else TensorBase._wrap(known[id(r)], backend_of[id(r)]) for r in roots]
 
 
@@ -82,7 +83,7 @@ def _widest(backend: Any, others: Any) -> Any:
     """The backend whose namespace takes the arrays of all: a batched backend takes its inner
     backend's arrays as values shared by every example."""
     for other in others:
-        if other is not backend and other.wraps(backend):
+        if other is not backend and encloses(other, backend):
             backend = other
     return backend
 

@@ -34,7 +34,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import backends
-from autograd_core.graph import namespace
+from autograd_core.graph import levels, namespace
+from autograd_core.graph.levels import encloses
 from autograd_core.graph.namespace import RawNamespace, raw_namespace, tensor_namespace
 from autograd_core.graph.tensor_base import TensorBase, Vjp, record
 
@@ -211,7 +212,7 @@ class Primitive:
         if any(t.backend is not backend for t in tensors):
             backend = common_backend(self.name, *tensors)
         raw = tuple(
-            a if not isinstance(a, TensorBase) else a.data if a.backend is backend else backend.adopt(a.data)
+            a if not isinstance(a, TensorBase) else a.data if a.backend is backend else levels.adopt(backend, a.data)
             for a in args
         )
         data = self(raw_namespace(backend), *raw, **options)
@@ -295,9 +296,9 @@ def common_backend(op: str, *tensors: TensorBase) -> backends.Backend:
     first = tensors[0].backend
     for t in tensors[1:]:
         if t.backend is not first:
-            if first.wraps(t.backend):
+            if encloses(first, t.backend):
                 continue
-            if t.backend.wraps(first):
+            if encloses(t.backend, first):
                 first = t.backend
                 continue
             raise RuntimeError(

@@ -24,6 +24,7 @@ from typing import Any
 
 import backends
 from autograd_core.graph.dtypes import DType, as_dtype, kind_rank, result_type
+from autograd_core.graph.levels import encloses
 from autograd_core.graph.namespace import raw_namespace
 from autograd_core.graph.registry import Primitive, common_backend, sum_to
 from autograd_core.graph.tensor_base import COMPLEX, CompiledBinaryOp, TensorBase, Vjp, mark, to_array
@@ -301,11 +302,6 @@ remainder = binary_op(
 
 
 # --- elementwise functions ----------------------------------------------------------------
-def _sigmoid(ns: Any, d: Any) -> Any:
-    e = ns.exp(-ns.abs(d))  # never overflows
-    return ns.where(d >= 0, 1 / (1 + e), e / (1 + e))
-
-
 H = "holomorphic"
 exp = unary_op("exp", lambda ns, d: ns.exp(d), lambda ns, g, out, x: g * out, "output", complex=H)
 log = unary_op("log", lambda ns, d: ns.log(d), lambda ns, g, out, x: g / x, complex=H)
@@ -314,7 +310,7 @@ sqrt = unary_op("sqrt", lambda ns, d: ns.sqrt(d), lambda ns, g, out, x: g / (2 *
 tanh = unary_op(
     "tanh", lambda ns, d: ns.tanh(d), lambda ns, g, out, x: activations.tanh_backward(ns, g, out), "output", complex=H
 )
-sigmoid = unary_op("sigmoid", _sigmoid, lambda ns, g, out, x: g * out * (1 - out), "output")
+sigmoid = unary_op("sigmoid", activations.logistic, lambda ns, g, out, x: g * out * (1 - out), "output")
 relu = elementwise(activations.relu)
 
 
@@ -953,7 +949,7 @@ def _index_backend(x: TensorBase, keys: Sequence[Any]) -> backends.Backend:
 
 def _index_array(indices: Any, backend: backends.Backend) -> Any:
     if isinstance(indices, TensorBase):
-        if indices.backend is not backend and not backend.wraps(indices.backend):
+        if indices.backend is not backend and not encloses(backend, indices.backend):
             raise RuntimeError(
                 f"indexing a tensor on {backend} with indices on {indices.backend}; move the "
                 f"indices with .to({backend.name!r}) first"

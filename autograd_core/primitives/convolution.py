@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from autograd_core.graph.levels import level_of
 from autograd_core.graph.registry import Primitive, primitive
 from autograd_core.graph.tensor_base import TensorBase
 from autograd_core.primitives.indexing import index_add, take
@@ -293,7 +294,7 @@ def scatter_to_maxima(ns: Any, grad: Any, indices: Any, input_shape: tuple[int, 
     """`max_pool2d_backward` as one scatter-add over the flattened input: the kernel of the
     libraries whose index_add is fast, and the differentiable form (its own VJP a gather)."""
     backend = grad.backend if isinstance(grad, TensorBase) else ns.backend
-    backend = backend.level_of(indices)  # inside vmap, the indices may be shared by every example
+    backend = level_of(backend, indices)  # inside vmap, the indices may be shared by every example
     flat = flat_positions(backend.xp, indices, input_shape, backend.device)
     summed = index_add(ns, ns.reshape(grad, (-1,)), (math.prod(input_shape),), 0, flat)
     return ns.reshape(summed, tuple(input_shape))

@@ -26,7 +26,8 @@ from typing import Any
 import backends
 from autograd_core.autodiff import engine
 from autograd_core.autodiff.forward import push_forward
-from autograd_core.graph import grad_mode, registry
+from autograd_core.graph import grad_mode, levels, registry
+from autograd_core.graph.levels import encloses
 from autograd_core.graph.namespace import tensor_namespace
 from autograd_core.graph.pytree import tree_flatten, tree_unflatten
 from autograd_core.graph.tensor_base import TensorBase
@@ -43,8 +44,8 @@ def _track(transform: str, x: Any) -> TensorBase:
     if not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise TypeError(f"{transform}: only floating-point tensors can be differentiated, got {x.dtype.name}")
     enclosing = backends.current()
-    backend = enclosing if enclosing is not x.backend and enclosing.wraps(x.backend) else x.backend
-    data = x.data if backend is x.backend else backend.adopt(x.data)
+    backend = enclosing if enclosing is not x.backend and encloses(enclosing, x.backend) else x.backend
+    data = x.data if backend is x.backend else levels.adopt(backend, x.data)
     if x.requires_grad and grad_mode.is_grad_enabled():
         return registry.ALIAS.record(data, backend, (x,))
     return TensorBase._wrap(data, backend).requires_grad_()

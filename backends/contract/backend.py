@@ -116,8 +116,10 @@ class Backend:
             type they do not know (``x + other``), so that vmap's batched array on the other side
             answers; where they raise instead (array_api_strict: False), vmap adopts every array
             it meets as a batched one before an operator sees it.
-        batches: whether each array holds a batch of examples (vmap's backend, True there
-            alone): a reverse sweep on it adopts the arrays its VJPs meet, in the Python loop.
+        batch: ``None`` for a library's backend. vmap's backend sets its batch here: the backend
+            it batches (``batch.inner``) and how that backend's arrays join the batch as values
+            every example shares (``adopt``, ``level_of``, ``shared_gradient``); the graph reads
+            it through `autograd_core.graph.levels`, once per sweep.
     """
 
     name: str = "base"
@@ -127,7 +129,7 @@ class Backend:
     device_kinds: tuple[str, ...] = ("cpu",)
     can_compile: bool = False
     defers_operators: bool = True  # `x + other` returns NotImplemented for an unknown `other` (vmap's arrays)
-    batches: bool = False  # its arrays each hold a batch of examples (vmap's backend): sweeps adopt what they meet
+    batch: Any = None  # vmap's backend: its batch (autograd_core.transforms.vmap.backend.Batch)
 
     def __init__(self, xp: Any, array_type: type, device: Any = None) -> None:
         self.xp = xp
@@ -290,24 +292,8 @@ class Backend:
         """Whether `x` is a placeholder inside a trace (its values unknown until run)."""
         return False
 
-    # --- kernels and wrapping backends ---------------------------------------------------------
+    # --- kernels ---------------------------------------------------------------------
     def implementation(self, primitive: Any) -> Any:
         """The kernel this backend runs for `primitive` (an `autograd_core.graph.registry.Primitive`):
         the one registered under its name, else the portable default."""
         return primitive.kernels.get(self.name, primitive.default)
-
-    def adopt(self, x: Any) -> Any:
-        """`x`, an array of a backend this one wraps, as this backend's own array (`x` itself,
-        unless the library's operators cannot meet this backend's arrays)."""
-        return x
-
-    def level_of(self, x: Any) -> Backend:
-        """The backend, this one or one it wraps, whose own array `x` is: where a tensor
-        holding `x` belongs (a batched backend's value shared by every example belongs to the
-        backend it batches)."""
-        return self
-
-    def wraps(self, other: Backend) -> bool:
-        """Whether this backend's namespace takes `other`'s arrays as its own values (a
-        batched backend takes those of the backend it batches)."""
-        return other is self

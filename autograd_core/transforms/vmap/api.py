@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 import backends
+from autograd_core.graph.levels import encloses
 from autograd_core.graph.namespace import tensor_namespace
 from autograd_core.graph.pytree import tree_flatten, tree_unflatten
 from autograd_core.graph.tensor_base import TensorBase
@@ -125,7 +126,7 @@ def _run(
     """`func` on one batch of `size` examples."""
     inner = next(x.backend for x, d in zip(flat, dims) if d is not None)
     enclosing = backends.current()  # inside another vmap, this batch nests in its batch
-    if enclosing is not inner and enclosing.wraps(inner):
+    if enclosing is not inner and encloses(enclosing, inner):
         inner = enclosing
     batch = BatchedBackend(inner, size, randomness)
     inputs = [x if d is None else enter(x, d, batch) for x, d in zip(flat, dims)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from autograd_core import primitives as P
+from autograd_core.graph import levels
 from autograd_core.graph.namespace import raw_namespace
 from autograd_core.transforms.vmap import edges, rules  # noqa: F401 - registers the batching rules
 from autograd_core.transforms.vmap.batched import BatchedArray, BatchedNamespace, BatchedValueError
@@ -32,11 +33,11 @@ class BatchedBackend(Backend):
     """
 
     name = "vmap"
-    batches = True
 
     def __init__(self, inner: Backend, size: int, randomness: str = "error") -> None:
         super().__init__(BatchedNamespace(inner.xp, size, not inner.defers_operators), BatchedArray, inner.device)
         self.inner, self.size, self.randomness = inner, size, randomness
+        self.batch = Batch(self)
         self.mutable, self.lazy, self.supports_float64 = inner.mutable, inner.lazy, inner.supports_float64
         self.device_kinds, self.defers_operators = inner.device_kinds, inner.defers_operators
 
@@ -70,25 +71,9 @@ class BatchedBackend(Backend):
         """The sum over the examples of `g` (a gradient for a value they all share)."""
         return self.inner.xp.sum(g.physical, axis=0) if self.owns(g) else g
 
-    def shared_gradient(self, ns: Any, g: Any) -> Any:
-        """`g` summed over the batch and recorded (`edges.sum_batch`): the gradient a backward
-        sends out of this batch, to a value every example shared."""
-        return edges.sum_batch(ns, g, self)
-
     # --- the Backend contract ---------------------------------------------------------------
-    def wraps(self, other: Backend) -> bool:
-        return other is self or self.inner.wraps(other)
-
-    def adopt(self, x: Any) -> Any:
-        if self.defers_operators or self.owns(x) or not self.inner.is_native(x):
-            return x
-        return self.xp.lift(self.inner.adopt(x))
-
     def asarray(self, host: Any, dtype: Any = None) -> Any:
-        return self.adopt(self.inner.asarray(host, dtype))
-
-    def level_of(self, x: Any) -> Backend:
-        return self if self.owns(x) else self.inner.level_of(x)
+        return self.batch.adopt(self.inner.asarray(host, dtype))
 
     def implementation(self, primitive: Any) -> Any:
         """A primitive's batching rule (its kernel registered as "vmap"), its portable default
@@ -181,4 +166,29 @@ class BatchedBackend(Backend):
         return self._draw("a random mask (dropout)", shape, lambda s: self.inner.bernoulli(s, p))
 
 
-__all__ = ["BatchedBackend"]
+class Batch:
+    """What the graph asks of a batch (`Backend.batch`, read by `autograd_core.graph.levels`):
+    the backend it batches, and how that backend's arrays, values every example shares, meet
+    the batch's own."""
+
+    def __init__(self, backend: BatchedBackend) -> None:
+        self.backend, self.inner = backend, backend.inner
+
+    def adopt(self, x: Any) -> Any:
+        """`x` as a batched array: lifted where the library's operators cannot meet batched
+        arrays (`defers_operators` false), else itself."""
+        backend = self.backend
+        if backend.defers_operators or backend.owns(x) or not self.inner.is_native(x):
+            return x
+        return backend.xp.lift(levels.adopt(self.inner, x))
+
+    def level_of(self, x: Any) -> Backend:
+        return self.backend if self.backend.owns(x) else levels.level_of(self.inner, x)
+
+    def shared_gradient(self, ns: Any, g: Any) -> Any:
+        """`g` summed over the batch and recorded (`edges.sum_batch`): the gradient a backward
+        sends out of this batch, to a value every example shared."""
+        return edges.sum_batch(ns, g, self.backend)
+
+
+__all__ = ["Batch", "BatchedBackend"]
