@@ -423,7 +423,7 @@ class Tensor(TensorBase, GraphFields):
     __irshift__ = _in_place(ops.bitwise_right_shift)
     __neg__ = ops.negative
     __pos__ = ops.positive
-    __abs__ = ops.abs
+    __abs__ = elementwise.abs
     __invert__ = ops.bitwise_invert
     __getitem__ = ops.getitem
     __lt__ = ops.less
@@ -438,21 +438,21 @@ class Tensor(TensorBase, GraphFields):
         return True if other is None else ops.not_equal(self, other)
 
     # --- elementwise methods -------------------------------------------------------------
-    exp = ops.exp
-    log = ops.log
-    log1p = ops.log1p
-    sqrt = ops.sqrt
-    tanh = ops.tanh
-    sigmoid = ops.sigmoid
-    relu = ops.relu
-    abs = ops.abs
-    erf = ops.erf
-    sin = ops.sin
-    cos = ops.cos
+    exp = elementwise.exp
+    log = elementwise.log
+    log1p = elementwise.log1p
+    sqrt = elementwise.sqrt
+    tanh = elementwise.tanh
+    sigmoid = elementwise.sigmoid
+    relu = elementwise.relu
+    abs = elementwise.abs
+    erf = elementwise.erf
+    sin = elementwise.sin
+    cos = elementwise.cos
     floor = elementwise.floor
     ceil = elementwise.ceil
     trunc = elementwise.trunc
-    sign = ops.sign
+    sign = elementwise.sign
     square = elementwise.square
     reciprocal = elementwise.reciprocal
     tan = elementwise.tan
@@ -675,7 +675,7 @@ class Tensor(TensorBase, GraphFields):
 
     # --- more of PyTorch's elementwise methods --------------------------------------------------
     neg = negative = ops.negative
-    sgn = ops.sign
+    sgn = elementwise.sign
     remainder = ops.remainder
     mul = multiply = ops.multiply
     true_divide = divide = ops.divide
@@ -691,7 +691,7 @@ class Tensor(TensorBase, GraphFields):
     logical_not = ops.logical_not
 
     def rsqrt(self) -> Tensor:
-        return elementwise.reciprocal(ops.sqrt(self))
+        return elementwise.reciprocal(elementwise.sqrt(self))
 
     def round(self, decimals: int = 0) -> Tensor:
         """Rounded half to even, to `decimals` places (as PyTorch's)."""
@@ -741,7 +741,7 @@ class Tensor(TensorBase, GraphFields):
     def isclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
         """Whether ``|self - other| <= atol + rtol * |other|`` elementwise (equal infinities
         too, and NaNs with `equal_nan`), as PyTorch's."""
-        close = (self == other) | (ops.abs(self - other) <= atol + rtol * ops.abs(other))
+        close = (self == other) | (elementwise.abs(self - other) <= atol + rtol * elementwise.abs(other))
         return (close | (ops.isnan(self) & ops.isnan(other))) if equal_nan else close
 
     def allclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
@@ -873,16 +873,16 @@ class Tensor(TensorBase, GraphFields):
     pow_ = _method_in_place(ops.pow)
     clamp_ = clip_ = _method_in_place(ops.clip)
     masked_fill_ = _method_in_place(manipulation.masked_fill)
-    exp_ = _method_in_place(ops.exp)
-    abs_ = _method_in_place(ops.abs)
+    exp_ = _method_in_place(elementwise.exp)
+    abs_ = _method_in_place(elementwise.abs)
     neg_ = _method_in_place(ops.negative)
-    sqrt_ = _method_in_place(ops.sqrt)
+    sqrt_ = _method_in_place(elementwise.sqrt)
     lerp_ = _method_in_place(lerp)
     addcmul_ = _method_in_place(addcmul)
     addcdiv_ = _method_in_place(addcdiv)
-    sigmoid_ = _method_in_place(ops.sigmoid)
-    tanh_ = _method_in_place(ops.tanh)
-    relu_ = _method_in_place(ops.relu)
+    sigmoid_ = _method_in_place(elementwise.sigmoid)
+    tanh_ = _method_in_place(elementwise.tanh)
+    relu_ = _method_in_place(elementwise.relu)
 
     def uniform_(self, a: float = 0.0, b: float = 1.0) -> Tensor:
         return self.copy_(creation.uniform(self.shape, a, b, self.dtype, device=self.device))
@@ -1065,7 +1065,7 @@ class Tensor(TensorBase, GraphFields):
         return Sorted(values[first_k], indices[first_k])
 
     def softmax(self, dim: int = -1) -> Tensor:
-        return ops.softmax(self, dim)
+        return elementwise.softmax(self, dim)
 
     def log_softmax(self, dim: int = -1) -> Tensor:
         return ops.log_softmax(self, dim)

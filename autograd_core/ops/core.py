@@ -8,7 +8,7 @@ namespace (`autograd_core.graph.namespace.RawNamespace`); ``create_graph=True`` 
 with Tensors and `autograd_core` itself, so the gradient is recorded and can be differentiated
 again. A VJP therefore uses only what both namespaces answer: operators, the standard's
 functions, and the primitives of the registry, called with the namespace first
-(``scatter(ns, ...)``, see `autograd_core.graph.registry`). Composite functions (softmax, var,
+(``scatter(ns, ...)``, see `autograd_core.graph.registry`). Composite functions (log_softmax, var,
 stack...) are built from primitives and need no VJP.
 """
 
@@ -28,7 +28,7 @@ from autograd_core.graph.levels import encloses
 from autograd_core.graph.namespace import raw_namespace
 from autograd_core.graph.registry import Primitive, common_backend, sum_to
 from autograd_core.graph.tensor_base import COMPLEX, CompiledBinaryOp, TensorBase, Vjp, mark, to_array
-from autograd_core.primitives import activations, indexing
+from autograd_core.primitives import indexing
 from autograd_core.primitives.indexing import basic_index, index_add, move, scatter
 
 Scalar = (int, float, bool, complex)
@@ -299,26 +299,6 @@ floor_divide = binary_op("floor_divide", operator.floordiv, None, None, saves_in
 remainder = binary_op(
     "remainder", operator.mod, lambda ns, g, out, a, b: g, lambda ns, g, out, a, b: -g * ((a - out) / b)
 )
-
-
-# --- elementwise functions ----------------------------------------------------------------
-H = "holomorphic"
-exp = unary_op("exp", lambda ns, d: ns.exp(d), lambda ns, g, out, x: g * out, "output", complex=H)
-log = unary_op("log", lambda ns, d: ns.log(d), lambda ns, g, out, x: g / x, complex=H)
-log1p = unary_op("log1p", lambda ns, d: ns.log1p(d), lambda ns, g, out, x: g / (1 + x), complex=H)
-sqrt = unary_op("sqrt", lambda ns, d: ns.sqrt(d), lambda ns, g, out, x: g / (2 * out), "output", complex=H)
-tanh = unary_op(
-    "tanh", lambda ns, d: ns.tanh(d), lambda ns, g, out, x: activations.tanh_backward(ns, g, out), "output", complex=H
-)
-sigmoid = unary_op("sigmoid", activations.logistic, lambda ns, g, out, x: g * out * (1 - out), "output")
-relu = elementwise(activations.relu)
-
-
-abs = unary_op("abs", lambda ns, d: ns.abs(d), lambda ns, g, out, x: g * ns.sign(x))  # noqa: A001
-sign = unary_op("sign", lambda ns, d: ns.sign(d), None, "none")
-erf = elementwise(activations.erf)
-sin = unary_op("sin", lambda ns, d: ns.sin(d), lambda ns, g, out, x: g * ns.cos(x), complex=H)
-cos = unary_op("cos", lambda ns, d: ns.cos(d), lambda ns, g, out, x: -g * ns.sin(x), complex=H)
 
 
 def _as_operand(value: Any, like: TensorBase) -> TensorBase:
@@ -899,11 +879,6 @@ def var(x: TensorBase, /, axis: Axis = None, *, correction: float = 0.0, keepdim
     centred = x - mean(x, axis=axes, keepdims=True)
     count = math.prod(x.shape[a] for a in axes)
     return sum(centred * centred, axis=axes, keepdims=keepdims) / builtin_max(count - correction, 0)
-
-
-@_accumulated_in_float32
-def softmax(x: TensorBase, axis: int = -1) -> TensorBase:
-    return exp(log_softmax(x, axis=axis))
 
 
 @_accumulated_in_float32

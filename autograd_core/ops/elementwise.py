@@ -1,5 +1,6 @@
-"""The standard's elementwise functions beyond the arithmetic core of `autograd_core.ops.core`, one
-line each: the library's own function forward, PyTorch's derivative formula backward.
+"""The elementwise functions, one table: each a line, the library's own function forward,
+PyTorch's derivative formula backward (the arithmetic operators are `autograd_core.ops.core`'s
+`binary_op`s; sigmoid, relu and erf bind the fused primitives of `primitives.activations`).
 
 A rule of None is a zero gradient, as PyTorch gives for the piecewise-constant functions
 (floor, ceil, round, trunc) and for the operand that only lends its sign (copysign's `x2`)
@@ -18,9 +19,20 @@ import math
 from typing import Any
 
 from autograd_core.graph.tensor_base import TensorBase, Vjp
-from autograd_core.ops.core import _predicate_op, _tensor, binary_op, broadcast_tangent, unary_op
+from autograd_core.ops.core import (
+    _accumulated_in_float32,
+    _predicate_op,
+    _tensor,
+    binary_op,
+    broadcast_tangent,
+    elementwise,
+    log_softmax,
+    unary_op,
+)
+from autograd_core.primitives import activations
 
 __all__ = [
+    "abs",
     "acos",
     "acosh",
     "asin",
@@ -31,27 +43,40 @@ __all__ = [
     "ceil",
     "conj",
     "copysign",
+    "cos",
     "cosh",
+    "erf",
+    "exp",
     "exp2",
     "expm1",
     "floor",
     "hypot",
     "imag",
-    "log2",
+    "log",
     "log10",
+    "log1p",
+    "log2",
     "logaddexp",
     "nextafter",
     "real",
     "reciprocal",
+    "relu",
     "round",
+    "sigmoid",
+    "sign",
     "signbit",
+    "sin",
     "sinh",
+    "softmax",
+    "sqrt",
     "square",
     "tan",
+    "tanh",
     "trunc",
 ]
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
+H = "holomorphic"
 
 
 def _unary(
@@ -87,6 +112,9 @@ def _rsqrt(ns: Any, x: Any) -> Any:
 
 
 # --- trigonometric and hyperbolic -------------------------------------------------------------
+sin = _unary("sin", lambda ns, g, out, x: g * ns.cos(x), doc="The sine of x in radians.", complex=H)
+cos = _unary("cos", lambda ns, g, out, x: -g * ns.sin(x), doc="The cosine of x in radians.", complex=H)
+tanh = _unary("tanh", lambda ns, g, out, x: activations.tanh_backward(ns, g, out), "output", complex=H)
 # PyTorch's formulas (1 - x^2 and x^2 - 1 as one polynomial), which give its infinities at the
 # branch points to the second order
 acos = _unary(
@@ -145,6 +173,9 @@ atan2 = _binary(
 )
 
 # --- exponentials and logarithms ----------------------------------------------------------------
+exp = _unary("exp", lambda ns, g, out, x: g * out, "output", doc="e to the power x.", complex=H)
+log = _unary("log", lambda ns, g, out, x: g / x, doc="The natural logarithm.", complex=H)
+log1p = _unary("log1p", lambda ns, g, out, x: g / (1 + x), doc="log(1 + x), accurate for x near 0.", complex=H)
 expm1 = _unary(
     "expm1",
     lambda ns, g, out, x: g * (out + 1),
@@ -180,6 +211,8 @@ logaddexp = _binary(
 )
 
 # --- powers and magnitudes ------------------------------------------------------------------
+sqrt = _unary("sqrt", lambda ns, g, out, x: g / (2 * out), "output", doc="The square root.", complex=H)
+abs = _unary("abs", lambda ns, g, out, x: g * ns.sign(x), doc="The magnitude |x|.")  # noqa: A001
 square = _unary("square", lambda ns, g, out, x: g * (2 * x), doc="x * x.", complex="holomorphic")
 reciprocal = _unary("reciprocal", lambda ns, g, out, x: -g * (out * out), "output", doc="1 / x.", complex="holomorphic")
 hypot = _binary(
@@ -217,12 +250,25 @@ nextafter = _binary(
 )
 
 # --- rounding and sign: piecewise constant ------------------------------------------------------
+sign = _unary("sign", None, "none", doc="-1, 0 or 1 by the sign of x.")
 floor = _unary("floor", None, "none", doc="The largest integer-valued number <= x.")
 ceil = _unary("ceil", None, "none", doc="The smallest integer-valued number >= x.")
 trunc = _unary("trunc", None, "none", doc="x rounded towards zero.")
 round = _unary("round", None, "none", doc="x rounded to the nearest integer-valued number, halves to even.")  # noqa: A001
 signbit = _predicate_op("signbit", lambda xp, d: xp.signbit(d))
 signbit.__doc__ = "Whether the sign bit is set (for -0.0 and negative numbers): a boolean tensor, outside the graph."
+
+# --- activations: fused primitives (`autograd_core.primitives.activations`) -------------------------
+sigmoid = unary_op("sigmoid", activations.logistic, lambda ns, g, out, x: g * out * (1 - out), "output")
+relu = elementwise(activations.relu)
+erf = elementwise(activations.erf)
+
+
+@_accumulated_in_float32
+def softmax(x: TensorBase, axis: int = -1) -> TensorBase:
+    """exp(x) normalised to sum to 1 over `axis`: the exp of `log_softmax`."""
+    return exp(log_softmax(x, axis=axis))
+
 
 # --- complex parts: on a real tensor, real and conj are the identity ---------------------------
 # each is linear over the reals, so its tangent is the part taken of the input's tangent

@@ -679,10 +679,10 @@ _MATRIX_NORMS: dict[Any, Callable[[TensorBase], TensorBase]] = {
     "nuc": lambda x: ops.sum(svdvals(x), axis=-1),
     2: lambda x: ops.max(svdvals(x), axis=-1),
     -2: lambda x: ops.min(svdvals(x), axis=-1),
-    1: lambda x: ops.max(ops.sum(ops.abs(x), axis=-2), axis=-1),
-    -1: lambda x: ops.min(ops.sum(ops.abs(x), axis=-2), axis=-1),
-    math.inf: lambda x: ops.max(ops.sum(ops.abs(x), axis=-1), axis=-1),
-    -math.inf: lambda x: ops.min(ops.sum(ops.abs(x), axis=-1), axis=-1),
+    1: lambda x: ops.max(ops.sum(elementwise.abs(x), axis=-2), axis=-1),
+    -1: lambda x: ops.min(ops.sum(elementwise.abs(x), axis=-2), axis=-1),
+    math.inf: lambda x: ops.max(ops.sum(elementwise.abs(x), axis=-1), axis=-1),
+    -math.inf: lambda x: ops.min(ops.sum(elementwise.abs(x), axis=-1), axis=-1),
 }
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from autograd_core.graph.dtypes import isdtype, result_type
 from autograd_core.graph.registry import Primitive
 from autograd_core.graph.tensor_base import TensorBase
-from autograd_core.ops import core as ops
+from autograd_core.ops import core as ops, elementwise as functions
 from autograd_core.ops.core import elementwise, unary_op
 from autograd_core.ops.creation import asarray
 from autograd_core.ops.info import __array_namespace_info__
@@ -241,8 +241,8 @@ sinc = _floating(
     )
 )
 
-erf = _floating(ops.erf)
-expit = _floating(ops.sigmoid)
+erf = _floating(functions.erf)
+expit = _floating(functions.sigmoid)
 expit.__doc__ = "The logistic function 1 / (1 + exp(-x)), scipy.special's name for sigmoid."
 erfc = _floating(elementwise(kernels.erfc))
 erfinv = _floating(elementwise(kernels.erfinv))
@@ -311,16 +311,16 @@ def logsumexp(
     a = ops._tensor("logsumexp", a)
     if b is None:
         out = ops.logsumexp(a, axis=axis, keepdims=keepdims)
-        return (out, ops.sign(ops.exp(out)).detach()) if return_sign else out
+        return (out, functions.sign(functions.exp(out)).detach()) if return_sign else out
     shift = ops.max(a, axis=axis, keepdims=True).detach()
     shift = ops.where(ops.isfinite(shift), shift, 0.0)
-    total = ops.sum(b * ops.exp(a - shift), axis=axis, keepdims=True)
-    magnitude = ops.log(ops.abs(total)) + shift
+    total = ops.sum(b * functions.exp(a - shift), axis=axis, keepdims=True)
+    magnitude = functions.log(functions.abs(total)) + shift
     out = magnitude if return_sign else ops.where(total < 0, math.nan, magnitude)
     if not keepdims:
         kept = ops._axes(axis, out.ndim)
         out, total = (ops.squeeze(t, axis=kept) if kept else t for t in (out, total))
-    return (out, ops.sign(total).detach()) if return_sign else out
+    return (out, functions.sign(total).detach()) if return_sign else out
 
 
 def _over_axis(op: Any, x: TensorBase, axis: int | Sequence[int] | None) -> TensorBase:
@@ -345,7 +345,7 @@ def softmax(x: TensorBase, axis: int | Sequence[int] | None = None) -> TensorBas
     >>> ag.special.softmax(ag.asarray([[0.0, 0.0], [0.0, 0.0]])).tolist()
     [[0.25, 0.25], [0.25, 0.25]]
     """
-    return _over_axis(ops.softmax, x, axis)
+    return _over_axis(functions.softmax, x, axis)
 
 
 def log_softmax(x: TensorBase, axis: int | Sequence[int] | None = None) -> TensorBase:
