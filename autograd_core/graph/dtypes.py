@@ -221,6 +221,8 @@ def result_type(*arrays_and_dtypes: Any) -> DType:
 def kind_rank(dtype_or_scalar: Any) -> int:
     """The rank of a dtype's kind (or a Python scalar's) in mixing: bool 0, integral 1, real
     floating 2, complex floating 3; the higher kind decides a mixed operation's result kind."""
+    if type(dtype_or_scalar) is DType:  # the common case, asked once per operator with a scalar
+        return _RANK[dtype_or_scalar.kind]
     scalar = next((d for t, d in _SCALARS if isinstance(dtype_or_scalar, t)), None)
     return _RANK[(scalar or dtype_or_scalar).kind]
 

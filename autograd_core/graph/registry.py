@@ -186,11 +186,13 @@ class Primitive:
 
     def __call__(self, ns: Any, *args: Any, **options: Any) -> Any:
         if type(ns) is RawNamespace:
-            kernel = ns.kernels.get(self)
-            if kernel is None:
-                kernel = ns.kernels[self] = self.implementation(ns.backend)
-            return kernel(ns, *args, **options)
+            return (ns.kernels.get(self) or self._kernel_of(ns))(ns, *args, **options)
         return self.bind(*args, **options)
+
+    def _kernel_of(self, ns: RawNamespace) -> Kernel:
+        """The kernel `ns`'s backend runs, found once and kept on the namespace."""
+        kernel = ns.kernels[self] = self.implementation(ns.backend)
+        return kernel
 
     def bind(self, *args: Any, saved: Sequence[Any] | None = None, **options: Any) -> Any:
         """The op on tensors (other arguments pass through), the one way an op is called: for a
@@ -207,17 +209,38 @@ class Primitive:
         """
         if self.differentiable is not None or not self.records:
             return (self.differentiable or self.default)(tensor_namespace(), *args, **options)
-        tensors = [a for a in args if isinstance(a, TensorBase)]
-        backend = tensors[0].backend
-        if any(t.backend is not backend for t in tensors):
-            backend = common_backend(self.name, *tensors)
+        backend, raw = None, []  # a loop, and the kernel and record called here: this runs once per op
+        for a in args:
+            if isinstance(a, TensorBase):
+                if backend is None:
+                    backend = a.backend
+                elif a.backend is not backend:
+                    return self._bind_across_backends(args, saved, options)
+                raw.append(a.data)
+            else:
+                raw.append(a)
+        ns, raw = raw_namespace(backend), tuple(raw)
+        data = (ns.kernels.get(self) or self._kernel_of(ns))(ns, *raw, **options)
+        if self.side_outputs:
+            return self._record_with_side_outputs(data, backend, args, saved, raw)
+        vjps = self.vjps or self.vjps_for(len(args))
+        return record(self, data, backend, args, vjps, self.saved if saved is None else saved, self.saves_output, raw)
+
+    def _bind_across_backends(self, args: tuple, saved: Sequence[Any] | None, options: dict) -> Any:
+        """`bind` where the tensors live on several backends: those a vmap batch encloses join it."""
+        backend = common_backend(self.name, *(a for a in args if isinstance(a, TensorBase)))
         raw = tuple(
             a if not isinstance(a, TensorBase) else a.data if a.backend is backend else levels.adopt(backend, a.data)
             for a in args
         )
         data = self(raw_namespace(backend), *raw, **options)
-        if not self.side_outputs:
-            return self.record(data, backend, args, saved, raw)
+        if self.side_outputs:
+            return self._record_with_side_outputs(data, backend, args, saved, raw)
+        return self.record(data, backend, args, saved, raw)
+
+    def _record_with_side_outputs(self, data: Any, backend: Any, args: tuple, saved: Any, raw: tuple) -> tuple:
+        """The output recorded with the side outputs kept as inputs after the arguments, and
+        the side outputs returned after it."""
         data, *side = data
         return (self.record(data, backend, (*args, *side), saved, (*raw, *side)), *side)
 
