@@ -60,6 +60,18 @@ def inside_half_period(r: np.random.Generator, shape: tuple[int, ...]) -> np.nda
 
 # --- the table: (name, ours, torch's, draw of each operand) ----------------------------------------
 UNARY = [
+    ("exp", ag.exp, torch.exp, normal),
+    ("log", ag.log, torch.log, positive),
+    ("log1p", ag.log1p, torch.log1p, positive),
+    ("sqrt", ag.sqrt, torch.sqrt, positive),
+    ("abs", ag.abs, torch.abs, away_from_zero),
+    ("sin", ag.sin, torch.sin, wide),
+    ("cos", ag.cos, torch.cos, wide),
+    ("tanh", ag.tanh, torch.tanh, normal),
+    ("sigmoid", ag.sigmoid, torch.sigmoid, wide),
+    ("relu", ag.relu, torch.relu, away_from_zero),
+    ("erf", ag.erf, torch.erf, normal),
+    ("softmax", ag.softmax, lambda x: torch.softmax(x, -1), normal),
     ("acos", ag.acos, torch.acos, inside_unit),
     ("asin", ag.asin, torch.asin, inside_unit),
     ("atan", ag.atan, torch.atan, wide),
@@ -79,6 +91,7 @@ UNARY = [
     ("conj", ag.conj, torch.conj, normal),
 ]
 PIECEWISE_CONSTANT = [
+    ("sign", ag.sign, torch.sign, wide),
     ("floor", ag.floor, torch.floor, wide),
     ("ceil", ag.ceil, torch.ceil, wide),
     ("trunc", ag.trunc, torch.trunc, wide),
