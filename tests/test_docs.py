@@ -23,6 +23,7 @@ MODULES = [
     "autograd_core.autodiff.function",
     "autograd_core.autodiff.gradcheck",
     "autograd_core.graph.grad_mode",
+    "autograd_core.graph.levels",
     "autograd_core.ops.info",
     "autograd_core.ops.linalg",
     "autograd_core.ops.manipulation",
