@@ -215,7 +215,8 @@ class Primitive:
                 if backend is None:
                     backend = a.backend
                 elif a.backend is not backend:
-                    return self._bind_across_backends(args, saved, options)
+                    backend, raw = self._across_backends(args)
+                    break
                 raw.append(a.data)
             else:
                 raw.append(a)
@@ -226,17 +227,15 @@ class Primitive:
         vjps = self.vjps or self.vjps_for(len(args))
         return record(self, data, backend, args, vjps, self.saved if saved is None else saved, self.saves_output, raw)
 
-    def _bind_across_backends(self, args: tuple, saved: Sequence[Any] | None, options: dict) -> Any:
-        """`bind` where the tensors live on several backends: those a vmap batch encloses join it."""
+    def _across_backends(self, args: tuple) -> tuple[backends.Backend, list]:
+        """The backend and raw arguments of a call whose tensors live on several backends: those
+        a vmap batch encloses join it (`common_backend`)."""
         backend = common_backend(self.name, *(a for a in args if isinstance(a, TensorBase)))
-        raw = tuple(
+        raw = [
             a if not isinstance(a, TensorBase) else a.data if a.backend is backend else levels.adopt(backend, a.data)
             for a in args
-        )
-        data = self(raw_namespace(backend), *raw, **options)
-        if self.side_outputs:
-            return self._record_with_side_outputs(data, backend, args, saved, raw)
-        return self.record(data, backend, args, saved, raw)
+        ]
+        return backend, raw
 
     def _record_with_side_outputs(self, data: Any, backend: Any, args: tuple, saved: Any, raw: tuple) -> tuple:
         """The output recorded with the side outputs kept as inputs after the arguments, and
