@@ -97,8 +97,29 @@ def get(name: str, device: str | None = None) -> Backend:
         return _instances[key]
     with _creating:  # threads that first ask at the same moment get one Backend, not one each
         if key not in _instances:
-            _instances[key] = _create(name, device)
+            made = _create(name, device)
+            # another name of a device already in use ("cpu" and the default): the same Backend,
+            # so that tensors made either way combine
+            same = (
+                b for (n, _), b in _instances.items() if n == name and b.device is not None and b.device == made.device
+            )
+            _instances[key] = next(same, made)
     return _instances[key]
+
+
+def on_device(backend: Backend, device: str | None) -> Backend:
+    """`backend`'s library on `device` (the library's own name for one, or a kind: "cpu",
+    "cuda"): `backend` itself when that is where it computes already. ``"cpu"`` from a library
+    without a CPU device (cupy) is the numpy backend, as ``.cpu()`` brings values to the host.
+
+    >>> on_device(get("numpy"), "cpu") is get("numpy")
+    True
+    """
+    if device is None or device == backend.device or device in (backend.device_type, str(backend.device)):
+        return backend
+    if device == "cpu" and "cpu" not in backend.device_kinds:
+        return get("numpy")
+    return get(backend.name, device)
 
 
 def registered_as(backend: Backend) -> tuple[str, str | None]:

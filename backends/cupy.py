@@ -18,6 +18,10 @@ class CupyBackend(Backend):
     name = "cupy"
     device_kinds = ("cuda",)
 
+    @property
+    def device_type(self) -> str:
+        return "cuda"
+
     def asarray(self, host, dtype=None):
         with cupy.cuda.Device(self.device):
             return cupy.array(host, dtype=dtype)

@@ -24,6 +24,10 @@ class JaxBackend(Backend):
     can_compile = True
     device_kinds = ("cpu", "gpu", "tpu")
 
+    @property
+    def device_type(self) -> str:
+        return self.device.platform
+
     def asarray(self, host, dtype=None):
         return jax.device_put(np.asarray(host, dtype=self.to_host_dtype(dtype) if dtype else None), self.device)
 

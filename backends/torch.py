@@ -30,6 +30,11 @@ class _Namespace(CompletedNamespace):
 class TorchBackend(Backend):
     name = "torch"
     device_kinds = ("cpu", "cuda")
+
+    @property
+    def device_type(self) -> str:
+        return self.device.type
+
     can_compile = True
 
     def jit(self, fn, donate=()):  # the graph returns new arrays; nothing is written over the donated ones

@@ -144,9 +144,9 @@ def loss_and_accuracy(model: nn.Module, x: ag.Tensor, y: ag.Tensor) -> tuple[ag.
 def computed(*tensors: ag.Tensor) -> None:
     """Compute `tensors` together, in place (`Backend.persist`): a lazy backend runs their graphs
     in one pass, sharing what they share (the rows); eager backends have nothing left to do."""
-    done = tensors[0].backend.persist([t.data for t in tensors])
+    done = tensors[0].backend.persist([t.array for t in tensors])
     for t, data in zip(tensors, done):
-        t.data = data
+        t.array = data
 
 
 def train_step(model: nn.Module, opt: optim.Optimizer, x: ag.Tensor, y: ag.Tensor) -> tuple[float, float]:

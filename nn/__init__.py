@@ -22,6 +22,7 @@ from nn.activation import (
     Softplus,
     Softsign,
 )
+from nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from nn.conv_layers import AvgPool1d, AvgPool2d, Conv1d, Conv2d, ConvTranspose2d, MaxPool1d, MaxPool2d
 from nn.distance import CosineSimilarity, PairwiseDistance
 from nn.layers import (
@@ -37,11 +38,9 @@ from nn.layers import (
     Identity,
     LayerNorm,
     Linear,
-    ModuleList,
     ReflectionPad2d,
     ReLU,
     ReplicationPad2d,
-    Sequential,
     Sigmoid,
     Tanh,
     Unflatten,
@@ -76,8 +75,11 @@ __all__ = [
     "LayerNorm",
     "Linear",
     "Module",
+    "ModuleDict",
     "ModuleList",
     "Parameter",
+    "ParameterDict",
+    "ParameterList",
     "ReLU",
     "Sequential",
     "Sigmoid",

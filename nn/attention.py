@@ -29,7 +29,7 @@ def _causal_mask(q: Tensor, length: int, source_length: int) -> Tensor:
     key = (id(q.backend), length, source_length)
     data = _CAUSAL.get(key)
     if data is None:
-        data = ag.tril(ag.ones((length, source_length), dtype=ag.bool, device=q.device)).data
+        data = ag.tril(ag.ones((length, source_length), dtype=ag.bool, device=q.device)).array
         if not q.backend.is_traced(data):  # a placeholder of a trace must not outlive it
             _CAUSAL[key] = data
     return P.constant(data, q.backend)

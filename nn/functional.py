@@ -309,7 +309,7 @@ def _class_targets(input: Tensor, target: Any, ignore_index: int, caller: str) -
             f"{caller}: class indices must be integers, got {target.dtype.name} targets of shape "
             f"{target.shape}; convert them with target.astype(autograd_core.int64){hint}"
         )
-    t = target.data if isinstance(target, Tensor) else to_array(target, input.backend, "int64")
+    t = target.array if isinstance(target, Tensor) else to_array(target, input.backend, "int64")
     t = xp.astype(t, input.backend.dtype("int64"), copy=False)
     expected = input.shape[:axis] + input.shape[axis + 1 :]
     if tuple(t.shape) != expected:
@@ -359,9 +359,9 @@ def _nll(
     if weight is None and valid is None:
         return losses, None, None
     if weight is None:
-        per_target = xp.astype(valid, log_probs.data.dtype)
+        per_target = xp.astype(valid, log_probs.array.dtype)
     else:
-        classes = ag.reshape(_class_weight(log_probs, weight, caller), (-1,)).data
+        classes = ag.reshape(_class_weight(log_probs, weight, caller), (-1,)).array
         per_target = xp.reshape(xp.take(classes, xp.reshape(safe, (-1,)), axis=0), safe.shape)
         per_target = per_target if valid is None else xp.where(valid, per_target, 0.0)
     weights = P.constant(per_target, backend)
@@ -611,7 +611,7 @@ def binary_cross_entropy(
         dtype = ag.result_type(x.dtype, t.dtype)
         x, t = ag.astype(x, dtype, copy=False), ag.astype(t, dtype, copy=False)
     xp = backend.xp
-    if math.prod(x.shape) and not backend.is_traced(x.data) and not bool(xp.all((x.data >= 0) & (x.data <= 1))):
+    if math.prod(x.shape) and not backend.is_traced(x.array) and not bool(xp.all((x.array >= 0) & (x.array <= 1))):
         raise ValueError(
             "binary_cross_entropy: input values must be probabilities in [0, 1]; for logits use "
             "binary_cross_entropy_with_logits"
@@ -685,7 +685,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         raise TypeError(f"one_hot: class indices must be integers, got {tensor.dtype.name}")
     backend, xp = tensor.backend, tensor.backend.xp
     int64 = backend.dtype("int64")
-    data = xp.astype(tensor.data, int64)
+    data = xp.astype(tensor.array, int64)
     checkable = math.prod(tensor.shape) and not backend.is_traced(data)
     if num_classes == -1:
         if not checkable:
@@ -712,13 +712,13 @@ def embedding(input: Any, weight: Tensor) -> Tensor:
             f"indices with .to({weight.backend.name!r})"
         )
     backend = index.backend  # the weight's, or that of a vmap batching the indices
-    if math.prod(index.shape) and not backend.is_traced(index.data):
-        low, high = backend.value_range(index.data)
+    if math.prod(index.shape) and not backend.is_traced(index.array):
+        low, high = backend.value_range(index.array)
         if low < 0 or high >= rows:
             wrong = f"{low} is negative" if low < 0 else f"{high} is past the end"
             raise IndexError(f"embedding: index {wrong}; indices must lie in [0, {rows})")
     if backend is weight.backend:  # the bounds are checked above
-        picked = P.take.bind(weight, backend.xp.reshape(index.data, (-1,)), 0)
+        picked = P.take.bind(weight, backend.xp.reshape(index.array, (-1,)), 0)
     else:
         picked = ag.take(weight, ag.reshape(index, (-1,)), axis=0)
     return ag.reshape(picked, (*index.shape, *weight.shape[1:]))

@@ -58,7 +58,7 @@ def in_float32(compute: Callable[..., Tensor], *tensors: Tensor | None) -> Tenso
 
 def check_same_dtype(layer: str, x: Tensor, weight: Tensor | None) -> None:
     """Refuse an input of another float dtype than the layer's weights (as PyTorch does)."""
-    if weight is not None and x.data.dtype != weight.data.dtype and x.dtype != weight.dtype:
+    if weight is not None and x.array.dtype != weight.array.dtype and x.dtype != weight.dtype:
         raise TypeError(
             f"{layer}: the input is {x.dtype.name} but the weights are {weight.dtype.name}; convert "
             f"one: x.astype(...) or model.to(dtype=...) (model.double() for float64)"
@@ -68,7 +68,7 @@ def check_same_dtype(layer: str, x: Tensor, weight: Tensor | None) -> None:
 def check_mask_is_drawn_per_call(x: Tensor) -> None:
     """Refuse a dropout mask inside a trace that does not draw it per call: one that does not
     take the mask stream as an input (ONNX export, a foreign jit) would freeze one mask."""
-    if x.backend.is_traced(x.data) and not mask_stream.in_trace():
+    if x.backend.is_traced(x.array) and not mask_stream.in_trace():
         raise RuntimeError(
             "dropout in a trace that freezes its mask: only ag.compile passes the mask stream into a trace; "
             "export a model in eval() mode, or run this step through ag.compile or eagerly"
@@ -85,7 +85,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
         return x * 0.0
     check_mask_is_drawn_per_call(x)
     keep = x.backend.bernoulli(x.shape, 1 - p)
-    return x * P.constant(x.backend.xp.astype(keep, x.data.dtype), x.backend) * (1 / (1 - p))
+    return x * P.constant(x.backend.xp.astype(keep, x.array.dtype), x.backend) * (1 / (1 - p))
 
 
 __all__ = ["check_mask_is_drawn_per_call", "check_same_dtype", "dropout", "in_float32", "layer_norm", "linear"]

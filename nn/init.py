@@ -11,7 +11,7 @@ from autograd_core.autodiff.tensor import Tensor
 
 
 def _fill(t: Tensor, data: object) -> Tensor:
-    t.data = data
+    t.array = data
     return t
 
 
@@ -40,15 +40,15 @@ def fan_in_and_fan_out(t: Tensor) -> tuple[int, int]:
 
 
 def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
-    return _fill(t, t.backend.uniform(t.shape, a, b, t.data.dtype))
+    return _fill(t, t.backend.uniform(t.shape, a, b, t.array.dtype))
 
 
 def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
-    return _fill(t, t.backend.randn(t.shape, t.data.dtype) * std + mean)
+    return _fill(t, t.backend.randn(t.shape, t.array.dtype) * std + mean)
 
 
 def constant_(t: Tensor, value: float) -> Tensor:
-    return _fill(t, ag.full_like(t, value).data)
+    return _fill(t, ag.full_like(t, value).array)
 
 
 def zeros_(t: Tensor) -> Tensor:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import autograd_core as ag
 from autograd_core.autodiff.tensor import Tensor
 from nn import functional as F, init, spatial
+from nn.containers import (
+    ModuleList as ModuleList,
+    Sequential as Sequential,
+)  # nn.transformer takes ModuleList from here
 from nn.module import Module, Parameter
 
 
@@ -129,45 +133,6 @@ class Flatten(Module):
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
-
-
-class ModuleList(Module):
-    """A list of modules, registered so their parameters are found."""
-
-    def __init__(self, modules: Iterable[Module] = ()) -> None:
-        super().__init__()
-        for m in modules:
-            self.append(m)
-
-    def append(self, module: Module) -> ModuleList:
-        setattr(self, str(len(self._modules)), module)
-        return self
-
-    def __getitem__(self, index: int) -> Module:
-        return list(self._modules.values())[index]
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
-
-
-class Sequential(ModuleList):
-    """Modules applied one after another.
-
-    >>> import nn
-    >>> nn.Sequential(nn.Linear(2, 4), nn.Tanh(), nn.Linear(4, 1))[0].out_features
-    4
-    """
-
-    def __init__(self, *modules: Module) -> None:
-        super().__init__(modules)
-
-    def forward(self, x: Any) -> Any:
-        for m in self:
-            x = m(x)
-        return x
 
 
 class Identity(Module):

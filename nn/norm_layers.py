@@ -39,7 +39,7 @@ class _BatchNorm(Module):
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
             for buffer, value in ((self.running_mean, 0), (self.running_var, 1), (self.num_batches_tracked, 0)):
-                buffer.data = ag.full_like(buffer, value).data
+                buffer.array = ag.full_like(buffer, value).array
                 bump_version(buffer)
 
     def forward(self, x: Tensor) -> Tensor:
@@ -51,10 +51,10 @@ class _BatchNorm(Module):
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
             with ag.no_grad():
-                self.num_batches_tracked.data = (self.num_batches_tracked + 1).data
+                self.num_batches_tracked.array = (self.num_batches_tracked + 1).array
                 bump_version(self.num_batches_tracked)
             if self.momentum is None:
-                factor = 1.0 / ag.astype(self.num_batches_tracked, x.dtype).data  # a cumulative average
+                factor = 1.0 / ag.astype(self.num_batches_tracked, x.dtype).array  # a cumulative average
         use_batch = self.training or self.running_mean is None
         stats = (
             (None, None) if self.training and not self.track_running_stats else (self.running_mean, self.running_var)

@@ -68,7 +68,9 @@ def batch_norm(
     with ag.no_grad():
         for buffer, statistic in ((running_mean, mean), (running_var, var * (count / (count - 1)))):
             if buffer is not None:
-                buffer.data = buffer.data * (1 - momentum) + backend.xp.astype(statistic, buffer.data.dtype) * momentum
+                buffer.array = (
+                    buffer.array * (1 - momentum) + backend.xp.astype(statistic, buffer.array.dtype) * momentum
+                )
                 bump_version(buffer)
     return out
 

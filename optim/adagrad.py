@@ -49,12 +49,12 @@ class Adagrad(Optimizer):
     def update(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         xp = p.backend.xp
         if not state:
-            state.update(step=0, sum=xp.full_like(p.data, group["initial_accumulator_value"]))
+            state.update(step=0, sum=xp.full_like(p.array, group["initial_accumulator_value"]))
         state["step"] += 1
-        grad = p.grad.data
+        grad = p.grad.array
         if group["weight_decay"]:
-            grad = grad + group["weight_decay"] * p.data
+            grad = grad + group["weight_decay"] * p.array
         # `step` is an array inside a compiled step, a Python int otherwise.
         clr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
         state["sum"] = state["sum"] + grad * grad
-        p.data = p.data - clr * grad / (xp.sqrt(state["sum"]) + group["eps"])
+        p.array = p.array - clr * grad / (xp.sqrt(state["sum"]) + group["eps"])

@@ -39,13 +39,13 @@ class Adam(Optimizer):
     def update(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         xp = p.backend.xp
         if not state:
-            state.update(step=0, exp_avg=xp.zeros_like(p.data), exp_avg_sq=xp.zeros_like(p.data))
+            state.update(step=0, exp_avg=xp.zeros_like(p.array), exp_avg_sq=xp.zeros_like(p.array))
         state["step"] += 1
         beta1, beta2 = group["betas"]
-        p.data, state["exp_avg"], state["exp_avg_sq"] = adam_update(
+        p.array, state["exp_avg"], state["exp_avg_sq"] = adam_update(
             raw_namespace(p.backend),
-            p.data,
-            p.grad.data,
+            p.array,
+            p.grad.array,
             state["exp_avg"],
             state["exp_avg_sq"],
             step=state["step"],

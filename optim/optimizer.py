@@ -85,10 +85,10 @@ class Optimizer:
         for backend in dict.fromkeys(p.backend for p in params):
             mine = [p for p in params if p.backend is backend]
             keys = [[k for k, v in self.state.get(p, {}).items() if backend.is_native(v)] for p in mine]
-            arrays = [a for p, ks in zip(mine, keys) for a in (p.data, *(self.state[p][k] for k in ks))]
+            arrays = [a for p, ks in zip(mine, keys) for a in (p.array, *(self.state[p][k] for k in ks))]
             done = iter(backend.persist(arrays))
             for p, ks in zip(mine, keys):
-                p.data = next(done)
+                p.array = next(done)
                 self.state.get(p, {}).update((k, next(done)) for k in ks)
 
     def _state_on_backend_of(self, p: Tensor) -> dict[str, Any]:
@@ -97,7 +97,7 @@ class Optimizer:
         state = self.state.setdefault(p, {})
         for key, value in state.items():
             if hasattr(value, "shape") and not p.backend.is_native(value):
-                state[key] = p.backend.asarray(p.backend.host_array(value), p.data.dtype)
+                state[key] = p.backend.asarray(p.backend.host_array(value), p.array.dtype)
         return state
 
     def update(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
@@ -139,7 +139,7 @@ class Optimizer:
     def __setstate__(self, pickled: dict[str, Any]) -> None:
         self.__dict__.update(pickled)
         self.state = {
-            p: {k: v.data if isinstance(v, Tensor) else v for k, v in s.items()} for p, s in self.state.items()
+            p: {k: v.array if isinstance(v, Tensor) else v for k, v in s.items()} for p, s in self.state.items()
         }
 
     def __repr__(self) -> str:

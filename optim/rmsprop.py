@@ -59,11 +59,11 @@ class RMSprop(Optimizer):
         state.setdefault("step", 0)
         for key, wanted in (("square_avg", True), ("momentum_buffer", momentum > 0), ("grad_avg", group["centered"])):
             if wanted and key not in state:  # made at the first step (or when a schedule turns momentum on)
-                state[key] = xp.zeros_like(p.data)
+                state[key] = xp.zeros_like(p.array)
         state["step"] += 1
-        grad = p.grad.data
+        grad = p.grad.array
         if group["weight_decay"]:
-            grad = grad + group["weight_decay"] * p.data
+            grad = grad + group["weight_decay"] * p.array
         square_avg = state["square_avg"] = state["square_avg"] * alpha + (1 - alpha) * grad * grad
         if group["centered"]:
             grad_avg = state["grad_avg"] = _lerp(state["grad_avg"], grad, 1 - alpha)
@@ -71,6 +71,6 @@ class RMSprop(Optimizer):
         avg = xp.sqrt(square_avg) + group["eps"]
         if momentum > 0:
             state["momentum_buffer"] = state["momentum_buffer"] * momentum + grad / avg
-            p.data = p.data - group["lr"] * state["momentum_buffer"]
+            p.array = p.array - group["lr"] * state["momentum_buffer"]
         else:
-            p.data = p.data - group["lr"] * grad / avg
+            p.array = p.array - group["lr"] * grad / avg

@@ -46,9 +46,9 @@ class SGD(Optimizer):
 
     def update(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         xp = p.backend.xp
-        d_p = p.grad.data
+        d_p = p.grad.array
         if group["weight_decay"]:
-            d_p = d_p + group["weight_decay"] * p.data
+            d_p = d_p + group["weight_decay"] * p.array
         if group["momentum"]:
             buf = state.get("momentum_buffer")
             if buf is None:
@@ -57,4 +57,4 @@ class SGD(Optimizer):
                 buf = buf * group["momentum"] + (1 - group["dampening"]) * d_p
             state["momentum_buffer"] = buf
             d_p = d_p + group["momentum"] * buf if group["nesterov"] else buf
-        p.data = p.data - group["lr"] * d_p
+        p.array = p.array - group["lr"] * d_p

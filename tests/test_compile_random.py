@@ -150,7 +150,7 @@ def test_dropout_in_a_trace_that_would_freeze_its_mask_is_refused():
         drop = nn.Dropout(0.5)
 
         def forward(data):
-            return drop(ag.Tensor._wrap(data, backend)).data
+            return drop(ag.Tensor._wrap(data, backend)).array
 
         with pytest.raises(RuntimeError, match="dropout in a trace that freezes its mask"):
             jax.jit(forward)(jax.numpy.ones((4, 4)))

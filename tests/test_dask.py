@@ -158,15 +158,15 @@ def test_host_data_is_chunked_along_rows_and_parameters_are_one_chunk(threads):
     with backends.use(threads):
         x = ag.tensor(np.zeros((50, 3)))
         weight = nn.Linear(3, 4).weight
-    assert x.data.chunks == ((16, 16, 16, 2), (3,))
-    assert weight.data.numblocks == (1, 1)
+    assert x.array.chunks == ((16, 16, 16, 2), (3,))
+    assert weight.array.numblocks == (1, 1)
 
 
 def test_values_are_computed_only_when_python_needs_them(threads):
     with backends.use(threads):
         x = ag.tensor([1.0, -2.0, 3.0], dtype="float64")
         y = (x * 2).sum()
-        assert isinstance(y.data, da.Array)
+        assert isinstance(y.array, da.Array)
         assert y.item() == 4.0 and bool(y > 3) and float(y) == 4.0
         assert "4." in repr(y) and y.numpy().shape == () and (x > 0).tolist() == [True, False, True]
 
@@ -179,8 +179,8 @@ def test_values_a_shape_depends_on_are_computed_without_warnings(threads):
         positive = 1 / x > 0  # 1 / 0 warns in numpy's default state
         assert ag.nonzero(positive)[0].tolist() == [0, 1]
         assert ag.unique_values(1 / x).tolist() == [-1.0, 1.0, float("inf")]
-        counts = threads.xp.astype(1 / x.data > 0, threads.xp.int64)
-        assert threads.to_numpy(threads.xp.repeat(x.data, counts)).tolist() == [0.0, 1.0]
+        counts = threads.xp.astype(1 / x.array > 0, threads.xp.int64)
+        assert threads.to_numpy(threads.xp.repeat(x.array, counts)).tolist() == [0.0, 1.0]
 
 
 def test_dlpack_hands_over_the_computed_values(threads):
@@ -213,7 +213,7 @@ def test_optimizer_steps_keep_the_graph_bounded(on_dask):
         opt.zero_grad()
         loss.backward()
         opt.step()
-        arrays = [p.data for p in model.parameters()] + [s["exp_avg_sq"] for s in opt.state.values()]
+        arrays = [p.array for p in model.parameters()] + [s["exp_avg_sq"] for s in opt.state.values()]
         sizes.append(sum(len(a.__dask_graph__()) for a in arrays))
     # one chunk per array (a key holding it, and on a cluster a second naming the scattered value): no history
     assert sizes[-1] == sizes[0] <= 2 * len(arrays), sizes
@@ -397,8 +397,8 @@ def test_a_recurrence_is_one_task_per_batch_chunk_whatever_its_length(threads):
             x = ag.tensor(np.random.default_rng(steps).standard_normal((40, steps, 3)), requires_grad=True)
             out, (h, c) = lstm(x)
             (out * out).sum().backward()
-            grads = (x.grad.data, lstm.weight_hh_l0.grad.data)
-            sizes = [len(a.__dask_graph__()) for a in (out.data, *grads)] if backend is threads else None
+            grads = (x.grad.array, lstm.weight_hh_l0.grad.array)
+            sizes = [len(a.__dask_graph__()) for a in (out.array, *grads)] if backend is threads else None
             return sizes, [backend.to_numpy(g) for g in grads]
 
     short, _ = run(threads, 10)

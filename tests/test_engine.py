@@ -52,9 +52,9 @@ def test_two_leaves_never_share_a_gradient_array(backend):
     # gradient; if that array became both .grad values, updating one would change the other.
     a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
     (a + b).sum().backward()
-    assert a.grad.data is not b.grad.data
+    assert a.grad.array is not b.grad.array
     if backend.mutable:
-        a.grad.data += 1  # works only if the gradient owns writable memory
+        a.grad.array += 1  # works only if the gradient owns writable memory
         assert b.grad.tolist() == [1.0, 1.0]
         assert a.grad.tolist() == [2.0, 2.0]
 
@@ -65,7 +65,7 @@ def test_gradient_of_a_broadcast_is_owned_memory(backend):
     x = leaf([[1.0, 2.0], [3.0, 4.0]])
     x.sum().backward()
     if backend.mutable:
-        x.grad.data *= 2
+        x.grad.array *= 2
         assert x.grad.tolist() == [[2.0, 2.0], [2.0, 2.0]]
 
 
@@ -73,7 +73,7 @@ def test_seed_gradient_is_not_aliased(backend):
     x = leaf([1.0, 2.0])
     seed = ag.tensor([1.0, 1.0], dtype="float64")
     x.backward(seed)
-    assert x.grad.data is not seed.data
+    assert x.grad.array is not seed.array
 
 
 def test_no_grad_records_nothing(backend):
@@ -222,7 +222,7 @@ def test_a_vjp_of_the_wrong_shape_is_caught(backend):
     from autograd_core.graph.tensor_base import record
 
     x = leaf([1.0, 2.0])
-    bad = record("bad", x.data * 2, x.backend, (x,), (lambda ns, g, out, x: ns.sum(g),))
+    bad = record("bad", x.array * 2, x.backend, (x,), (lambda ns, g, out, x: ns.sum(g),))
     with pytest.raises(RuntimeError, match="VJP of bad"):
         bad.sum().backward()
 

@@ -92,7 +92,7 @@ def test_gradgradcheck_rejects_a_wrong_second_derivative(backend):
         return x.detach() if isinstance(x, ag.Tensor) else x
 
     def bad_square(x):  # right first derivative, but its VJP treats x as a constant
-        return record("bad_square", x.data * x.data, x.backend, (x,), (lambda ns, g, out, x: 2 * g * constant(x),))
+        return record("bad_square", x.array * x.array, x.backend, (x,), (lambda ns, g, out, x: 2 * g * constant(x),))
 
     with pytest.raises(ag.GradcheckError):
         ag.gradgradcheck(bad_square, [leaf([0.5, 1.5])])
@@ -153,7 +153,7 @@ def test_backward_releases_saved_tensors(backend):
     hidden = x.exp()
     saved = weakref.ref(hidden)
     try:
-        saved_array = weakref.ref(hidden.data)
+        saved_array = weakref.ref(hidden.array)
     except TypeError:  # this library's arrays take no weak references
         saved_array = None
     y = (hidden * hidden).sum()

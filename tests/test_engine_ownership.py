@@ -31,7 +31,7 @@ def test_one_gradient_sent_to_two_parents(mutable, sweep):
     (a + b).backward(ag.tensor([1.0, 1.0], dtype="float64"))
     a.grad += 5.0
     assert values(b.grad) == [1.0, 1.0]
-    b.grad.data[0] = -1.0
+    b.grad.array[0] = -1.0
     assert values(a.grad) == [6.0, 6.0]
 
 
@@ -59,8 +59,8 @@ def test_a_chain_of_adds_into_a_leaf_used_twice(mutable, sweep):
     seed = ag.tensor([1.0, 1.0], dtype="float64")
     (((x + y) + 1.0) + x).backward(seed)
     assert values(x.grad) == [2.0, 2.0] and values(y.grad) == [1.0, 1.0]
-    y.grad.data[:] = 9.0
-    x.grad.data[:] = 8.0
+    y.grad.array[:] = 9.0
+    x.grad.array[:] = 8.0
     assert values(seed) == [1.0, 1.0] and values(x.grad) == [8.0, 8.0] and values(y.grad) == [9.0, 9.0]
 
 
@@ -88,8 +88,8 @@ def test_a_hook_returns_an_array_it_keeps(mutable, sweep):
     h.register_hook(lambda g: kept)
     x.register_hook(lambda g: kept)
     h.sum().backward()
-    x.grad.data[:] = 0.0
-    y.grad.data[:] = 0.0
+    x.grad.array[:] = 0.0
+    y.grad.array[:] = 0.0
     assert values(kept) == [7.0, 7.0]
 
 
@@ -133,5 +133,5 @@ def test_a_custom_function_returns_one_array_for_two_arguments(mutable, sweep):
 def test_create_graph_gradients_are_not_shared(mutable, sweep):
     x, y = leaf([1.0, 2.0]), leaf([3.0, 4.0])
     (x + y).sum().backward(create_graph=True)
-    x.grad.data[0] = 50.0
+    x.grad.array[0] = 50.0
     assert values(y.grad) == [1.0, 1.0]

@@ -20,7 +20,7 @@ def primitive(forward, *vjps):
     gradient of input i, `forward` maps the inputs' backend arrays to the output's."""
 
     def fn(*inputs):
-        data = forward(*(x.data for x in inputs))
+        data = forward(*(x.array for x in inputs))
         return record(
             "custom",
             data,

@@ -265,7 +265,7 @@ def test_float32_stays_float32(backend, fn, shape):
     out = fn(x)
     out.sum().backward()
     assert out.dtype == ag.float32 and x.grad.dtype == ag.float32
-    assert backend.dtype_name(out.data.dtype) == "float32"
+    assert backend.dtype_name(out.array.dtype) == "float32"
 
 
 # --- modules against PyTorch's ---------------------------------------------------------------------

@@ -94,7 +94,7 @@ def test_copy_shares_the_values_as_in_pytorch(backend):
     ty = tx * 2
     for ours, theirs in ((x, tx), (y, ty)):
         c, tc = copy.copy(ours), copy.copy(theirs)
-        assert c is not ours and c.data is ours.data and tc.data_ptr() == theirs.data_ptr()
+        assert c is not ours and c.array is ours.array and tc.data_ptr() == theirs.data_ptr()
         assert (c.requires_grad, c.is_leaf, c.grad) == (tc.requires_grad, tc.is_leaf, tc.grad)
 
 

@@ -157,9 +157,9 @@ def test_only_a_gradient_the_sweep_made_becomes_grad_without_a_copy(backend, swe
     a, b = (ag.tensor([1.0, 2.0], dtype="float64", requires_grad=True) for _ in range(2))
     (a + b).sum().backward()  # add hands on its incoming gradient: no ownership asked for
     assert len(asked) == 2
-    assert a.grad.data is not b.grad.data
+    assert a.grad.array is not b.grad.array
     if backend.mutable:
-        a.grad.data[0] = 7.0
+        a.grad.array[0] = 7.0
         assert b.grad.tolist() == [1.0, 1.0]
 
 
@@ -167,7 +167,7 @@ def test_the_sweep_runs_on_each_backend_s_own_arrays(backend, sweep):
     x = ag.tensor(np.arange(6.0).reshape(2, 3), dtype="float64", requires_grad=True)
     b = ag.tensor([1.0, 2.0, 3.0], dtype="float64", requires_grad=True)
     ((x * b + b) ** 2).sum().backward()
-    assert isinstance(x.grad.data, type(backend.xp.asarray([1.0])))
+    assert isinstance(x.grad.array, type(backend.xp.asarray([1.0])))
     xn, bn = np.arange(6.0).reshape(2, 3), np.array([1.0, 2.0, 3.0])
     np.testing.assert_allclose(np.asarray(x.grad), 2 * (xn * bn + bn) * bn, rtol=1e-12)
     np.testing.assert_allclose(np.asarray(b.grad), (2 * (xn * bn + bn) * (xn + 1)).sum(0), rtol=1e-12)
@@ -203,8 +203,8 @@ def test_the_compiled_record_makes_what_record_makes(backend, case, call, grad_e
     x = ag.tensor([1.0, 2.0], dtype="float64", requires_grad=True)
     c = ag.tensor([3.0, 4.0], dtype="float64")
     inputs, vjps = RECORD_CASES[case](x, c, lambda ns, g, out, *a: g, lambda ns, g, out, *a: 2 * g)
-    raw = tuple(t.data if isinstance(t, ag.Tensor) else t for t in inputs)
-    data, made = x.data + 1.0, []
+    raw = tuple(t.array if isinstance(t, ag.Tensor) else t for t in inputs)
+    data, made = x.array + 1.0, []
     with ag.enable_grad() if grad_enabled else ag.no_grad(), ag.detect_anomaly() if anomaly else nullcontext():
         for record in (tensor_module.python_record, tensor_module.record):
             made.append(RECORD_CALLS[call](record, data, backend, inputs, vjps, raw))
@@ -213,15 +213,15 @@ def test_the_compiled_record_makes_what_record_makes(backend, case, call, grad_e
         assert getattr(compiled, name) == getattr(python, name), name
         assert type(getattr(compiled, name)) is type(getattr(python, name)), name
     assert (compiled._trace is None) == (python._trace is None)
-    assert compiled.data is python.data and compiled.backend is backend and type(compiled) is ag.Tensor
+    assert compiled.array is python.array and compiled.backend is backend and type(compiled) is ag.Tensor
 
 
 def test_the_compiled_record_refuses_what_record_refuses():
     for record in (tensor_module.python_record, tensor_module.record):
         with pytest.raises(TypeError, match="unexpected keyword argument 'saved_output'"):
-            record("add", ag.tensor(1.0).data, ag.tensor(1.0).backend, (), (), saved_output=True)
+            record("add", ag.tensor(1.0).array, ag.tensor(1.0).backend, (), (), saved_output=True)
         with pytest.raises(TypeError):
-            record("add", ag.tensor(1.0).data)
+            record("add", ag.tensor(1.0).array)
 
 
 def test_a_new_tensor_starts_with_graph_fields_defaults():
@@ -232,7 +232,7 @@ def test_a_new_tensor_starts_with_graph_fields_defaults():
     for name, default in tensor_module.GRAPH_FIELDS.items():
         assert getattr(fresh, name) is default, name
     with pytest.raises(AttributeError):
-        fresh.data  # noqa: B018 - the read is the test
+        fresh.array  # noqa: B018 - the read is the test
     assert ag.Tensor.__mro__[2] is tensor_module.GraphFields  # Tensor, TensorBase, GraphFields
     if COMPILED is not None:
         assert tensor_module.GraphFields is COMPILED.graph_fields(tensor_module.GRAPH_FIELDS)
@@ -264,11 +264,11 @@ def test_nothing_is_leaked_step_after_step(backend, sweep):
 
     step()
     gc.collect()
-    references, objects = sys.getrefcount(w.data), len(gc.get_objects())
+    references, objects = sys.getrefcount(w.array), len(gc.get_objects())
     for _ in range(20):
         step()
     gc.collect()
-    after = sys.getrefcount(w.data)  # outside the assert, whose rewriting holds its operands
+    after = sys.getrefcount(w.array)  # outside the assert, whose rewriting holds its operands
     assert after == references
     assert len(gc.get_objects()) - objects < 50
 

@@ -324,7 +324,7 @@ def test_float32_model_stays_float32(backend, ours_cls, torch_cls, settings):
     expected = train_twin(twin, torch_cls(twin.parameters(), **settings), steps=3, dtype=torch.float32)
     for p in model.parameters():
         assert p.dtype == ag.float32 and p.grad.dtype == ag.float32
-        assert backend.dtype_name(p.data.dtype) == "float32"
+        assert backend.dtype_name(p.array.dtype) == "float32"
     state = state_arrays(opt)
     assert len(state) >= len(list(model.parameters()))
     assert all(backend.is_native(v) and backend.dtype_name(v.dtype) == "float32" for v in state)

@@ -3,7 +3,7 @@ release of each node's saved tensors once it has been used."""
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+from collections.abc import Callable, Container, Sequence
 from typing import Any
 
 import backends
@@ -16,13 +16,14 @@ from autograd_core.graph.tensor_base import (
     NOTHING_SAVED,
     REBOUND,
     RETAIN_GRAD,
+    GraphFields,
     TensorBase,
     _sweep,
     changes_since,
     to_array,
 )
 from autograd_core.ops.core import _cast, clone, sum_to
-from autograd_core.ops.creation import ones_like
+from autograd_core.ops.creation import ones_like, zeros_like
 
 
 def topological_order(roots: TensorBase | Sequence[TensorBase], stop: Container[int] = frozenset()) -> list[TensorBase]:
@@ -196,7 +197,7 @@ class Sweep:
         self.grads: dict[int, Any] = {}  # id(node) -> the gradient sent to it so far
         self.handed: set[int] = set()  # the ids whose gradient was handed in, not made by the sweep (OWNERSHIP)
         for root, seed in zip(roots, seeds):
-            _add_gradient(self.grads, self.handed, id(root), seed.data if self.raw else seed)
+            _add_gradient(self.grads, self.handed, id(root), seed.array if self.raw else seed)
         self.wanted = None if capture is None else {id(t) for t in capture}
         self.captured: dict[int, TensorBase] = {}
         self.backend = backend = roots[0].backend
@@ -207,7 +208,7 @@ class Sweep:
         self.order, elsewhere, marks = surveyed_order(list(roots))
         self.batched = self.seeded is not None or elsewhere or backend.batch is not None
         self.rebound, self.check_complex = bool(marks & REBOUND), bool(marks & COMPLEX)
-        self.check_finite = anomaly.state.enabled
+        self.check_finite = anomaly.checks_gradients()
         plain = not (self.check_finite or self.check_complex or self.rebound or self.batched)
         self.compiled = _sweep is not None and self.raw and self.wanted is None and plain
 
@@ -246,8 +247,8 @@ class Sweep:
         """The namespace a node's VJPs compute in, and the gradient, output and inputs they take."""
         if self.raw:
             wide = _wider(self.seeded, node.backend)
-            ns, out = raw_namespace(wide), node.data
-            inputs = node._raw or [x.data if isinstance(x, TensorBase) else x for x in node._inputs]
+            ns, out = raw_namespace(wide), node.array
+            inputs = node._raw or [x.array if isinstance(x, TensorBase) else x for x in node._inputs]
             if self.batched and not wide.defers_operators:  # its operators meet batched arrays only as batched
                 grad, out, inputs = adopt(wide, grad), adopt(wide, out), [adopt(wide, x) for x in inputs]
         else:
@@ -262,10 +263,10 @@ class Sweep:
         made = all(contribution is not x for x in arguments)
         if self.batched and parent.backend is not node.backend and encloses(node.backend, parent.backend):
             contribution, made = node.backend.batch.shared_gradient(ns, contribution), True
-        if contribution.shape != parent.data.shape:
+        if contribution.shape != parent.array.shape:
             contribution, made = _reduce_to_input(ns, contribution, parent, node), True
         if self.check_finite:
-            data = contribution if self.raw else contribution.data
+            data = contribution if self.raw else contribution.array
             anomaly.check_finite(data, node.backend, node._op, i, node._trace)
         _add_gradient(self.grads, self.handed, id(parent), contribution, made)
 
@@ -318,7 +319,7 @@ def _complex_arguments(ns: Any, node: TensorBase, out: Any, inputs: Any) -> tupl
 def _reduce_to_input(ns: Any, grad: Any, parent: TensorBase, node: TensorBase) -> Any:
     """A gradient of a broadcast input, summed back to the input's shape (as PyTorch's engine
     does, so elementwise VJPs need not); any other mismatch is a wrong VJP."""
-    shape, got = tuple(parent.data.shape), tuple(grad.shape)
+    shape, got = tuple(parent.array.shape), tuple(grad.shape)
     lead = len(got) - len(shape)
     if lead < 0 or any(n != 1 and n != m for n, m in zip(shape, got[lead:])):
         raise RuntimeError(f"the VJP of {node._op} gave a gradient of shape {got} for an input of shape {shape}")
@@ -344,14 +345,17 @@ def _accumulate(leaf: TensorBase, grad: Any, raw: bool, sweep_owns: bool) -> Non
         grad = _cast(grad, leaf.dtype)
         leaf.grad = clone(grad) if leaf.grad is None else leaf.grad + grad
         return
-    backend, data = leaf.backend, leaf.data
+    backend, data = leaf.backend, leaf.array
     if grad.dtype != data.dtype:
         grad, sweep_owns = _cast_gradient(backend, grad, data.dtype), True
     if leaf.grad is None:
         keep = sweep_owns and backend.owns_memory(grad)
         leaf.grad = TensorBase._wrap(grad if keep else backend.xp.asarray(grad, copy=True), backend)
-    else:
-        leaf.grad = TensorBase._wrap(leaf.grad.data + grad, backend)
+    else:  # into the tensor already there, as PyTorch does: one held as `g = x.grad` sees the sum
+        held = leaf.grad
+        held.array = held.array + grad
+        if held._views:
+            held._refresh_views()
 
 
 def _cast_gradient(backend: backends.Backend, grad: Any, dtype: Any) -> Any:
@@ -376,25 +380,46 @@ def _run_hooks(node: TensorBase, grad: Any, raw: bool, store: bool) -> Any:
                     f"a hook on a tensor of shape {node.shape} returned {got}; "
                     "a hook must return None or a tensor of the gradient's shape"
                 )
-            grad = replaced.data if raw else replaced
-            if anomaly.state.enabled:
-                anomaly.check_finite(replaced.data, node.backend, f"a hook on {node._op or 'a leaf'}", 0, node._trace)
+            grad = replaced.array if raw else replaced
+            if anomaly.checks_gradients():
+                anomaly.check_finite(replaced.array, node.backend, f"a hook on {node._op or 'a leaf'}", 0, node._trace)
     if store and RETAIN_GRAD in node._hooks:
-        kept = (TensorBase._wrap(grad, node.backend) if raw else grad).detach()
-        node.grad = kept if node.grad is None else node.grad + kept
+        _keep(node, TensorBase._wrap(grad, node.backend) if raw else grad)
     return grad
 
 
 def backward(
-    root: TensorBase, gradient: TensorBase | None = None, retain_graph: bool | None = None, create_graph: bool = False
+    tensors: TensorBase | Sequence[TensorBase],
+    grad_tensors: TensorBase | Sequence[TensorBase | None] | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: TensorBase | Sequence[TensorBase] | None = None,
 ) -> None:
-    """Accumulate the gradient of `root` (times `gradient`) into every leaf's ``.grad``."""
-    run_backward(
-        [root],
-        [_seed(root, gradient)],
-        retain_graph=create_graph if retain_graph is None else retain_graph,
-        create_graph=create_graph,
-    )
+    """Accumulate the gradients of `tensors` (times `grad_tensors`) into the ``.grad`` of every
+    leaf they depend on; with `inputs`, into theirs alone (leaves or not), as PyTorch's
+    ``torch.autograd.backward`` and ``Tensor.backward`` do.
+
+    >>> import autograd_core as ag
+    >>> a, b = ag.tensor(2.0, requires_grad=True), ag.tensor(3.0, requires_grad=True)
+    >>> (a * b).backward(inputs=[a])
+    >>> a.grad.item(), b.grad
+    (3.0, None)
+    """
+    tensors = _listed(tensors)
+    seeds = _seeds(tensors, grad_tensors)
+    retain_graph = create_graph if retain_graph is None else retain_graph
+    if inputs is None:
+        run_backward(tensors, seeds, retain_graph=retain_graph, create_graph=create_graph)
+        return
+    inputs = list(dict.fromkeys(_differentiated(inputs, "backward()")))
+    captured = run_backward(tensors, seeds, retain_graph=retain_graph, create_graph=create_graph, capture=inputs)
+    for x in inputs:
+        if (gradient := captured.get(id(x))) is None:
+            continue
+        if x.is_leaf:
+            _accumulate(x, gradient if create_graph else gradient.array, not create_graph, sweep_owns=False)
+        else:
+            _keep(x, gradient)
 
 
 def grad(
@@ -403,9 +428,12 @@ def grad(
     grad_outputs: TensorBase | Sequence[TensorBase | None] | None = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
-    allow_unused: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
 ) -> tuple[TensorBase | None, ...]:
     """The gradients of `outputs` with respect to `inputs`, returned rather than accumulated.
+    An input the outputs do not depend on is an error, or gets None with `allow_unused`, or
+    zeros with `materialize_grads` (which implies `allow_unused`), as in PyTorch.
 
     With ``create_graph=True`` they are recorded, so they can be differentiated again:
 
@@ -415,27 +443,71 @@ def grad(
     >>> (d2x,) = ag.grad(dx, x)
     >>> dx.item(), d2x.item()
     (27.0, 18.0)
+    >>> ag.grad(x * 2, [x, ag.ones(2, requires_grad=True)], materialize_grads=True)[1].tolist()
+    [0.0, 0.0]
     """
-    outputs = [outputs] if isinstance(outputs, TensorBase) else list(outputs)
-    inputs = [inputs] if isinstance(inputs, TensorBase) else list(inputs)
-    if grad_outputs is None or isinstance(grad_outputs, TensorBase):
-        grad_outputs = [grad_outputs] * len(outputs)
-    for i, x in enumerate(inputs):
-        if not x.requires_grad:
-            raise RuntimeError(f"input {i} of grad() does not require grad")
-    seeds = [_seed(out, g) for out, g in zip(outputs, grad_outputs)]
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, but got: allow_unused=False."
+        )
+    outputs, inputs = _listed(outputs), _differentiated(inputs, "grad()")
     captured = run_backward(
         outputs,
-        seeds,
+        _seeds(outputs, grad_outputs),
         retain_graph=create_graph if retain_graph is None else retain_graph,
         create_graph=create_graph,
         capture=inputs,
     )
     results = tuple(captured.get(id(x)) for x in inputs)
     unused = [i for i, r in enumerate(results) if r is None]
-    if unused and not allow_unused:
+    if unused and not (allow_unused or materialize_grads):
         raise RuntimeError(
             f"input(s) {unused} of grad() were not used to compute the outputs; "
-            "pass allow_unused=True to get None for them"
+            "pass allow_unused=True to get None for them, or materialize_grads=True for zeros"
         )
+    if materialize_grads:
+        return tuple(zeros_like(x).requires_grad_(create_graph) if r is None else r for r, x in zip(results, inputs))
     return results
+
+
+def _listed(tensors: TensorBase | Sequence[TensorBase]) -> list[TensorBase]:
+    return [tensors] if isinstance(tensors, TensorBase) else list(tensors)
+
+
+def _seeds(outputs: list[TensorBase], gradients: TensorBase | Sequence[TensorBase | None] | None) -> list[TensorBase]:
+    """The gradient each output is seeded with (None: ones, for an output of one element)."""
+    if gradients is None or isinstance(gradients, TensorBase):
+        gradients = [gradients] * len(outputs)
+    elif len(gradients) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} outputs and {len(gradients)} gradients for them")
+    return [_seed(out, g) for out, g in zip(outputs, gradients)]
+
+
+def _differentiated(inputs: TensorBase | Sequence[TensorBase], caller: str) -> list[TensorBase]:
+    """The `inputs` of `caller`, refused if there are none or one requires no grad."""
+    inputs = _listed(inputs)
+    if not inputs:
+        raise RuntimeError(f"the `inputs` argument of {caller} cannot be empty")
+    for i, x in enumerate(inputs):
+        if not x.requires_grad:
+            raise RuntimeError(f"input {i} of {caller} does not require grad")
+    return inputs
+
+
+def stored(name: str) -> tuple[Callable[[TensorBase], Any], Callable[[TensorBase, Any], None]]:
+    """Read and write the graph field `name` itself, beneath the public Tensor's property of
+    that name, which checks what it is given (``Tensor.grad``, ``Tensor.requires_grad``): the
+    compiled module's slot, or without it the tensor's own attribute over the class default."""
+    field = vars(GraphFields)[name]
+    if hasattr(type(field), "__set__"):
+        return field.__get__, field.__set__
+    return (lambda t: vars(t).get(name, field)), (lambda t, value: vars(t).__setitem__(name, value))
+
+
+_grad_of = stored("grad")[0]  # a non-leaf's .grad without the warning its reading gives
+
+
+def _keep(node: TensorBase, grad: TensorBase) -> None:
+    """Add `grad` into the ``.grad`` of the non-leaf `node` (retained, or an input of `backward`)."""
+    kept, held = grad.detach(), _grad_of(node)
+    node.grad = kept if held is None else held + kept

@@ -61,14 +61,14 @@ def push_forward(
                 if id(node) not in known and node._vjps:
                     _advance(node, known, tensor_namespace(), node, node._inputs, True)
         return [known.get(id(r)) for r in roots]
-    known = {key: t.data for key, t in tangents.items()}
+    known = {key: t.array for key, t in tangents.items()}
     backend_of = {key: t.backend for key, t in tangents.items()}
     with grad_mode.no_grad():
         for node in order:
             if id(node) not in known and node._vjps:
-                inputs = node._raw or [x.data if isinstance(x, TensorBase) else x for x in node._inputs]
+                inputs = node._raw or [x.array if isinstance(x, TensorBase) else x for x in node._inputs]
                 backend = _widest(node.backend, (backend_of[id(x)] for x in node._parents if id(x) in known))
-                out = node.data
+                out = node.array
                 if not backend.defers_operators:  # its operators meet batched arrays only as batched arrays
                     inputs, out = [adopt(backend, x) for x in inputs], adopt(backend, out)
                     for x in node._parents:
@@ -121,7 +121,7 @@ def _double_vjp(node: TensorBase, known: dict[int, Any], ns: Any, on_tensors: bo
         out = node if on_tensors else node.detach()
         inputs = [tensor(x) for x in node._inputs]
         # u lives where the tangents do: a batched tangent makes a batched gradient in u
-        u = TensorBase._wrap(raw_namespace(backend).zeros_like(node.data), backend).requires_grad_()
+        u = TensorBase._wrap(raw_namespace(backend).zeros_like(node.array), backend).requires_grad_()
         total = None
         for parent, vjp in zip(node._parents, node._vjps):
             t = known.get(id(parent))
@@ -139,7 +139,7 @@ def _double_vjp(node: TensorBase, known: dict[int, Any], ns: Any, on_tensors: bo
         (tangent,) = engine_grad(total, u, create_graph=on_tensors, allow_unused=True)
     if tangent is None:
         return None
-    return tangent if on_tensors else tangent.data
+    return tangent if on_tensors else tangent.array
 
 
 __all__ = ["FALLBACK_JVPS", "double_vjp_only", "push_forward"]

@@ -135,7 +135,7 @@ class _Node:
         saved = [t for t in self.ctx._to_save if isinstance(t, TensorBase) and t is not output]
         saves_output = any(t is output for t in self.ctx._to_save)
         op = _OPS.get(self.cls) or _OPS.setdefault(self.cls, opaque(self.cls.__name__))
-        return record(op, output.data, backend, inputs, vjps, saved=saved, saves_output=saves_output)
+        return record(op, output.array, backend, inputs, vjps, saved=saved, saves_output=saves_output)
 
     def vjp(self, k: int, j: int, ns: Any, grad: Any, out: Any, *inputs: Any) -> Any:
         """The gradient of the `j`-th wanted argument from `grad`, the gradient of output `k`:
@@ -181,7 +181,7 @@ class _Node:
                     f"{x.dtype.name}: return it in the argument's dtype"
                 )
             # raw: a copy, since the user's code may keep what it returns (see engine's OWNERSHIP)
-            result.append(g.backend.xp.asarray(g.data, copy=True) if raw else g)
+            result.append(g.backend.xp.asarray(g.array, copy=True) if raw else g)
         return result
 
 
@@ -219,7 +219,7 @@ def _refuse_second_backward(g: Any, name: str) -> Any:
         )
 
     anchor = g.detach().requires_grad_()  # a parent, so that the refusing node is in the graph
-    return record(opaque(f"{name} (once differentiable)"), g.data, g.backend, [anchor], [refuse])
+    return record(opaque(f"{name} (once differentiable)"), g.array, g.backend, [anchor], [refuse])
 
 
 class custom_vjp:  # noqa: N801 - JAX's name

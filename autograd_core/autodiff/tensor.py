@@ -121,15 +121,15 @@ def _positions(x: TensorBase, dim: int, index: TensorBase) -> Any:
     backend, xp, dim = x.backend, x.backend.xp, dim % x.ndim
     if index.ndim != x.ndim or any(n > m for d, (n, m) in enumerate(zip(index.shape, x.shape)) if d != dim):
         raise ValueError(f"index of shape {index.shape} does not fit a tensor of shape {x.shape} along dim {dim}")
-    if index.numel() and not backend.is_traced(index.data):
-        low, high = backend.value_range(index.data)
+    if index.numel() and not backend.is_traced(index.array):
+        low, high = backend.value_range(index.array)
         if low < 0 or high >= x.shape[dim]:
             raise IndexError(f"index values must lie in [0, {x.shape[dim]}) along dim {dim}, got {low} to {high}")
     int64 = backend.dtype("int64")
     flat = xp.zeros(tuple(index.shape), dtype=int64, device=backend.device)
     for d, n in enumerate(index.shape):
         along = tuple(-1 if e == d else 1 for e in range(index.ndim))
-        coordinate = xp.astype(index.data, int64) if d == dim else xp.reshape(xp.arange(n, dtype=int64), along)
+        coordinate = xp.astype(index.array, int64) if d == dim else xp.reshape(xp.arange(n, dtype=int64), along)
         flat = flat + coordinate * math.prod(x.shape[d + 1 :])
     return xp.reshape(flat, (-1,))
 
@@ -190,16 +190,16 @@ def _scatter_extreme(largest: bool) -> Callable:
     def reduce(flat: Tensor, values: Tensor, positions: Any, count: Tensor, include_self: bool) -> Tensor:
         xp, size = flat.backend.xp, flat.shape[0]
         sign = 1 if largest else -1  # the minimum is the negated maximum of the negated values
-        signed = values.data * sign
+        signed = values.array * sign
         order, _, ends = _segments(positions, signed, flat.backend)
         last = xp.take(order, xp.nonzero(ends)[0])
         wrap = lambda a: Tensor._wrap(a, flat.backend)  # noqa: E731
-        extreme = _add_at(wrap(xp.take(signed, last)), size, xp.take(positions, last)).data
+        extreme = _add_at(wrap(xp.take(signed, last)), size, xp.take(positions, last)).array
         if include_self:
-            extreme = xp.where(count.data > 0, xp.maximum(extreme, flat.data * sign), flat.data * sign)
+            extreme = xp.where(count.array > 0, xp.maximum(extreme, flat.array * sign), flat.array * sign)
         extreme = extreme * sign
-        tied = wrap(xp.astype(xp.take(extreme, positions) == values.data, flat.data.dtype))
-        self_tied = wrap(xp.astype((extreme == flat.data) & (count.data > 0), flat.data.dtype) * int(include_self))
+        tied = wrap(xp.astype(xp.take(extreme, positions) == values.array, flat.array.dtype))
+        self_tied = wrap(xp.astype((extreme == flat.array) & (count.array > 0), flat.array.dtype) * int(include_self))
         ties = ops.maximum(_add_at(tied, size, positions) + self_tied, 1)
         shared = _add_at(values * tied / ops.take(ties, positions), size, positions) + flat * self_tied / ties
         return wrap(extreme) + (shared - shared.detach())  # the exact value, the gradient of `shared`
@@ -237,10 +237,21 @@ def _diagonal_matrices(x: TensorBase, offset: int) -> Tensor:
     return creation.eye(n, n, k=offset, dtype=x.dtype, device=x.device) * along
 
 
+def _backend_for(backend: backends.Backend, library: str | None, device: Any) -> backends.Backend:
+    """Where ``to`` moves a tensor on `backend`: `device` (a `Device`, or a device of `library`,
+    else of `backend`'s library)."""
+    if isinstance(device, Device):
+        return device.backend
+    if library is not None and library != backend.name:
+        backend = backends.get(library)
+    return backends.on_device(backend, device)
+
+
 # Held by every in-place change for its read, compute and rebind (a view's change takes it again
 # for its base's): changes from several threads then never overwrite each other's, as with
 # numpy's arrays. Re-entrant, as a view's change recurses into its base's.
 _IN_PLACE = threading.RLock()
+_OUTSIDE_THE_GRAPH = ("detach", "data")  # the view steps whose tensors the graph does not see
 
 
 def _output_kept_apart(new: TensorBase) -> TensorBase:
@@ -285,10 +296,7 @@ class Tensor(TensorBase, GraphFields):
 
     def to_device(self, device: Any, /, *, stream: Any = None) -> Tensor:
         """The same values on `device` of this tensor's backend (differentiable)."""
-        if device == self.device or device == self.backend.device:
-            return self
-        target = device.backend if isinstance(device, Device) else backends.get(self.backend.name, device)
-        return ops.to_backend(self, target)
+        return ops.to_backend(self, _backend_for(self.backend, None, device))
 
     def backward(
         self, gradient: Tensor | None = None, retain_graph: bool | None = None, create_graph: bool = False
@@ -302,7 +310,59 @@ class Tensor(TensorBase, GraphFields):
         """
         engine.backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph)
 
-    def _update(self, op: Callable[[Tensor], Tensor]) -> Tensor:
+    # --- storage: PyTorch's .data and detach(), which share values with the tensor ----------
+    @property
+    def data(self) -> Tensor:
+        """The same values as a tensor outside the graph, sharing them with this one (PyTorch's
+        ``.data``): an in-place change through it is seen here, and autograd is not told of it
+        (unlike ``detach()``, whose changes count in the version the backward checks).
+
+        >>> import autograd_core as ag
+        >>> w = ag.ones(2, requires_grad=True)
+        >>> _ = w.data.mul_(3)
+        >>> w.tolist(), w.requires_grad
+        ([3.0, 3.0], True)
+        """
+        return ops._view(Tensor._wrap(self.array, self.backend), self, ("data", None))
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        """``t.data = other``: `t` takes `other`'s values (any shape or dtype), keeping its graph."""
+        if not isinstance(value, TensorBase):
+            raise TypeError(
+                f"Tensor.data takes a Tensor, not {type(value).__name__}; wrap the values with "
+                "autograd_core.asarray(...) first (or assign the backend's own array to .array)"
+            )
+        if value.backend is not self.backend:
+            raise TypeError(
+                f"Tensor.data: the new values are on {value.backend}, this tensor on {self.backend}; "
+                "move them first with .to(t.device)"
+            )
+        with _IN_PLACE:
+            if self._base is not None:  # it leaves its base's storage, as in PyTorch
+                self._base, self._steps = None, None
+            reshaped = value.shape != self.shape
+            self.array = value.array
+            if self._views:
+                if reshaped:
+                    self._views = None  # views of the old shape cannot be made of the new one
+                else:
+                    self._refresh_views()
+
+    def detach(self) -> Tensor:
+        """The same values, cut from the graph, sharing them with this tensor (as PyTorch's):
+        an in-place change through either is seen by both, and counts in the version that
+        backward checks.
+
+        >>> import autograd_core as ag
+        >>> x = ag.zeros(2)
+        >>> _ = x.detach().add_(1)
+        >>> x.tolist()
+        [1.0, 1.0]
+        """
+        return ops._view(Tensor._wrap(self.array, self.backend), self, ("detach", None))
+
+    def _update(self, op: Callable[[Tensor], Tensor], counted: bool = True) -> Tensor:
         """Replace this tensor's value by ``op(old value)``, keeping the object.
 
         The old value and graph move to a new tensor, so a VJP that saved this tensor before
@@ -310,7 +370,8 @@ class Tensor(TensorBase, GraphFields):
         recorded before it keep sending their gradient to the old graph. A view's change is
         written into its base; a base's change reaches its views (as in PyTorch). Under
         `no_grad` the change is invisible to autograd, as in PyTorch: the tensor keeps its graph,
-        and only its version tells the VJPs that saved it.
+        and only its version tells the VJPs that saved it. `counted=False` (a change made
+        through ``.data``) leaves the version alone too.
         """
         if self.requires_grad and self.is_leaf and grad_mode.state.enabled:
             raise RuntimeError(
@@ -324,8 +385,9 @@ class Tensor(TensorBase, GraphFields):
                 raise RuntimeError(f"an in-place operation cannot change the shape {self.shape} to {new.shape}")
             if self._base is not None:
                 return self._write_through(new)
-            self.data = self.backend.xp.astype(new.data, self.data.dtype, copy=False)
-            bump_version(self)
+            self.array = self.backend.xp.astype(new.array, self.array.dtype, copy=False)
+            if counted:
+                bump_version(self)
             if grad_mode.state.enabled:
                 _take_graph(self, _output_kept_apart(new))
                 self.requires_grad = self.requires_grad or new.requires_grad
@@ -335,30 +397,39 @@ class Tensor(TensorBase, GraphFields):
             return self
 
     def _write_through(self, new: Tensor) -> Tensor:
-        """A view's new value `new`, written into its base (which then refreshes this view)."""
+        """A view's new value `new`, written into its base (which then refreshes this view).
+        Through a ``detach()`` or ``.data`` the base's graph is left as it was."""
         if self._steps is None:
             raise RuntimeError(
                 f"an in-place operation on a view made by {self._op or 'an op'} cannot reach its "
                 "base; .clone() the view first"
             )
         steps, values = self._steps, ops._cast(new, self.dtype)
-        self._base._update(lambda base: ops._write_view(base, steps, values))
+        kinds = {kind for kind, _ in steps}
+        write = lambda base: ops._write_view(base, steps, values)  # noqa: E731
+        if kinds.isdisjoint(_OUTSIDE_THE_GRAPH):
+            self._base._update(write)
+        else:
+            with grad_mode.no_grad():
+                self._base._update(write, counted="data" not in kinds)
         return self
 
     def _refresh_views(self) -> None:
-        """Give every live view of this base its values and graph as made from the base now."""
+        """Give every live view of this base its values and graph as made from the base now
+        (a view outside the graph, of ``detach()`` or ``.data``, its values only)."""
         views, self._views = self._views, None
         alive = []
         for ref in views:
             view = ref()
-            if view is None:
+            if view is None or view._base is not self:
                 continue
-            old, fresh = _with_graph_of(view), ops._replay_view(self, view._steps)
-            view.data = fresh.data
-            if grad_mode.state.enabled:
+            fresh = ops._replay_view(self, view._steps)
+            if grad_mode.state.enabled and view._steps[-1][0] not in _OUTSIDE_THE_GRAPH:
+                old = _with_graph_of(view)
                 view.requires_grad = fresh.requires_grad
                 _take_graph(view, fresh)
                 _keep_former_graph(view, old)
+            view.array = fresh.array
             alive.append(ref)
         self._views = [*alive, *(self._views or ())]
 
@@ -498,7 +569,19 @@ class Tensor(TensorBase, GraphFields):
     def reshape(self, *shape: Any) -> Tensor:
         return ops.reshape(self, _sizes(shape))
 
-    view = reshape
+    def view(self, *shape: Any) -> Tensor:
+        """The same elements in a new shape, always sharing them with this tensor (``reshape``
+        copies where it must; ``view`` refuses there, as PyTorch's does)."""
+        out = ops.reshape(self, _sizes(shape))
+        if out is not self and out._base is None and self._base is not None:
+            raise RuntimeError(
+                f"view: a tensor of shape {self.shape} whose elements are laid out by transposes, "
+                f"steps or broadcasting cannot be viewed as {out.shape}; use .reshape(...) instead"
+            )
+        return out
+
+    def is_contiguous(self) -> bool:
+        return ops.is_contiguous(self)
 
     def permute(self, *axes: Any) -> Tensor:
         return ops.permute_dims(self, _sizes(axes))
@@ -537,7 +620,8 @@ class Tensor(TensorBase, GraphFields):
         return manipulation.unstack(self, axis=dim)
 
     def contiguous(self) -> Tensor:
-        return self
+        """This tensor, or where its elements are not laid out in row-major order, a copy (PyTorch's)."""
+        return self if ops.is_contiguous(self) else registry.ALIAS.bind(self)
 
     def tril(self, diagonal: int = 0) -> Tensor:
         return creation.tril(self, k=diagonal)
@@ -548,18 +632,7 @@ class Tensor(TensorBase, GraphFields):
     def roll(self, shifts: Any, dims: Any = None) -> Tensor:
         return manipulation.roll(self, shifts, axis=dims)
 
-    def unfold(self, dimension: int, size: int, step: int) -> Tensor:
-        """Every window of `size` elements along `dimension`, `step` apart, as a new last
-        dimension (PyTorch's ``Tensor.unfold``; `nn.functional.unfold` is the image one)."""
-        dim = dimension % max(self.ndim, 1)
-        count = (self.shape[dim] - size) // step + 1 if size >= 1 and step >= 1 else 0
-        if count < 1:
-            raise ValueError(f"unfold: no window of size {size}, step {step} fits dimension {dim} of {self.shape}")
-        positions = (np.arange(count)[:, None] * step + np.arange(size)).reshape(-1)
-        windows = ops.reshape(
-            ops.take(self, positions, axis=dim), (*self.shape[:dim], count, size, *self.shape[dim + 1 :])
-        )
-        return manipulation.moveaxis(windows, dim + 1, -1)
+    unfold = manipulation.unfold
 
     # --- indexing, under PyTorch's names ------------------------------------------------------
     def gather(self, dim: int, index: Tensor) -> Tensor:
@@ -636,7 +709,7 @@ class Tensor(TensorBase, GraphFields):
         """`self` with the elements of `source`, in order, where `mask` (broadcast to `self`) is
         True."""
         xp = self.backend.xp
-        where_true = xp.nonzero(xp.reshape(ops.broadcast_to(mask, self.shape).data, (-1,)))[0]
+        where_true = xp.nonzero(xp.reshape(ops.broadcast_to(mask, self.shape).array, (-1,)))[0]
         taken = int(where_true.shape[0])
         if source.numel() < taken:
             raise ValueError(f"masked_scatter: the mask selects {taken} elements but source has {source.numel()}")
@@ -928,19 +1001,55 @@ class Tensor(TensorBase, GraphFields):
     def type_as(self, other: Tensor) -> Tensor:
         return ops._cast(self, other.dtype)
 
-    def to(self, target: Any = None, *, dtype: Any = None, device: Any = None) -> Tensor:
-        """``t.to("torch")``, ``t.to(ag.float64)``, ``t.to(device="cuda")``, ``t.to(other)``
-        (other's dtype and backend): differentiable moves."""
-        if isinstance(target, TensorBase):
-            return ops.astype(ops.to_backend(self, target.backend), dtype or target.dtype)
-        if isinstance(target, DType) or (isinstance(target, str) and target in DTYPES):
-            dtype, target = target, None
-        backend = self.backend
-        if target is not None or device is not None:
-            name = target.name if isinstance(target, backends.Backend) else (target or backend.name)
-            backend = backends.get(name, device)
-        out = ops.to_backend(self, backend)
-        return out if dtype is None else ops.astype(out, dtype)
+    def to(
+        self,
+        *args: Any,
+        dtype: Any = None,
+        device: Any = None,
+        non_blocking: bool = False,
+        copy: bool = False,
+        memory_format: Any = None,
+    ) -> Tensor:
+        """PyTorch's forms, as differentiable moves and casts: ``t.to(ag.float64)``,
+        ``t.to(other)`` (other's backend and dtype), ``t.to(device)`` and ``t.to(device, dtype)``
+        where a device is a tensor's ``.device``, a device of this tensor's library ("cpu",
+        "cuda:0") or a backend's name ("torch"), with ``device=`` for the library's device
+        (``t.to("torch", device="cuda")``). `non_blocking` and `memory_format` change nothing
+        here; ``copy=True`` gives a new tensor even when nothing moves.
+
+        >>> import autograd_core as ag
+        >>> x = ag.ones(2)
+        >>> x.to(x.device) is x, x.to("cpu").device == x.device
+        (True, True)
+        """
+        library = None
+        for arg in args:
+            if isinstance(arg, TensorBase):
+                device, dtype = arg.device, dtype or arg.dtype
+            elif isinstance(arg, DType) or (isinstance(arg, str) and arg in DTYPES):
+                dtype = arg
+            elif isinstance(arg, str) and backends.canonical(arg) in backends.known():
+                library = backends.canonical(arg)
+            elif isinstance(arg, backends.Backend):
+                library, device = arg.name, device if device is not None else arg.device
+            else:
+                device = arg
+        out = ops.to_backend(self, _backend_for(self.backend, library, device))
+        if dtype is not None:
+            out = ops._cast(out, dtype)
+        return ops.clone(out) if copy and out is self else out
+
+    def cpu(self) -> Tensor:
+        """The values in host memory: this tensor when they are there already."""
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> Tensor:
+        """The values on a CUDA device of this tensor's library (``"cuda"`` or ``"cuda:N"``)."""
+        return self.to(f"cuda:{device}" if isinstance(device, int) else device or "cuda")
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.backend.device_type == "cuda"
 
     # --- reductions, with PyTorch's dim/keepdim ---------------------------------------------
     sum = _reduction(ops.sum)

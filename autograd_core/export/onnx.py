@@ -48,7 +48,7 @@ def _ndonnx() -> tuple[Any, Any]:
 def _host(value: Any) -> np.ndarray:
     """The values of a tensor (of any backend) or of an array, on the host."""
     if isinstance(value, TensorBase):
-        return value.backend.to_numpy(value.data)
+        return value.backend.to_numpy(value.array)
     return backends.Backend.host_array(value)
 
 
@@ -64,16 +64,16 @@ def _placeholders(named: list[tuple[str, TensorBase]], ndonnx_backend: Any) -> I
     """The tensors of `named` holding ndonnx placeholders (by name) inside the block, their
     own arrays and backends again after it, whatever happens."""
     ndx = ndonnx_backend.xp
-    saved = [(t, t.data, t.backend) for _, t in named]
+    saved = [(t, t.array, t.backend) for _, t in named]
     arguments = {}
     try:
         for name, t in named:
             arguments[name] = ndx.argument(shape=t.shape, dtype=getattr(ndx, t.dtype.name))
-            t.data, t.backend = arguments[name], ndonnx_backend
+            t.array, t.backend = arguments[name], ndonnx_backend
         yield arguments
     finally:
         for t, data, backend in saved:
-            t.data, t.backend = data, backend
+            t.array, t.backend = data, backend
 
 
 def _trace(what: str, fn: Callable[[], Any], dynamic: bool = False) -> Any:
@@ -233,7 +233,7 @@ def export(
         args = [TensorBase._wrap(arguments[n], ndonnx_backend) for n in in_names]
         with backends.use(ndonnx_backend), no_grad():
             leaves, _ = tree_flatten(model(*args))
-        return [t.data for t in leaves]
+        return [t.array for t in leaves]
 
     with _placeholders(named, ndonnx_backend) as params:
         results = _trace(what, forward, dynamic=bool(dynamic_axes))
@@ -334,7 +334,7 @@ def export_step(
     hosts = [_host(x) for x in examples]
     in_names = _names(input_names, len(hosts), "input")
     x_args = [ndx.argument(shape=h.shape, dtype=getattr(ndx, h.dtype.name)) for h in hosts]
-    saved = [(t, t.data, t.backend, t.grad) for t in state.tensors]
+    saved = [(t, t.array, t.backend, t.grad) for t in state.tensors]
     what = getattr(step, "__name__", "the step")
     try:
         with backends.use(ndonnx_backend):
@@ -343,7 +343,7 @@ def export_step(
             )
     finally:
         for t, data, backend, grad in saved:
-            t.data, t.backend, t.grad = data, backend, grad
+            t.array, t.backend, t.grad = data, backend, grad
         state.install(tensor_data, opt_states, None)
         state.set_hyperparameters(traced)
     changed = [

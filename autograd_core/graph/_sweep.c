@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <structmember.h>
 
-static PyObject *s_shape, *s_enabled, *s_dtype, *s_data, *s_parents;
+static PyObject *s_shape, *s_enabled, *s_dtype, *s_parents;
 
 /* --- GraphFields ------------------------------------------------------------------------- */
 
@@ -21,7 +21,7 @@ static PyObject *s_shape, *s_enabled, *s_dtype, *s_data, *s_parents;
  * class. The record writes them and the sweep reads them as struct fields; Python reads them as
  * attributes (member descriptors, as __slots__ are). The fields and their defaults are
  * tensor_base.GRAPH_FIELDS: graph_fields() takes that table and refuses one that names other
- * fields than the slots below (`data` and `backend` have no default: every tensor sets them). */
+ * fields than the slots below (`array` and `backend` have no default: every tensor sets them). */
 typedef struct {
     PyObject_HEAD
     PyObject *data, *backend, *grad, *requires_grad, *parents, *vjps, *inputs, *raw, *op, *saved, *hooks, *marks;
@@ -47,7 +47,7 @@ set_defaults(Fields *t)
             SLOT(t, &fields_members[i]) = Py_NewRef(defaults[i]);
 }
 
-/* A tensor of `type` with the defaults, `data` and `backend` unset (NULL: reading them raises). */
+/* A tensor of `type` with the defaults, `array` and `backend` unset (NULL: reading them raises). */
 static PyObject *
 fields_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
@@ -59,7 +59,7 @@ fields_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 
 #define FIELD(name, member) {name, T_OBJECT_EX, offsetof(Fields, member), 0, NULL}
 static PyMemberDef fields_members[N_FIELDS + 1] = {
-    FIELD("data", data), FIELD("backend", backend), FIELD("grad", grad), FIELD("requires_grad", requires_grad),
+    FIELD("array", data), FIELD("backend", backend), FIELD("grad", grad), FIELD("requires_grad", requires_grad),
     FIELD("_parents", parents), FIELD("_vjps", vjps), FIELD("_inputs", inputs), FIELD("_raw", raw),
     FIELD("_op", op), FIELD("_saved", saved), FIELD("_hooks", hooks), FIELD("_marks", marks), {NULL},
 };
@@ -104,18 +104,18 @@ static PyTypeObject FieldsType = {
 PyDoc_STRVAR(graph_fields_doc,
 "graph_fields(table) -> type\n\n"
 "GraphFields with the fields and defaults of `table` (tensor_base.GRAPH_FIELDS: name -> default),\n"
-"which must name every slot but `data` and `backend`, and no other.");
+"which must name every slot but `array` and `backend`, and no other.");
 
 static PyObject *
 graph_fields(PyObject *module, PyObject *table)
 {
     if (!PyDict_Check(table) || PyDict_GET_SIZE(table) != N_FIELDS - 2) {
-        PyErr_SetString(PyExc_TypeError, "graph_fields: the table must be a dict of every graph field but data and backend");
+        PyErr_SetString(PyExc_TypeError, "graph_fields: the table must be a dict of every graph field but array and backend");
         return NULL;
     }
     for (int i = 0; i < N_FIELDS; i++) {
         const char *name = fields_members[i].name;
-        if (strcmp(name, "data") == 0 || strcmp(name, "backend") == 0)
+        if (strcmp(name, "array") == 0 || strcmp(name, "backend") == 0)
             continue;
         PyObject *value = PyDict_GetItemString(table, name); /* borrowed */
         if (value == NULL) {
@@ -851,7 +851,7 @@ PyInit__sweep(void)
         PyObject **name;
         const char *text;
     } names[] = {
-        {&s_shape, "shape"}, {&s_enabled, "enabled"}, {&s_dtype, "dtype"}, {&s_data, "data"}, {&s_parents, "_parents"},
+        {&s_shape, "shape"}, {&s_enabled, "enabled"}, {&s_dtype, "dtype"}, {&s_parents, "_parents"},
         {&empty_string, ""},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

@@ -6,11 +6,15 @@ from __future__ import annotations
 import os
 import threading
 import traceback
+import warnings
 from typing import Any
+
+from autograd_core.graph.grad_mode import Mode, SetByCall
 
 
 class _State(threading.local):
-    enabled = False  # per thread, as grad mode is
+    enabled = False  # per thread, as grad mode is; the compiled record reads it (`_sweep.configure`)
+    check_nan = True
 
 
 state = _State()
@@ -19,12 +23,37 @@ _PACKAGE_DIRS = (_CORE, os.path.join(os.path.dirname(_CORE), "nn"))
 
 
 def is_anomaly_enabled() -> bool:
+    """Whether ops record their creation site (in this thread).
+
+    >>> import autograd_core as ag
+    >>> with ag.set_detect_anomaly(True):
+    ...     ag.is_anomaly_enabled()
+    True
+    """
     return state.enabled
 
 
-class detect_anomaly:  # noqa: N801 - PyTorch's name
-    """Inside this block every recorded op keeps its creation site, and backward checks each
-    gradient it computes for NaN and inf (one host round trip per op: slow, for debugging).
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly mode, when on, checks the gradients for NaN and inf (PyTorch's question:
+    True outside anomaly mode too, unless a ``check_nan=False`` is in force).
+
+    >>> import autograd_core as ag
+    >>> with ag.set_detect_anomaly(True, check_nan=False):
+    ...     ag.is_anomaly_check_nan_enabled()
+    False
+    """
+    return state.check_nan
+
+
+def checks_gradients() -> bool:
+    """Whether a backward now checks each gradient it computes (`check_finite`)."""
+    return state.enabled and state.check_nan
+
+
+class detect_anomaly(Mode):  # noqa: N801 - PyTorch's name
+    """Inside this block (or decorated function) every recorded op keeps its creation site,
+    and, with `check_nan`, backward checks each gradient it computes for NaN and inf (one host
+    round trip per op: slow, for debugging; it warns so, as PyTorch's does).
 
     >>> import autograd_core as ag
     >>> x = ag.tensor([0.0], requires_grad=True)
@@ -35,11 +64,29 @@ class detect_anomaly:  # noqa: N801 - PyTorch's name
     RuntimeError: backward of sqrt produced nan in the gradient of its input 0 ...
     """
 
-    def __enter__(self) -> None:
-        self._previous, state.enabled = state.enabled, True
+    def __init__(self, check_nan: bool = True) -> None:
+        warnings.warn(
+            "Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
+            "enabled for debugging.",
+            UserWarning,
+            stacklevel=2,
+        )
+        super().__init__(state, enabled=True, check_nan=check_nan)
 
-    def __exit__(self, *exc: Any) -> None:
-        state.enabled = self._previous
+
+class set_detect_anomaly(SetByCall):  # noqa: N801 - PyTorch's name
+    """Anomaly mode on or off from now on (as a call), inside a ``with`` block, or in each call
+    of a decorated function; the block and the decorator put the previous mode back after.
+
+    >>> import autograd_core as ag
+    >>> _ = ag.set_detect_anomaly(True)
+    >>> ag.is_anomaly_enabled()
+    True
+    >>> _ = ag.set_detect_anomaly(False)
+    """
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        super().__init__(state, enabled=mode, check_nan=check_nan)
 
 
 def creation_site() -> str:

@@ -217,7 +217,7 @@ class Primitive:
                 elif a.backend is not backend:
                     backend, raw = self._across_backends(args)
                     break
-                raw.append(a.data)
+                raw.append(a.array)
             else:
                 raw.append(a)
         ns, raw = raw_namespace(backend), tuple(raw)
@@ -232,7 +232,7 @@ class Primitive:
         a vmap batch encloses join it (`common_backend`)."""
         backend = common_backend(self.name, *(a for a in args if isinstance(a, TensorBase)))
         raw = [
-            a if not isinstance(a, TensorBase) else a.data if a.backend is backend else levels.adopt(backend, a.data)
+            a if not isinstance(a, TensorBase) else a.array if a.backend is backend else levels.adopt(backend, a.array)
             for a in args
         ]
         return backend, raw

@@ -23,7 +23,7 @@ except ImportError:
     _sweep = None
 
 
-# What every tensor holds for the graph, with its defaults (`data` and `backend` have none:
+# What every tensor holds for the graph, with its defaults (`array` and `backend` have none:
 # every tensor sets them). The compiled module keeps them in slots that its record and sweep
 # read as struct fields; without it they are class attributes, shadowed per tensor.
 GRAPH_FIELDS = {
@@ -39,7 +39,7 @@ GRAPH_FIELDS = {
     "_marks": None,
 }
 GraphFields = type("GraphFields", (), dict(GRAPH_FIELDS)) if _sweep is None else _sweep.graph_fields(GRAPH_FIELDS)
-_ENGINE_PUBLIC = ("data", "backend", "grad", "requires_grad")  # in vars(t) without the compiled module
+_ENGINE_PUBLIC = ("array", "backend", "grad", "requires_grad")  # in vars(t) without the compiled module
 _CHANGES_KEPT = 64  # in-place changes remembered per tensor, to name the version a forward saw
 # vjp(ns, grad, out, *inputs) -> the gradient of one input. `ns` is the namespace the rule
 # computes with: the backend's own (and raw arrays for grad, out and inputs) in a first-order
@@ -94,7 +94,7 @@ class TensorBase:
     _trace: Any = None
 
     def _reset(self, data: Any, backend: backends.Backend) -> None:
-        self.data, self.backend = data, backend
+        self.array, self.backend = data, backend
 
     @classmethod
     def _wrap(cls, data: Any, backend: backends.Backend) -> TensorBase:
@@ -102,21 +102,21 @@ class TensorBase:
         or an instance of the subclass it is called on (a Parameter)."""
         cls = TENSOR_CLASS[0] if cls is TensorBase else cls
         t = cls.__new__(cls)
-        t.data, t.backend = data, backend
+        t.array, t.backend = data, backend
         return t
 
     # --- what it is ---------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(self.data.shape)
+        return tuple(self.array.shape)
 
     @property
     def ndim(self) -> int:
-        return len(self.data.shape)
+        return len(self.array.shape)
 
     @property
     def dtype(self) -> DType:
-        return as_dtype(self.backend.dtype_name(self.data.dtype))
+        return as_dtype(self.backend.dtype_name(self.array.dtype))
 
     @property
     def device(self) -> Device:
@@ -155,7 +155,7 @@ class TensorBase:
         """The backend array's DLPack capsule (the options it is given are passed on)."""
         given = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
         options = {k: v for k, v in given.items() if v is not None}
-        exporter = self.backend.dlpack_exporter(self.data)
+        exporter = self.backend.dlpack_exporter(self.array)
         try:
             return exporter.__dlpack__(**options)
         except BufferError:
@@ -165,7 +165,7 @@ class TensorBase:
             return exporter.__dlpack__(**{k: v for k, v in options.items() if k != "max_version"})
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        return self.backend.dlpack_device(self.data)
+        return self.backend.dlpack_device(self.array)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
         """A numpy copy of the values, so ``np.asarray(t)`` is a real array; refused, as
@@ -186,7 +186,7 @@ class TensorBase:
         return self.shape[0]
 
     def __repr__(self) -> str:
-        body = self.backend.format(self.data, prefix="tensor(")
+        body = self.backend.format(self.array, prefix="tensor(")
         extras = [] if self.backend.name == "numpy" else [f"backend={self.backend.name!r}"]
         if self.dtype not in ("float32", "int64", "bool"):
             extras.append(f"dtype={self.dtype.name}")
@@ -211,15 +211,15 @@ class TensorBase:
                 "Can't call numpy() on a tensor that requires grad (a numpy array leaves the graph, so "
                 "no gradient would flow through it); use t.detach().numpy() instead"
             )
-        return self.backend.to_numpy(self.data)
+        return self.backend.to_numpy(self.array)
 
     def item(self) -> float | int | bool:
         if self.numel() != 1:
             raise ValueError(f"item() needs a tensor with one element, this one has shape {self.shape}")
-        return self.backend.to_numpy(self.data).reshape(()).item()
+        return self.backend.to_numpy(self.array).reshape(()).item()
 
     def tolist(self) -> Any:
-        return self.backend.to_numpy(self.data).tolist()
+        return self.backend.to_numpy(self.array).tolist()
 
     def __float__(self) -> float:
         return float(self._scalar("float"))
@@ -251,7 +251,7 @@ class TensorBase:
                 "only tensors created by the user (graph leaves) can be deep-copied, not the result "
                 f"of {self._op}; deep-copy .detach() instead"
             )
-        new = type(self)._wrap(self.backend.xp.asarray(self.data, copy=True), self.backend)
+        new = type(self)._wrap(self.backend.xp.asarray(self.array, copy=True), self.backend)
         new.requires_grad = self.requires_grad
         memo[id(self)] = new
         new.grad = None if self.grad is None else self.grad.__deepcopy__(memo)
@@ -266,7 +266,7 @@ class TensorBase:
     def __copy__(self) -> TensorBase:
         """A leaf of the same type sharing the values, with the same `requires_grad` and no
         graph or `.grad`, as ``copy.copy`` of a PyTorch tensor."""
-        new = type(self)._wrap(self.data, self.backend)
+        new = type(self)._wrap(self.array, self.backend)
         new.requires_grad = self.requires_grad
         vars(new).update(self._user_attributes())
         return new
@@ -286,12 +286,12 @@ class TensorBase:
         if self._hooks:
             warnings.warn("the gradient hooks of a tensor are not pickled", UserWarning, stacklevel=2)
         name, device = backends.registered_as(self.backend)
-        values = self.backend.to_numpy(self.data)
+        values = self.backend.to_numpy(self.array)
         return _unpickled, (type(self), values, name, device, self.requires_grad), self._user_attributes() or None
 
     def detach(self) -> TensorBase:
         """The same values, cut from the graph (shares the array)."""
-        return TensorBase._wrap(self.data, self.backend)
+        return TensorBase._wrap(self.array, self.backend)
 
     def requires_grad_(self, requires_grad: bool = True) -> TensorBase:
         if not self.is_leaf:
@@ -345,9 +345,9 @@ def to_array(data: Any, backend: backends.Backend, dtype: Any = None) -> Any:
     target = None if dtype is None else backend.dtype(as_dtype(dtype).name)
     if isinstance(data, TensorBase):
         if data.backend is not backend:
-            data = data.backend.to_numpy(data.data)
+            data = data.backend.to_numpy(data.array)
         else:
-            return backend.xp.asarray(data.data, dtype=target, copy=True)
+            return backend.xp.asarray(data.array, dtype=target, copy=True)
     if backend.is_native(data) and backend.holds(data.dtype):
         return backend.xp.asarray(data, dtype=target, copy=True)
     host = backend.host_array(data)  # refuses what no tensor holds, in native byte order
@@ -383,6 +383,11 @@ class Device:
 
     def __hash__(self) -> int:
         return hash((self.backend.name, str(self.backend.device)))
+
+    @property
+    def type(self) -> str:
+        """The kind of device, as PyTorch's ``device.type`` names it ("cpu", "cuda"...)."""
+        return self.backend.device_type
 
     def __repr__(self) -> str:
         return f"Device({self.backend.name!r}, {str(self.backend.device)!r})"
@@ -429,7 +434,7 @@ EPOCH = [0]  # how many in-place changes the process has made (versions are chec
 
 def _with_graph_of(t: TensorBase) -> TensorBase:
     """A new tensor holding `t`'s current array and graph (what an in-place change leaves behind)."""
-    old = TensorBase._wrap(t.data, t.backend)
+    old = TensorBase._wrap(t.array, t.backend)
     old.requires_grad = t.requires_grad
     _take_graph(old, t)
     return old

@@ -28,6 +28,7 @@ from autograd_core.graph.levels import encloses
 from autograd_core.graph.namespace import raw_namespace
 from autograd_core.graph.registry import Primitive, common_backend, sum_to
 from autograd_core.graph.tensor_base import COMPLEX, CompiledBinaryOp, TensorBase, Vjp, mark, to_array
+from autograd_core.ops import layout
 from autograd_core.primitives import indexing
 from autograd_core.primitives.indexing import basic_index, index_add, move, scatter
 
@@ -55,7 +56,7 @@ def _operands(op: str, a: Any, b: Any) -> tuple[Any, Any, backends.Backend]:
     if type(a) is TensorBase or isinstance(a, TensorBase):
         if type(b) is TensorBase or isinstance(b, TensorBase):
             backend = a.backend if a.backend is b.backend else common_backend(op, a, b)
-            if a.data.dtype != b.data.dtype:
+            if a.array.dtype != b.array.dtype:
                 target = result_type(a.dtype, b.dtype)
                 a, b = _cast(a, target), _cast(b, target)
             return a, b, backend
@@ -84,7 +85,7 @@ def _constant(x: Any, like: TensorBase) -> Any:
 
 
 def _data(x: Any) -> Any:
-    return x.data if isinstance(x, TensorBase) else x
+    return x.array if isinstance(x, TensorBase) else x
 
 
 def _view(out: TensorBase, x: TensorBase, step: tuple | None = None) -> TensorBase:
@@ -103,7 +104,12 @@ def _view(out: TensorBase, x: TensorBase, step: tuple | None = None) -> TensorBa
     return out
 
 
-_VIEW_OPS: dict[str, Callable[[TensorBase, Any], TensorBase]] = {}  # filled below: kind -> the op that makes it
+# kind -> the op that makes such a view: ``(base, argument) -> view``; and how a view's new values
+# go back into its base: ``(base, argument, values) -> the new base`` (out of place, so
+# differentiable: the gradient goes to `values` inside the view, to `base` outside). Each module
+# that makes views registers its kinds (the ones below, diagonal in linalg, unfold in manipulation).
+_VIEW_OPS: dict[str, Callable[[TensorBase, Any], TensorBase]] = {}
+_VIEW_WRITES: dict[str, Callable[[TensorBase, Any, TensorBase], TensorBase]] = {}
 
 
 def _replay_view(base: TensorBase, steps: tuple) -> TensorBase:
@@ -114,21 +120,22 @@ def _replay_view(base: TensorBase, steps: tuple) -> TensorBase:
 
 
 def _write_view(base: TensorBase, steps: tuple, values: TensorBase) -> TensorBase:
-    """`base` with the view that `steps` make of it replaced by `values` (out of place, so
-    differentiable: the gradient goes to `values` inside the view, to `base` outside)."""
+    """`base` with the view that `steps` make of it replaced by `values`."""
     if not steps:
         return values
     (kind, argument), rest = steps[0], steps[1:]
-    if kind == "broadcast":
+    return _VIEW_WRITES[kind](base, argument, _write_view(_VIEW_OPS[kind](base, argument), rest, values))
+
+
+def refuse_writes(what: str) -> Callable[[TensorBase, Any, TensorBase], TensorBase]:
+    """The write of a view whose elements overlap (`what` says how), which PyTorch refuses too."""
+
+    def write(base: TensorBase, argument: Any, values: TensorBase) -> TensorBase:
         raise RuntimeError(
-            "an in-place operation on a broadcast view would write several elements to one; .clone() the view first"
+            f"an in-place operation on {what} would write several elements to one; .clone() the view first"
         )
-    child = _write_view(_VIEW_OPS[kind](base, argument), rest, values)
-    if kind == "index":
-        return index_put(base, argument, child)
-    if kind == "reshape":
-        return reshape(child, base.shape)
-    return permute_dims(child, _inverse(argument))
+
+    return write
 
 
 # --- the two op factories: elementwise binary and unary --------------------------------------
@@ -306,7 +313,7 @@ def _as_operand(value: Any, like: TensorBase) -> TensorBase:
     if isinstance(value, TensorBase):
         return value
     backend = like.backend
-    return TensorBase._wrap(backend.xp.asarray(value, dtype=like.data.dtype, device=backend.device), backend)
+    return TensorBase._wrap(backend.xp.asarray(value, dtype=like.array.dtype, device=backend.device), backend)
 
 
 def _select_op(name: str, pick_a: Callable[[Any, Any], Any]) -> Callable[[Any, Any], TensorBase]:
@@ -359,7 +366,7 @@ def where(condition: Any, x1: Any, x2: Any, /) -> TensorBase:
     c = condition if isinstance(condition, TensorBase) else TensorBase._wrap(to_array(condition, backend), backend)
     common_backend("where", *(t for t in (c, a, b) if isinstance(t, TensorBase)))
     if c.dtype != "bool":
-        c = TensorBase._wrap(backend.xp.astype(c.data, backend.xp.bool), backend)
+        c = TensorBase._wrap(backend.xp.astype(c.array, backend.xp.bool), backend)
     like = a if isinstance(a, TensorBase) else b
     return _WHERE.bind(c, _as_operand(a, like), _as_operand(b, like))
 
@@ -449,7 +456,7 @@ bitwise_right_shift = _compare_op("bitwise_right_shift", operator.rshift)
 def _predicate_op(name: str, forward: Callable[[Any, Any], Any]) -> Callable[[TensorBase], TensorBase]:
     def op(x: TensorBase, /) -> TensorBase:
         x = _tensor(name, x)
-        return TensorBase._wrap(forward(x.backend.xp, x.data), x.backend)
+        return TensorBase._wrap(forward(x.backend.xp, x.array), x.backend)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise ``{name}``, outside the graph."
@@ -541,7 +548,25 @@ def reshape(x: TensorBase, /, shape: Sequence[int], *, copy: bool | None = None)
             "ambiguous when another size is 0"
         )
     out = _RESHAPE.bind(x, shape)
-    return clone(out) if copy else _view(out, x, ("reshape", shape))
+    if copy:
+        return clone(out)
+    return _view(out, x, ("reshape", shape)) if _reshapes_as_view(x, out.shape) else out
+
+
+def _reshapes_as_view(x: TensorBase, shape: tuple[int, ...]) -> bool:
+    """Whether PyTorch's ``reshape`` of `x` to `shape` is a view (else it copies: a view of a
+    view whose elements no strides can regroup into `shape`, such as a transpose flattened)."""
+    if x._base is None or x._steps is None:
+        return True
+    return layout.reshaped(*layout.of_steps(x._base.shape, x._steps), shape) is not None
+
+
+def is_contiguous(x: TensorBase) -> bool:
+    """Whether `x`'s elements lie in its base's memory in row-major order, as PyTorch's
+    ``is_contiguous()`` says (a tensor not a view: always)."""
+    if x._base is None or x._steps is None:
+        return True
+    return layout.is_contiguous(*layout.of_steps(x._base.shape, x._steps))
 
 
 def _inverse(axes: tuple[int, ...]) -> tuple[int, ...]:
@@ -694,10 +719,10 @@ def _cast(x: TensorBase, dtype: Any) -> TensorBase:
     """`x` in `dtype`: `x` itself when it already is (the engine's cast, which never copies)."""
     dtype = as_dtype(dtype)
     target = x.backend.dtype(dtype.name)
-    if x.data.dtype == target:
+    if x.array.dtype == target:
         return x
     if not (dtype.is_floating_point or dtype.is_complex):  # integers and bools carry no gradient
-        return TensorBase._wrap(_ASTYPE(raw_namespace(x.backend), x.data, target), x.backend)
+        return TensorBase._wrap(_ASTYPE(raw_namespace(x.backend), x.array, target), x.backend)
     out = _ASTYPE.bind(x, target)
     return mark(out, COMPLEX) if dtype.is_complex and out.requires_grad else out
 
@@ -929,7 +954,7 @@ def _index_array(indices: Any, backend: backends.Backend) -> Any:
                 f"indexing a tensor on {backend} with indices on {indices.backend}; move the "
                 f"indices with .to({backend.name!r}) first"
             )
-        return indices.data
+        return indices.array
     if backend.is_native(indices):
         return indices
     return to_array(indices, backend, "int64")
@@ -1064,7 +1089,7 @@ def _masked_put(x: TensorBase, mask: Any, value: TensorBase) -> TensorBase:
     if value.ndim == 0:
         return where(full_mask, value, x)
     rows, rest = math.prod(mask.shape), x.shape[mask.ndim :]
-    positions = backend.xp.nonzero(backend.xp.reshape(mask.data, (-1,)))[0]
+    positions = backend.xp.nonzero(backend.xp.reshape(mask.array, (-1,)))[0]
     picked = broadcast_to(value, (positions.shape[0], *rest))
     # positions are distinct, so adding into zeros writes; booleans are added as 0 and 1 (not
     # every library adds booleans)
@@ -1088,10 +1113,30 @@ def index_put(x: TensorBase, key: Any, value: Any) -> TensorBase:
         raise IndexError("assignment through integer-array indices is not supported; use where(mask, value, x)")
     key = _normalize_basic(x, key)
     ns = raw_namespace(backend)
-    region = tuple(basic_index(ns, x.data, key).shape)
+    region = tuple(basic_index(ns, x.array, key).shape)
     inside = scatter(ns, ns.ones(region, dtype=ns.bool, device=backend.device), x.shape, key)
     written = scatter.bind(broadcast_to(value, region), x.shape, key)
     return where(TensorBase._wrap(inside, backend), written, x)
 
 
-_VIEW_OPS.update(index=_basic_index, reshape=reshape, permute=permute_dims, broadcast=broadcast_to)
+def _outside_the_graph(x: TensorBase, _: None) -> TensorBase:
+    """The view ``detach()`` and ``.data`` make: the same array, no graph."""
+    return TensorBase._wrap(x.array, x.backend)
+
+
+_VIEW_OPS.update(
+    index=_basic_index,
+    reshape=reshape,
+    permute=permute_dims,
+    broadcast=broadcast_to,
+    detach=_outside_the_graph,
+    data=_outside_the_graph,
+)
+_VIEW_WRITES.update(
+    index=index_put,
+    reshape=lambda base, shape, values: reshape(values, base.shape),
+    permute=lambda base, axes, values: permute_dims(values, _inverse(axes)),
+    broadcast=refuse_writes("a broadcast view"),
+    detach=lambda base, _, values: values,
+    data=lambda base, _, values: values,
+)

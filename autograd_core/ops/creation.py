@@ -68,11 +68,7 @@ def _backend(device: Any, like: backends.Backend | None = None) -> backends.Back
     """The backend arrays are made on: `like`'s library (else the current one) on `device`."""
     if isinstance(device, Device):
         return device.backend
-    active = like or backends.current()
-    if device is None or device == active.device:
-        return active
-    named = backends.get(active.name, device)  # the library's own device, or a name of it ("cpu")
-    return active if named.device == active.device else named
+    return backends.on_device(like or backends.current(), device)
 
 
 def _made(data: Any, backend: backends.Backend, requires_grad: bool) -> TensorBase:
@@ -150,7 +146,7 @@ def from_dlpack(x: object, /, *, device: Any = None, copy: bool | None = None) -
     options = {} if copy is None else {"copy": copy}
     if device is not None:
         options["device"] = backend.device
-    source = x.data if isinstance(x, TensorBase) else x
+    source = x.array if isinstance(x, TensorBase) else x
     try:
         return TensorBase._wrap(backend.xp.from_dlpack(source, **options), backend)
     except (BufferError, RuntimeError) as e:  # a layout the library cannot share (jax: strided, read-only)
@@ -188,7 +184,7 @@ def _filled(
     if dtype is not None:
         target = backend.dtype(as_dtype(dtype).name)
     else:
-        target = like.data.dtype if like is not None else backend.dtype(default.name)
+        target = like.array.dtype if like is not None else backend.dtype(default.name)
     return _made(make(backend.xp, target, backend.device), backend, requires_grad)
 
 

@@ -85,7 +85,7 @@ def _outside_graph(
 ) -> TensorBase:
     """The backend's ``xp.fft.<kernel>`` (fftn or ifftn), a tensor outside the graph."""
     x = _checked(name, _tensor(name, x), norm, differentiable=False)
-    return TensorBase._wrap(getattr(x.backend.xp.fft, kernel)(x.data, s=s, axes=axes, norm=norm), x.backend)
+    return TensorBase._wrap(getattr(x.backend.xp.fft, kernel)(x.array, s=s, axes=axes, norm=norm), x.backend)
 
 
 def _real_end(name: str, x: Any, s: Sequence[int] | None, axes: Sequence[int] | None, norm: str) -> TensorBase:
@@ -97,12 +97,12 @@ def _real_end(name: str, x: Any, s: Sequence[int] | None, axes: Sequence[int] | 
     positions = _positions(axes, x.ndim)
     differentiable = len(positions) == 1 and (x.dtype.is_complex if inverse else x.dtype.is_floating_point)
     x = _checked(name, x, norm, differentiable)
-    data = primitive(raw_namespace(x.backend), x.data, s, axes, norm)
+    data = primitive(raw_namespace(x.backend), x.array, s, axes, norm)
     if not _needs_grad(x):
         return TensorBase._wrap(data, x.backend)
     (axis,) = positions
     n = _signal_length(inverse, x.shape, data.shape, s, axis)
-    weights = _twin_weights(x, x.data.dtype if inverse else data.dtype, n, axis, 2.0 if inverse else 0.5)
+    weights = _twin_weights(x, x.array.dtype if inverse else data.dtype, n, axis, 2.0 if inverse else 0.5)
     return mark(primitive.record(data, x.backend, (x, s, axes, norm, weights)), COMPLEX)
 
 

@@ -34,7 +34,7 @@ from autograd_core.graph.dtypes import finfo
 from autograd_core.graph.namespace import raw_namespace
 from autograd_core.graph.registry import Primitive
 from autograd_core.graph.tensor_base import TensorBase, Vjp
-from autograd_core.ops import core as ops, elementwise, statistics
+from autograd_core.ops import core as ops, elementwise, layout, statistics
 from autograd_core.ops.core import _axes, _operands, _tensor, _view, expand_back, matmul, matrix_transpose, sum_to
 from autograd_core.primitives.indexing import basic_index, scatter
 
@@ -107,7 +107,7 @@ def _pair(name: str, x1: Any, x2: Any) -> tuple[TensorBase, TensorBase, Any]:
 def _constant(x: TensorBase, make: Callable[[Any, Any, Any], Any]) -> TensorBase:
     """A constant a VJP reads, passed as an extra input: ``make(xp, dtype, device)`` in `x`'s
     dtype on `x`'s backend, outside the graph."""
-    return TensorBase._wrap(make(x.backend.xp, x.data.dtype, x.backend.device), x.backend)
+    return TensorBase._wrap(make(x.backend.xp, x.array.dtype, x.backend.device), x.backend)
 
 
 def _eye(x: TensorBase, n: int) -> TensorBase:
@@ -256,7 +256,7 @@ def slogdet(x: TensorBase, /) -> SlogdetResult:
     """``(sign, logabsdet)`` of the determinant of each square matrix. The sign is piecewise
     constant and outside the graph; logabsdet's gradient is ``g * inv(x)^T``."""
     x = _matrices("slogdet", x, square=True)
-    sign, logabsdet = _SLOGDET(raw_namespace(x.backend), x.data)
+    sign, logabsdet = _SLOGDET(raw_namespace(x.backend), x.array)
     return SlogdetResult(TensorBase._wrap(sign, x.backend), _SLOGDET.record(logabsdet, x.backend, (x,)))
 
 
@@ -312,8 +312,8 @@ def pinv(x: TensorBase, /, *, rtol: float | TensorBase | None = None) -> TensorB
     if rtol is None:
         rtol = max(x.shape[-2:]) * finfo(x.dtype).eps
     elif isinstance(rtol, TensorBase):
-        rtol = rtol.data[..., None]
-    xp, values = x.backend.xp, s.data
+        rtol = rtol.array[..., None]
+    xp, values = x.backend.xp, s.array
     largest = xp.max(values, axis=-1, keepdims=True) if values.shape[-1] else values
     kept = TensorBase._wrap(values > rtol * largest, x.backend)
     inverse = ops.where(kept, 1.0 / ops.where(kept, s, 1.0), 0.0)
@@ -325,8 +325,8 @@ def matrix_power(x: TensorBase, n: int, /) -> TensorBase:
     n == 0 gives identities, constant as in PyTorch."""
     x = _matrices("matrix_power", x, square=True)
     if n == 0:
-        identity = _eye(x, x.shape[-1]).data
-        return TensorBase._wrap(x.backend.xp.zeros_like(x.data) + identity, x.backend)
+        identity = _eye(x, x.shape[-1]).array
+        return TensorBase._wrap(x.backend.xp.zeros_like(x.array) + identity, x.backend)
     if n < 0:
         x, n = inv(x), -n
     result = None
@@ -343,8 +343,8 @@ def matrix_rank(x: TensorBase, /, *, rtol: float | TensorBase | None = None) -> 
     """The number of singular values above ``rtol`` times the largest (an integer tensor,
     outside the graph)."""
     x = _matrices("matrix_rank", x)
-    rtol = rtol.data if isinstance(rtol, TensorBase) else rtol
-    return TensorBase._wrap(x.backend.xp.linalg.matrix_rank(x.data, rtol=rtol), x.backend)
+    rtol = rtol.array if isinstance(rtol, TensorBase) else rtol
+    return TensorBase._wrap(x.backend.xp.linalg.matrix_rank(x.array, rtol=rtol), x.backend)
 
 
 # --- decompositions ---------------------------------------------------------------------------
@@ -355,7 +355,7 @@ def cholesky(x: TensorBase, /, *, upper: bool = False) -> TensorBase:
     """
     x = _matrices("cholesky", x, square=True)
     n = x.shape[-1]
-    data = _CHOLESKY(raw_namespace(x.backend), x.data)
+    data = _CHOLESKY(raw_namespace(x.backend), x.array)
     lower = _CHOLESKY.record(data, x.backend, (x, _eye(x, n), _triangle(x, n, upper=False)))
     return matrix_transpose(lower) if upper else lower
 
@@ -392,7 +392,7 @@ def eigh(x: TensorBase, /) -> EighResult:
     eigenvectors' signs are arbitrary, so a loss should not depend on them.
     """
     x = _matrices("eigh", x, square=True)
-    parts = _EIGH(raw_namespace(x.backend), x.data)
+    parts = _EIGH(raw_namespace(x.backend), x.array)
     return EighResult(*_decomposition(_EIGH, x, parts, (x, _eye(x, x.shape[-1]))))
 
 
@@ -456,7 +456,7 @@ def qr(x: TensorBase, /, *, mode: str = "reduced") -> QRResult:
         raise ValueError(f"qr: mode must be 'reduced' or 'complete', not {mode!r}")
     m, n = x.shape[-2:]
     k = min(m, n)
-    parts = _QR(raw_namespace(x.backend), x.data, mode)
+    parts = _QR(raw_namespace(x.backend), x.array, mode)
     inputs = (x, mode, _eye(x, k), _triangle(x, k, upper=True))
     return QRResult(*_decomposition(_QR, x, parts, inputs, saved=(x,) if m < n else ()))
 
@@ -528,7 +528,7 @@ def svd(x: TensorBase, /, *, full_matrices: bool = True) -> SVDResult:
     singular vectors are arbitrary, so a loss should not depend on them.
     """
     x = _matrices("svd", x)
-    parts = _SVD(raw_namespace(x.backend), x.data, full_matrices)
+    parts = _SVD(raw_namespace(x.backend), x.array, full_matrices)
     return SVDResult(*_decomposition(_SVD, x, parts, (x, full_matrices, _eye(x, min(x.shape[-2:])))))
 
 
@@ -792,7 +792,28 @@ def diagonal(x: TensorBase, /, *, offset: int = 0) -> TensorBase:
     """The `offset` diagonal of each matrix (above the main one for offset > 0), a view; its
     gradient is written back onto that diagonal."""
     x = _matrices("diagonal", x)
-    return _view(_DIAGONAL.bind(x, offset), x)
+    return _view(_DIAGONAL.bind(x, offset), x, ("diagonal", offset))
+
+
+def _write_diagonal(x: TensorBase, offset: int, values: TensorBase) -> TensorBase:
+    """`x` with its `offset` diagonal replaced by `values` (written where `_diagonal_vjp` scatters)."""
+    rows, cols = x.shape[-2:]
+    start = offset if offset >= 0 else -offset * cols
+    flat = ops.reshape(x, (*x.shape[:-2], rows * cols))
+    length = values.shape[-1]
+    along = (..., slice(start, start + (length - 1) * (cols + 1) + 1, cols + 1) if length else slice(0, 0))
+    return ops.reshape(ops.index_put(flat, along, values), x.shape)
+
+
+def _diagonal_layout(shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> layout.Layout:
+    rows, cols = shape[-2:]
+    length = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
+    return (*shape[:-2], length), (*strides[:-2], strides[-2] + strides[-1])
+
+
+ops._VIEW_OPS["diagonal"] = lambda x, offset: diagonal(x, offset=offset)
+ops._VIEW_WRITES["diagonal"] = _write_diagonal
+layout.LAYOUTS["diagonal"] = _diagonal_layout
 
 
 def _diagonal_vjp(ns: Any, g: Any, out: Any, x: Any, offset: int) -> Any:

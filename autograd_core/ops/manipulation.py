@@ -17,8 +17,11 @@ import numbers
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from autograd_core.graph.registry import Primitive
 from autograd_core.graph.tensor_base import TensorBase
+from autograd_core.ops import core, layout
 from autograd_core.ops.core import (
     _broadcast_shapes,
     _cast,
@@ -267,6 +270,45 @@ def masked_fill(x: TensorBase, mask: Any, value: Any) -> TensorBase:
         raise ValueError(f"masked_fill: value must be a scalar or a 0-d tensor, got shape {value.shape}")
     filled = broadcast_to(where(mask, value, x), x.shape)
     return filled if filled.dtype == x.dtype else _cast(filled, x.dtype)
+
+
+def unfold(x: TensorBase, dimension: int, size: int, step: int) -> TensorBase:
+    """Every window of `size` elements along `dimension`, `step` apart, as a new last dimension
+    (PyTorch's ``Tensor.unfold``): a view of `x`, which in-place changes can write through
+    unless its windows overlap (``step < size``), as in PyTorch.
+
+    >>> import autograd_core as ag
+    >>> unfold(ag.arange(5), 0, 2, 2).tolist()
+    [[0, 1], [2, 3]]
+    """
+    dim = dimension % max(x.ndim, 1)
+    count = (x.shape[dim] - size) // step + 1 if size >= 1 and step >= 1 else 0
+    if count < 1:
+        raise ValueError(f"unfold: no window of size {size}, step {step} fits dimension {dim} of {x.shape}")
+    before, after = x.shape[:dim], x.shape[dim + 1 :]
+    if step >= size:  # apart: slices and reshapes of `x`, so a view like any other
+        cut = getitem(x, (slice(None),) * dim + (slice(0, count * step),))
+        rows = reshape(cut, (*before, count, step, *after))
+        return moveaxis(getitem(rows, (slice(None),) * (dim + 1) + (slice(0, size),)), dim + 1, -1)
+    positions = (np.arange(count)[:, None] * step + np.arange(size)).reshape(-1)
+    windows = reshape(take(x, positions, axis=dim), (*before, count, size, *after))
+    return core._view(moveaxis(windows, dim + 1, -1), x, ("unfold", (dim, size, step)))
+
+
+def _unfold_layout(shape: tuple[int, ...], strides: tuple[int, ...], window: tuple[int, int, int]) -> layout.Layout:
+    dim, size, step = window
+    count = (shape[dim] - size) // step + 1
+    return (*shape[:dim], count, *shape[dim + 1 :], size), (
+        *strides[:dim],
+        strides[dim] * step,
+        *strides[dim + 1 :],
+        strides[dim],
+    )
+
+
+core._VIEW_OPS["unfold"] = lambda x, window: unfold(x, *window)
+core._VIEW_WRITES["unfold"] = core.refuse_writes("overlapping windows (unfold with step < size)")
+layout.LAYOUTS["unfold"] = _unfold_layout
 
 
 def split(x: TensorBase, split_size_or_sections: int | Sequence[int], axis: int = 0) -> tuple[TensorBase, ...]:

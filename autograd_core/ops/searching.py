@@ -43,7 +43,7 @@ def _indices(backend: backends.Backend, data: Any) -> TensorBase:
 def _index_reduction(name: str, doc: str) -> Callable[..., TensorBase]:
     def op(x: TensorBase, /, *, axis: Axis = None, keepdims: bool = False) -> TensorBase:
         x = _tensor(name, x)
-        return _indices(x.backend, getattr(x.backend.xp, name)(x.data, axis=axis, keepdims=keepdims))
+        return _indices(x.backend, getattr(x.backend.xp, name)(x.array, axis=axis, keepdims=keepdims))
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
@@ -87,7 +87,7 @@ def nonzero(x: TensorBase, /) -> tuple[TensorBase, ...]:
     x = _tensor("nonzero", x)
     if x.ndim == 0:
         raise ValueError("nonzero of a 0-d tensor; reshape it to (1,) first")
-    return tuple(_indices(x.backend, i) for i in x.backend.xp.nonzero(x.data))
+    return tuple(_indices(x.backend, i) for i in x.backend.xp.nonzero(x.array))
 
 
 def searchsorted(
@@ -104,10 +104,10 @@ def searchsorted(
     a, b, backend = _operands("searchsorted", x1, x2)
     if not isinstance(a, TensorBase) or a.ndim != 1:
         raise ValueError("searchsorted: x1 must be a 1-D tensor")
-    xp, values = backend.xp, _as_operand(b, a).data
+    xp, values = backend.xp, _as_operand(b, a).array
     order = None if sorter is None else _index_array(sorter, backend)
     # searched as 1-D and reshaped back: array_api_strict refuses a 0-d x2
-    found = xp.searchsorted(a.data, xp.reshape(values, (-1,)), side=side, sorter=order)
+    found = xp.searchsorted(a.array, xp.reshape(values, (-1,)), side=side, sorter=order)
     return _indices(backend, xp.reshape(found, tuple(values.shape)))
 
 
@@ -134,10 +134,10 @@ def argsort(x: TensorBase, /, *, axis: int = -1, descending: bool = False, stabl
     """
     axis, xp = _axis(axis, x.ndim), x.backend.xp
     if not descending:
-        return _indices(x.backend, xp.argsort(x.data, axis=axis, stable=stable))
+        return _indices(x.backend, xp.argsort(x.array, axis=axis, stable=stable))
     # In the standard's calls alone (numpy's argsort has no `descending`): sort the reversed
     # values ascending, reverse that order, and map its positions back to unreversed ones.
-    ascending = xp.argsort(xp.flip(x.data, axis=axis), axis=axis, stable=stable)
+    ascending = xp.argsort(xp.flip(x.array, axis=axis), axis=axis, stable=stable)
     return _indices(x.backend, (x.shape[axis] - 1) - xp.flip(ascending, axis=axis))
 
 
@@ -193,7 +193,7 @@ def _ascending(backend: backends.Backend, values: Any) -> Any:
 def _sorted_unique_inverse(x: TensorBase) -> tuple[Any, Any]:
     """The backend's `unique_inverse` of `x` with the values sorted and the inverse following them."""
     xp = x.backend.xp
-    values, inverse = xp.unique_inverse(x.data)
+    values, inverse = xp.unique_inverse(x.array)
     order = _ascending(x.backend, values)
     rank = xp.argsort(order)  # where each value lands once sorted
     sorted_inverse = xp.reshape(xp.take(rank, xp.reshape(inverse, (-1,))), tuple(inverse.shape))
@@ -209,7 +209,7 @@ def unique_values(x: TensorBase, /) -> TensorBase:
     [-2, 1, 3]
     """
     x = _tensor("unique_values", x)
-    values = x.backend.xp.unique_values(x.data)
+    values = x.backend.xp.unique_values(x.array)
     return TensorBase._wrap(x.backend.xp.take(values, _ascending(x.backend, values)), x.backend)
 
 
@@ -223,7 +223,7 @@ def unique_counts(x: TensorBase, /) -> UniqueCountsResult:
     """
     x = _tensor("unique_counts", x)
     xp = x.backend.xp
-    values, counts = xp.unique_counts(x.data)
+    values, counts = xp.unique_counts(x.array)
     order = _ascending(x.backend, values)
     return UniqueCountsResult(
         TensorBase._wrap(xp.take(values, order), x.backend), _indices(x.backend, xp.take(counts, order))

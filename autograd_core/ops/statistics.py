@@ -18,6 +18,7 @@ Reversals along an axis are the standard's `flip` (differentiable in `autograd_c
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections.abc import Callable
 from typing import Any
@@ -38,11 +39,11 @@ from autograd_core.ops.core import (
     reshape,
     subtract,
     unary_op,
-    var,
+    var as _variance,
 )
 from autograd_core.primitives.indexing import basic_index, scatter
 
-__all__ = ["all", "any", "cumulative_prod", "cumulative_sum", "diff", "prod", "std"]
+__all__ = ["all", "any", "cumulative_prod", "cumulative_sum", "diff", "prod", "std", "var"]
 
 
 # --- helpers: dtypes and moves along one axis ------------------------------------------------
@@ -131,9 +132,52 @@ def _root_vjp(ns: Any, g: Any, out: Any, v: Any) -> Any:
 _std_root = unary_op("std", lambda ns, d: ns.sqrt(d), _root_vjp, "output")
 
 
-def std(x: TensorBase, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> TensorBase:
-    """The standard deviation, ``sqrt(var(x, ...))``; where it is zero (all the elements
-    equal) the gradient is zero, as PyTorch gives, not nan.
+def var(
+    x: TensorBase,
+    /,
+    axis: Axis | bool = None,
+    unbiased: bool | None = None,
+    keepdims: bool = False,
+    *,
+    correction: float | None = None,
+    ddof: float | None = None,
+    dim: Axis = None,
+    keepdim: bool = False,
+) -> TensorBase:
+    """The variance over `axis` (all axes when None): the sum of squared deviations from the
+    mean divided by ``n - correction``. Every library's spelling is taken: the standard's
+    ``axis``/``correction``/``keepdims``, PyTorch's ``dim``/``unbiased``/``keepdim`` (positionally
+    too: ``var(x, dim, unbiased, keepdim)``, or ``var(x, unbiased)``) and numpy's ``ddof``.
+
+    Without a correction the standard's 0 applies (the population variance), except in a call
+    spelled PyTorch's way (``dim=`` or ``keepdim=``), which gets PyTorch's 1 (the sample variance).
+
+    >>> import autograd_core as ag
+    >>> x = ag.tensor([1.0, 2.0, 3.0, 4.0])
+    >>> ag.var(x).item(), ag.var(x, ddof=1).item(), ag.var(x, True).item(), ag.var(x, dim=0).item()
+    (1.25, 1.6666666666666667, 1.6666666666666667, 1.6666666666666667)
+    """
+    axis, correction, keepdims = spread_arguments(
+        "var", axis, unbiased, keepdims, correction=correction, ddof=ddof, dim=dim, keepdim=keepdim
+    )
+    return _variance(x, axis=axis, correction=correction, keepdims=keepdims)
+
+
+def std(
+    x: TensorBase,
+    /,
+    axis: Axis | bool = None,
+    unbiased: bool | None = None,
+    keepdims: bool = False,
+    *,
+    correction: float | None = None,
+    ddof: float | None = None,
+    dim: Axis = None,
+    keepdim: bool = False,
+) -> TensorBase:
+    """The standard deviation, ``sqrt(var(x, ...))``, taking `var`'s arguments in every
+    spelling; where it is zero (all the elements equal) the gradient is zero, as PyTorch
+    gives, not nan.
 
     >>> import autograd_core as ag
     >>> x = ag.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
@@ -141,7 +185,56 @@ def std(x: TensorBase, /, *, axis: Axis = None, correction: int | float = 0.0, k
     >>> round(s.item(), 4)
     1.291
     """
-    return _std_root(var(x, axis=axis, correction=correction, keepdims=keepdims))
+    axis, correction, keepdims = spread_arguments(
+        "std", axis, unbiased, keepdims, correction=correction, ddof=ddof, dim=dim, keepdim=keepdim
+    )
+    return _std_root(_variance(x, axis=axis, correction=correction, keepdims=keepdims))
+
+
+def spread_arguments(
+    name: str,
+    axis: Any,
+    unbiased: Any,
+    keepdims: bool,
+    *,
+    correction: float | None,
+    ddof: float | None,
+    dim: Any,
+    keepdim: bool,
+    default: float | None = None,
+) -> tuple[Axis, float, bool]:
+    """var's or std's arguments, in whichever spelling, as the standard's ``(axis, correction,
+    keepdims)``: a bool where the axes go is PyTorch's `unbiased` (``t.std(True)``), and at
+    most one of correction, ddof and unbiased may be given. Without any, the correction is
+    `default`, or when None PyTorch's 1 for a call that names ``dim`` or ``keepdim`` and the
+    standard's 0 otherwise."""
+    if isinstance(axis, bool):  # var(x, True): PyTorch's var(input, unbiased)
+        if unbiased is not None:
+            raise TypeError(f"{name}: unbiased given twice, as {axis} in the place of dim and as {unbiased}")
+        axis, unbiased = None, axis
+    if axis is not None and dim is not None:
+        raise TypeError(f"{name}: pass the dimensions to reduce as axis or dim, not both")
+    axis = dim if axis is None else axis
+    axes = (axis,) if isinstance(axis, int) else axis
+    if axes is not None and not (
+        isinstance(axes, (tuple, list)) and builtins.all(isinstance(a, int) and not isinstance(a, bool) for a in axes)
+    ):
+        raise TypeError(f"{name}: dim must be an int, a sequence of ints or None, got {axis!r}")
+    if unbiased is not None and not isinstance(unbiased, bool):
+        raise TypeError(
+            f"{name}: unbiased must be a bool (True: divide by n - 1), got {unbiased!r}; to reduce over "
+            f"several dims pass them as one tuple: {name}(({axis}, {unbiased}))"
+        )
+    given = {k: v for k, v in (("correction", correction), ("ddof", ddof), ("unbiased", unbiased)) if v is not None}
+    if len(given) > 1:
+        raise TypeError(f"{name}: pass only one of correction, ddof and unbiased, got {', '.join(given)}")
+    if given:
+        correction = int(unbiased) if unbiased is not None else next(iter(given.values()))
+    elif default is not None:
+        correction = default
+    else:
+        correction = 1 if dim is not None or keepdim else 0
+    return None if axes is None else tuple(axes), correction, bool(keepdims or keepdim)
 
 
 # --- cumulative sums and products ---------------------------------------------------------------
@@ -241,7 +334,7 @@ def _cumulative_of(name: str, x: TensorBase, axis: int | None, include_initial: 
     if not include_initial:
         return out
     shape = tuple(1 if i == axis else n for i, n in enumerate(x.shape))
-    initial = TensorBase._wrap(xp.full(shape, identity, dtype=x.data.dtype, device=x.backend.device), x.backend)
+    initial = TensorBase._wrap(xp.full(shape, identity, dtype=x.array.dtype, device=x.backend.device), x.backend)
     return concat([initial, out], axis=axis)
 
 
@@ -318,7 +411,7 @@ def segmented_cumulative_prod(x: TensorBase, starts: Any) -> TensorBase:
     is True: a scan of multiplications, differentiable to every order, zeros included.
 
     >>> import autograd_core as ag
-    >>> starts = ag.asarray([True, False, True, False]).data
+    >>> starts = ag.asarray([True, False, True, False]).array
     >>> segmented_cumulative_prod(ag.tensor([2.0, 3.0, 0.0, 5.0]), starts).tolist()
     [2.0, 6.0, 0.0, 0.0]
     """
@@ -343,7 +436,7 @@ def running_extreme_indices(x: TensorBase, axis: int, largest: bool) -> TensorBa
     """
     x = _tensor("cummax" if largest else "cummin", x)
     backend, ns = x.backend, raw_namespace(x.backend)
-    data = ns.reshape(x.data, (1,)) if x.ndim == 0 else x.data
+    data = ns.reshape(x.array, (1,)) if x.ndim == 0 else x.array
     if x.dtype == "bool":
         data = ns.astype(data, backend.dtype("int8"))
     (axis,) = _axes(axis, data.ndim)
@@ -367,7 +460,7 @@ def running_extreme_indices(x: TensorBase, axis: int, largest: bool) -> TensorBa
 def _logical_reduction(name: str, verb: str) -> Callable[..., TensorBase]:
     def op(x: TensorBase, /, *, axis: Axis = None, keepdims: bool = False) -> TensorBase:
         x = _tensor(name, x)
-        data = getattr(x.backend.xp, name)(x.data, axis=_axes(axis, x.ndim), keepdims=keepdims)
+        data = getattr(x.backend.xp, name)(x.array, axis=_axes(axis, x.ndim), keepdims=keepdims)
         return TensorBase._wrap(data, x.backend)
 
     op.__name__ = op.__qualname__ = name

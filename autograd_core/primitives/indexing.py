@@ -100,7 +100,7 @@ def move(x: TensorBase, target: backends.Backend) -> TensorBase:
     if target is x.backend:
         return x
     source = x.backend
-    return to_backend.record(to_backend(raw_namespace(source), x.data, target, source), target, (x, target, source))
+    return to_backend.record(to_backend(raw_namespace(source), x.array, target, source), target, (x, target, source))
 
 
 to_backend = Primitive(

@@ -425,7 +425,7 @@ def recurrent_scan(
             + ", ".join(f"{name} {t.dtype}" for name, t in given)
             + "; convert the input with .to(dtype) or the module with .to(dtype)"
         )
-    data = _states(raw_namespace(backend), kind, tuple(None if t is None else t.data for t in pieces))
+    data = _states(raw_namespace(backend), kind, tuple(None if t is None else t.array for t in pieces))
     if not grad_mode.state.enabled or not any(t.requires_grad for _, t in given):
         return TensorBase._wrap(data, backend)
     layout = tuple(t.shape if t is not None and t.requires_grad else None for t in pieces)

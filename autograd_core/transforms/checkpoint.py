@@ -134,7 +134,7 @@ class _Segment:
         self.shapes = [o.shape for o in outputs]
         sizes = [o.numel() for o in outputs]
         self.bounds = [sum(sizes[:k]) for k in range(len(sizes) + 1)]  # each output's slice of a pack
-        self.dtypes = [(o.data.dtype, o.dtype) for o in outputs]  # raw, then as the core names it
+        self.dtypes = [(o.array.dtype, o.dtype) for o in outputs]  # raw, then as the core names it
         self.boundary, self.rng_state = boundary, rng_state
         self.backend = outputs[0].backend
         # (the output gradient, one gradient per boundary tensor, the positions handed out so far)
@@ -145,14 +145,14 @@ class _Segment:
         children of one flat node (the segment's), each sending its gradient into its slice."""
         vjps = [functools.partial(self.vjp, j) for j in range(len(self.boundary))]
         if len(outputs) == 1:
-            return [record(CHECKPOINT, outputs[0].data, self.backend, self.boundary, vjps, saved=saved)]
+            return [record(CHECKPOINT, outputs[0].array, self.backend, self.boundary, vjps, saved=saved)]
         bounds = self.bounds
         with grad_mode.no_grad():  # the values are never read: a broadcast zero serves as many
             one = zeros(1, dtype=result_type(*outputs), device=outputs[0].device)
-        data = self.backend.xp.broadcast_to(one.data, (bounds[-1],))
+        data = self.backend.xp.broadcast_to(one.array, (bounds[-1],))
         pack = record(CHECKPOINT, data, self.backend, self.boundary, vjps, saved=saved)
         return [
-            record(CHECKPOINT_OUTPUT, o.data, self.backend, [pack], [functools.partial(_into_pack, a, b)], saved=[])
+            record(CHECKPOINT_OUTPUT, o.array, self.backend, [pack], [functools.partial(_into_pack, a, b)], saved=[])
             for o, a, b in zip(outputs, bounds, bounds[1:])
         ]
 
@@ -212,7 +212,8 @@ class _Segment:
         # copies, since two boundary tensors may be handed the same array (see engine's OWNERSHIP)
         xp = self.backend.xp
         return [
-            xp.zeros_like(t.data) if g is None else xp.asarray(g.data, copy=True) for t, g in zip(self.boundary, found)
+            xp.zeros_like(t.array) if g is None else xp.asarray(g.array, copy=True)
+            for t, g in zip(self.boundary, found)
         ]
 
 
@@ -231,7 +232,7 @@ def _as_leaves(tensors: Sequence[TensorBase]) -> Iterator[None]:
     held = [(t, _with_graph_of(t), t._hooks) for t in tensors]
     try:
         for t in tensors:
-            _take_graph(t, TensorBase._wrap(t.data, t.backend))
+            _take_graph(t, TensorBase._wrap(t.array, t.backend))
             t._hooks = None
         yield
     finally:

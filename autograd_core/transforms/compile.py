@@ -82,12 +82,12 @@ class StepState:
 
     def state_of(self) -> tuple[list, list]:
         opt_states = [[dict(opt.state.get(p, {})) for p in self.params] for opt in self.optimizers]
-        return [t.data for t in self.tensors], opt_states
+        return [t.array for t in self.tensors], opt_states
 
     def install(self, tensor_data: list, opt_states: list, grads: list | None, backend: Any = None) -> None:
         """Set the arrays (and, where `backend` is given, the tensors' backend) back."""
         for t, data in zip(self.tensors, tensor_data):
-            t.data = data
+            t.array = data
             if backend is not None:
                 t.backend = backend
         if grads is not None:
@@ -131,13 +131,13 @@ class StepState:
             with masks as reached:
                 out = step(*[TensorBase._wrap(a, backend) for a in args])
             new_tensors, new_states = self.state_of()
-            grads = [None if p.grad is None else p.grad.data for p in self.params]
+            grads = [None if p.grad is None else p.grad.array for p in self.params]
             ints = None
             if reached is not None:
                 xp = backend.xp
                 integers = [reached.counter, *_counts_of(new_states)]
                 ints = xp.stack([xp.astype(xp.asarray(n), xp.int64) for n in integers])
-            return new_tensors, new_states, grads, tree_map(lambda t: t.data, out), ints
+            return new_tensors, new_states, grads, tree_map(lambda t: t.array, out), ints
 
         return pure
 
@@ -188,7 +188,7 @@ def compile(  # noqa: A001 - the name users know from torch.compile
             function = compiled.get(static) or compiled.setdefault(
                 static, backend.jit(state.traceable(step, backend), donate=(0, 1))
             )
-            new_tensors, new_states, grads, out, ints = function(*before, traced, [a.data for a in args], stream)
+            new_tensors, new_states, grads, out, ints = function(*before, traced, [a.array for a in args], stream)
         except Exception as e:  # the trace met something a compiler cannot follow
             state.install(*before, None)
             state.set_hyperparameters(traced)

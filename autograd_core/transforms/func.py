@@ -45,7 +45,7 @@ def _track(transform: str, x: Any) -> TensorBase:
         raise TypeError(f"{transform}: only floating-point tensors can be differentiated, got {x.dtype.name}")
     enclosing = backends.current()
     backend = enclosing if enclosing is not x.backend and encloses(enclosing, x.backend) else x.backend
-    data = x.data if backend is x.backend else levels.adopt(backend, x.data)
+    data = x.array if backend is x.backend else levels.adopt(backend, x.array)
     if x.requires_grad and grad_mode.is_grad_enabled():
         return registry.ALIAS.record(data, backend, (x,))
     return TensorBase._wrap(data, backend).requires_grad_()

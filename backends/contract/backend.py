@@ -111,6 +111,8 @@ class Backend:
             `persist` on the new parameters and state after every step.
         supports_float64: whether float64 arrays work.
         device_kinds: the kinds of device the library can target.
+        device_type: the kind of device this backend's arrays are on (``"cpu"`` for host
+            memory, ``"cuda"``...), PyTorch's ``device.type``.
         can_compile: whether `jit` can trace a whole step into one compiled function.
         defers_operators: whether the arrays' operators return NotImplemented for an operand of a
             type they do not know (``x + other``), so that vmap's batched array on the other side
@@ -136,6 +138,10 @@ class Backend:
         self.array_type = array_type
         self.device = device
         self._dtypes: tuple[dict[str, Any], dict[Any, str]] | None = None
+
+    @property
+    def device_type(self) -> str:
+        return "cpu"
 
     def __repr__(self) -> str:
         device = "" if self.device is None else f", device={self.device!r}"

@@ -176,10 +176,10 @@ class _Model(BatchPool):
             self.opt.step()
 
     def sync(self) -> None:
-        arrays: list[Any] = [p.data for p in self.params]
-        arrays.extend(p.grad.data for p in self.params if p.grad is not None)
+        arrays: list[Any] = [p.array for p in self.params]
+        arrays.extend(p.grad.array for p in self.params if p.grad is not None)
         if self.loss is not None:
-            arrays.append(self.loss.data)
+            arrays.append(self.loss.array)
         self.backend.synchronize(*arrays)
 
     def check_value(self) -> float:
@@ -232,7 +232,7 @@ class _Chain(Runner):
             y.backward()
 
     def sync(self) -> None:
-        self.backend.synchronize(*(t.grad.data for t in (self.x, self.w) if t.grad is not None))
+        self.backend.synchronize(*(t.grad.array for t in (self.x, self.w) if t.grad is not None))
 
     def check_value(self) -> float:
         return float(self.w.grad.item())
@@ -270,7 +270,7 @@ class _Transforms(TransformsRunner):
 
     def sync(self) -> None:
         results = [*self.per_sample_grads.values(), *self.hvp_result.values()]
-        self.backend.synchronize(*(t.data for t in results))
+        self.backend.synchronize(*(t.array for t in results))
 
     def to_numpy(self, array: ag.Tensor) -> np.ndarray:
         return array.detach().numpy()
@@ -290,7 +290,7 @@ class _Kept(nn.Module):
     def keep(self, results: dict[str, ag.Tensor]) -> ag.Tensor:
         """Make `results` the buffers; returns the last of them, for the call to return."""
         for buffer, result in zip(self.buffers(), results.values(), strict=True):
-            buffer.data = result.data
+            buffer.array = result.array
         return result
 
     def results(self) -> dict[str, ag.Tensor]:

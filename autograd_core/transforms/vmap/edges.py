@@ -15,19 +15,19 @@ from autograd_core.graph.tensor_base import TensorBase
 
 def enter(x: TensorBase, dim: int, batched: Any) -> TensorBase:
     """`x` on the backend `batched`, its axis `dim` the batch."""
-    data = enter_batch(raw_namespace(batched), x.data, dim, batched)
+    data = enter_batch(raw_namespace(batched), x.array, dim, batched)
     return enter_batch.record(data, batched, (x, dim, batched))
 
 
 def leave(y: TensorBase, dim: int, batched: Any) -> TensorBase:
     """The batched `y` back on the backend the batch wraps, its examples along axis `dim`."""
-    data = exit_batch(raw_namespace(batched), y.data, dim, batched)
+    data = exit_batch(raw_namespace(batched), y.array, dim, batched)
     return exit_batch.record(data, batched.inner, (y, dim, batched))
 
 
 def shared(g: TensorBase, batched: Any) -> TensorBase:
     """The gradient `g` of a batched op summed over the batch, for a tensor every example shared."""
-    data = sum_batch(raw_namespace(batched), g.data, batched)
+    data = sum_batch(raw_namespace(batched), g.array, batched)
     return sum_batch.record(data, batched.inner, (g, batched))
 
 
