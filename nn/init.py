@@ -11,7 +11,7 @@ from autograd_core.autodiff.tensor import Tensor
 
 
 def _fill(t: Tensor, data: object) -> Tensor:
-    t.array = data
+    t._take_array(data, counted=True)
     return t
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import autograd_core as ag
-from autograd_core.autodiff.tensor import Tensor, bump_version
+from autograd_core.autodiff.tensor import Tensor
 from nn import normalization
 from nn.module import Module, Parameter
 
@@ -39,8 +39,7 @@ class _BatchNorm(Module):
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
             for buffer, value in ((self.running_mean, 0), (self.running_var, 1), (self.num_batches_tracked, 0)):
-                buffer.array = ag.full_like(buffer, value).array
-                bump_version(buffer)
+                buffer._take_array(ag.full_like(buffer, value).array, counted=True)
 
     def forward(self, x: Tensor) -> Tensor:
         if x.ndim not in self.input_ndims:
@@ -51,8 +50,7 @@ class _BatchNorm(Module):
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
             with ag.no_grad():
-                self.num_batches_tracked.array = (self.num_batches_tracked + 1).array
-                bump_version(self.num_batches_tracked)
+                self.num_batches_tracked._take_array((self.num_batches_tracked + 1).array, counted=True)
             if self.momentum is None:
                 factor = 1.0 / ag.astype(self.num_batches_tracked, x.dtype).array  # a cumulative average
         use_batch = self.training or self.running_mean is None

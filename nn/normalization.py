@@ -13,7 +13,7 @@ import math
 
 import autograd_core as ag
 from autograd_core import primitives as P
-from autograd_core.autodiff.tensor import Tensor, bump_version
+from autograd_core.autodiff.tensor import Tensor
 from autograd_core.graph.registry import common_backend
 from autograd_core.primitives.normalization import per_channel
 from nn.functional_base import check_same_dtype, in_float32, layer_norm
@@ -68,10 +68,8 @@ def batch_norm(
     with ag.no_grad():
         for buffer, statistic in ((running_mean, mean), (running_var, var * (count / (count - 1)))):
             if buffer is not None:
-                buffer.array = (
-                    buffer.array * (1 - momentum) + backend.xp.astype(statistic, buffer.array.dtype) * momentum
-                )
-                bump_version(buffer)
+                new = buffer.array * (1 - momentum) + backend.xp.astype(statistic, buffer.array.dtype) * momentum
+                buffer._take_array(new, counted=True)
     return out
 
 

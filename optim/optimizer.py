@@ -64,7 +64,11 @@ class Optimizer:
     def zero_grad(self, set_to_none: bool = True) -> None:
         for group in self.param_groups:
             for p in group["params"]:
-                p.grad = None if set_to_none or p.grad is None else ag.zeros_like(p.grad)
+                if set_to_none:
+                    p.grad = None
+                elif p.grad is not None:  # in place, as PyTorch: a gradient held elsewhere reads zeros
+                    p.grad = p.grad.detach() if p.grad.requires_grad else p.grad
+                    p.grad.zero_()
 
     @ag.no_grad()
     def step(self) -> None:
@@ -75,6 +79,8 @@ class Optimizer:
                         raise RuntimeError(f"a gradient on {p.grad.backend} for a parameter on {p.backend}")
                     self.update(p, group, self._state_on_backend_of(p))
                     bump_version(p)  # a graph that saved p before the step must not reuse it
+                    if p._views:  # state_dict()'s values, .data, detach(): they share p's values
+                        p._refresh_views()
         self._persist()
 
     def _persist(self) -> None:

@@ -270,3 +270,95 @@ def test_reshape_copies_view_refuses_and_contiguous_copies_where_torch_does(floa
     a.contiguous().mul_(0)
     b.contiguous().mul_(0)
     assert_close(ours, theirs.numpy())
+
+
+# Every in-place method of both libraries, with arguments each takes (`lib` is ag or torch).
+def _like(lib, values):
+    return lib.tensor(np.broadcast_to(values, (3, 4)).copy(), dtype=lib.float64)
+
+
+IN_PLACE = {
+    "abs_": lambda lib: (),
+    "add_": lambda lib: (_like(lib, np.linspace(-1, 1, 4)),),
+    "addcdiv_": lambda lib: (_like(lib, 2.0), _like(lib, np.arange(1.0, 5.0))),
+    "addcmul_": lambda lib: (_like(lib, 0.5), _like(lib, np.arange(4.0))),
+    "clamp_": lambda lib: (-0.5, 0.5),
+    "clip_": lambda lib: (-0.25, None),
+    "copy_": lambda lib: (_like(lib, np.arange(4.0)),),
+    "div_": lambda lib: (3.0,),
+    "exp_": lambda lib: (),
+    "fill_": lambda lib: (1.5,),
+    "lerp_": lambda lib: (_like(lib, 1.0), 0.25),
+    "masked_fill_": lambda lib: (lib.tensor(np.resize([True, False, True, True, False], (3, 4))), -7.0),
+    "mul_": lambda lib: (_like(lib, np.arange(4.0)),),
+    "neg_": lambda lib: (),
+    "pow_": lambda lib: (2,),
+    "relu_": lambda lib: (),
+    "sigmoid_": lambda lib: (),
+    "sqrt_": lambda lib: (),
+    "sub_": lambda lib: (1.0,),
+    "tanh_": lambda lib: (),
+    "zero_": lambda lib: (),
+}
+RANDOM_IN_PLACE = {"normal_": (0.0, 0.02), "uniform_": (-0.1, 0.1)}
+
+
+def test_the_in_place_table_is_every_in_place_method():
+    methods = {n for n in dir(ag.Tensor) if n.endswith("_") and not n.startswith("_")} - {"requires_grad_", "detach_"}
+    assert methods == set(IN_PLACE) | set(RANDOM_IN_PLACE)
+
+
+VIAS = ("transposed_row", "detach", "data")
+# each method through one of the views in the default run (taken in turn), through all with -m slow
+SAMPLED = [
+    pytest.param(name, via, marks=() if j == i % len(VIAS) else pytest.mark.slow)
+    for i, name in enumerate(IN_PLACE)
+    for j, via in enumerate(VIAS)
+]
+
+
+@pytest.mark.parametrize(("name", "via"), SAMPLED)
+def test_every_in_place_method_writes_through_views_as_in_torch(float64_backend, name, via):
+    make = {"transposed_row": lambda t: t[1].mT, "detach": lambda t: t[1].detach().mT, "data": lambda t: t.data[1].mT}
+    ours, theirs = pair()
+    for t, lib in ((ours, ag), (theirs, torch)):
+        getattr(make[via](t), name)(*(a.mT if getattr(a, "ndim", 0) == 2 else a for a in IN_PLACE[name](lib)))
+    assert_close(ours, theirs.numpy(), equal_nan=True)
+
+
+@pytest.mark.parametrize("name", [n for n in IN_PLACE if n not in ("copy_", "fill_", "zero_", "masked_fill_")])
+def test_every_in_place_method_through_a_view_has_torchs_gradient(float64_backend, name):
+    grads = []
+    for lib in (ag, torch):
+        leaf = lib.tensor(START, dtype=lib.float64, requires_grad=True)
+        base = leaf * 1.5
+        getattr(base[1], name)(*IN_PLACE[name](lib))
+        (base * lib.tensor(np.cos(START), dtype=lib.float64)).sum().backward()
+        grads.append(leaf.grad)
+    assert_close(grads[0], grads[1].numpy(), equal_nan=True)
+
+
+@pytest.mark.parametrize("name", RANDOM_IN_PLACE)
+def test_random_in_place_methods_write_through_data(backend, name):
+    layer = nn.Linear(30, 20)
+    getattr(layer.weight.data, name)(*RANDOM_IN_PLACE[name])
+    values = host(layer.weight)
+    assert layer.weight.requires_grad and layer.weight.is_leaf
+    assert 0 < values.std() < 0.1 and len(np.unique(values)) > 500
+
+
+@pytest.mark.parametrize("optimizer", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"])
+def test_an_optimizer_step_reaches_the_views_of_the_parameters(backend, optimizer):
+    """``sd = model.state_dict()`` before a step holds the stepped values after it, as in PyTorch."""
+    import optim
+
+    model = nn.Linear(3, 2)
+    sd, data, detached = model.state_dict(), model.weight.data, model.weight.detach()
+    opt = getattr(optim, optimizer)(model.parameters(), lr=0.1)
+    model(ag.ones((4, 3))).sum().backward()
+    held = model.weight.grad
+    opt.step()
+    for view in (sd["weight"], data, detached):
+        assert_close(view, host(model.weight), dtype="float32")
+    opt.zero_grad(set_to_none=False)
+    assert model.weight.grad is held and not host(held).any()

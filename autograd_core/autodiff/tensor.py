@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import threading
+import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -16,6 +17,7 @@ from autograd_core.graph import grad_mode, registry
 from autograd_core.graph.dtypes import DTYPES, DType, finfo
 from autograd_core.graph.namespace import tensor_namespace
 from autograd_core.graph.tensor_base import (
+    EPOCH,
     Device,
     GraphFields,
     RemovableHandle,
@@ -58,22 +60,25 @@ def _reduction(f: Callable) -> Callable:
 
 
 def _spread(f: Callable) -> Callable:
-    """var/std as methods: PyTorch's default is the unbiased estimate (``unbiased=False`` or
-    ``correction=0`` the biased one)."""
+    """var/std as methods, in PyTorch's signature ``(dim=None, unbiased=True, keepdim=False, *,
+    correction=1)`` (``t.std(True)``: `unbiased` alone), with the standard's and numpy's names
+    too; PyTorch's default is the unbiased estimate."""
 
     def method(
         self: Tensor,
-        axis: Any = None,
+        dim: Any = None,
         unbiased: bool | None = None,
         keepdim: bool = False,
         *,
-        correction: float = 1,
+        correction: float | None = None,
         keepdims: bool = False,
-        dim: Any = None,
+        axis: Any = None,
+        ddof: float | None = None,
     ) -> Any:
-        if isinstance(unbiased, bool) and unbiased is not None:
-            correction = int(unbiased)
-        return f(self, axis=axis if dim is None else dim, correction=correction, keepdims=keepdims or keepdim)
+        axis, correction, keepdims = statistics.spread_arguments(
+            f.__name__, dim, unbiased, keepdims, correction=correction, ddof=ddof, dim=axis, keepdim=keepdim, default=1
+        )
+        return f(self, axis=axis, correction=correction, keepdims=keepdims)
 
     return method
 
@@ -299,16 +304,82 @@ class Tensor(TensorBase, GraphFields):
         return ops.to_backend(self, _backend_for(self.backend, None, device))
 
     def backward(
-        self, gradient: Tensor | None = None, retain_graph: bool | None = None, create_graph: bool = False
+        self,
+        gradient: Tensor | None = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs: Tensor | list[Tensor] | None = None,
     ) -> None:
-        """Accumulate d(self)/d(leaf) into every leaf's ``.grad``.
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad``; with `inputs`, into theirs
+        alone (leaves or not).
 
         `gradient` is the vector of the vector-Jacobian product; it may be omitted only for a
         tensor with one element. The graph's saved tensors are released afterwards unless
         `retain_graph=True`. With `create_graph=True` the gradients are themselves recorded,
         so they can be differentiated again (and the graph is retained).
         """
-        engine.backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph)
+        engine.backward(self, gradient, retain_graph, create_graph, inputs)
+
+    # `grad` and `requires_grad` check what they are asked, as PyTorch's do, over the graph
+    # fields the compiled record and sweep read and write directly (so no op pays for the checks)
+    _grad_field, _requires_grad_field = engine.stored("grad"), engine.stored("requires_grad")
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient backward accumulated: a leaf's, or a non-leaf's that called
+        `retain_grad` (or was an input of ``backward(inputs=...)``). Any other non-leaf has
+        none: reading it warns, as in PyTorch.
+
+        >>> import autograd_core as ag
+        >>> x = ag.tensor([1.0], requires_grad=True)
+        >>> (x * 3).sum().backward()
+        >>> x.grad.tolist()
+        [3.0]
+        """
+        grad = Tensor._grad_field[0](self)
+        if grad is None and self._vjps != () and not self.retains_grad:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+                "won't be populated during backward(). If you want the gradient of a non-leaf Tensor, call "
+                ".retain_grad() on it before backward, or pass it in backward(inputs=...).",
+                UserWarning,
+                stacklevel=2,
+            )
+        return grad
+
+    grad = grad.setter(_grad_field[1])
+
+    def _set_requires_grad(self, requires_grad: bool) -> None:
+        if self._vjps != () and not requires_grad:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+            )
+        if requires_grad and not Tensor._requires_grad_field[0](self) and not self.dtype.is_floating_point:
+            raise RuntimeError(f"only Tensors of floating point dtype can require gradients, not {self.dtype}")
+        Tensor._requires_grad_field[1](self, requires_grad)
+
+    requires_grad = property(_requires_grad_field[0], _set_requires_grad, doc="Whether ops on it are recorded.")
+
+    def detach_(self) -> Tensor:
+        """Cut this tensor from the graph in place: it becomes a leaf that requires no grad, as
+        with PyTorch's (which refuses it on a view, as here). The ops recorded from it before
+        still send their gradient through the graph it had, also those that saved it (which
+        PyTorch refuses: here its values are unchanged).
+
+        >>> import autograd_core as ag
+        >>> y = ag.tensor([1.0], requires_grad=True) * 2
+        >>> y.detach_().is_leaf, y.requires_grad
+        (True, False)
+        """
+        if self._base is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        old = _with_graph_of(self)
+        _take_graph(self, TensorBase._wrap(self.array, self.backend))
+        EPOCH[0] += 1  # the ops recorded until now look up the graph it had (its values are unchanged)
+        _keep_former_graph(self, old)
+        self.requires_grad = False
+        return self
 
     # --- storage: PyTorch's .data and detach(), which share values with the tensor ----------
     @property
@@ -338,11 +409,18 @@ class Tensor(TensorBase, GraphFields):
                 f"Tensor.data: the new values are on {value.backend}, this tensor on {self.backend}; "
                 "move them first with .to(t.device)"
             )
+        self._base, self._steps = None, None  # a view leaves its base's storage, as in PyTorch
+        self._take_array(value.array)
+
+    def _take_array(self, array: Any, counted: bool = False) -> None:
+        """Hold `array` (of this backend) as the values from now on, the views of this tensor
+        seeing them: what ``.data =``, initializers and running statistics do. `counted`: the
+        version goes up, as for the in-place change under `no_grad` PyTorch makes there."""
         with _IN_PLACE:
-            if self._base is not None:  # it leaves its base's storage, as in PyTorch
-                self._base, self._steps = None, None
-            reshaped = value.shape != self.shape
-            self.array = value.array
+            reshaped = tuple(array.shape) != self.shape
+            self.array = array
+            if counted:
+                bump_version(self)
             if self._views:
                 if reshaped:
                     self._views = None  # views of the old shape cannot be made of the new one
@@ -1067,7 +1145,7 @@ class Tensor(TensorBase, GraphFields):
     prod = _reduction(statistics.prod)
     any = _reduction(statistics.any)
     all = _reduction(statistics.all)
-    var = _spread(ops.var)
+    var = _spread(statistics.var)
     std = _spread(statistics.std)
 
     amax = _reduction(ops.max)
