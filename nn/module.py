@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import autograd_core as ag
-from autograd_core.autodiff.tensor import Tensor, bump_version
+from autograd_core.autodiff.tensor import Tensor
 from autograd_core.graph.dtypes import DTYPES
 from autograd_core.ops.creation import to_array
 
@@ -80,8 +80,10 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 
 
 # Each Module's hook registries (id -> hook, in call order; the `with_kwargs` and `always_call`
-# ones mark ids of the forward hooks), made empty by __init__ and by __setstate__ where missing.
+# ones mark ids of the forward hooks, `_call_hooks` the ids of every hook a call runs, so that a
+# call without hooks checks one dict), made empty by __init__ and by __setstate__ where missing.
 _HOOK_REGISTRIES = (
+    "_call_hooks",
     "_forward_pre_hooks",
     "_forward_pre_hooks_with_kwargs",
     "_forward_hooks",
@@ -126,7 +128,9 @@ class Module:
         params = self.__dict__.get("_parameters")
         if isinstance(value, Parameter):
             if params is None:
-                raise AttributeError("cannot assign parameters before Module.__init__() call")
+                raise AttributeError(
+                    "cannot assign parameters before Module.__init__() call: call super().__init__() first"
+                )
             self._forget(name, self._buffers, self._modules)
             self.register_parameter(name, value)
         elif params is not None and name in params:
@@ -137,7 +141,9 @@ class Module:
             self.register_parameter(name, None)
         elif isinstance(value, Module):
             if params is None:
-                raise AttributeError("cannot assign module before Module.__init__() call")
+                raise AttributeError(
+                    "cannot assign module before Module.__init__() call: call super().__init__() first"
+                )
             self._forget(name, self._parameters, self._buffers)
             self._modules[name] = value
             object.__setattr__(self, name, value)
@@ -201,7 +207,7 @@ class Module:
         ['scale']
         """
         if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign parameter before Module.__init__() call")
+            raise AttributeError("cannot assign parameter before Module.__init__() call: call super().__init__() first")
         self._check_name("parameter", name, self._parameters)
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(
@@ -227,7 +233,7 @@ class Module:
         (['steps'], [])
         """
         if "_buffers" not in self.__dict__:
-            raise AttributeError("cannot assign buffer before Module.__init__() call")
+            raise AttributeError("cannot assign buffer before Module.__init__() call: call super().__init__() first")
         self._check_name("buffer", name, self._buffers)
         if tensor is not None and not isinstance(tensor, ag.Tensor):
             raise TypeError(
@@ -450,14 +456,16 @@ class Module:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:
-            if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks):
+            if not self._call_hooks:
                 return self.forward(*args, **kwargs)
             return self._call_with_hooks(args, kwargs)
-        except AttributeError as error:  # costs nothing until raised
+        except _NotATensorError:
+            raise
+        except (AttributeError, TypeError) as error:  # costs nothing until raised
             complaint = _raw_input(self, args)
             if complaint is None:
                 raise
-            raise TypeError(complaint) from error
+            raise _NotATensorError(complaint) from error
 
     def _call_with_hooks(self, args: tuple, kwargs: dict[str, Any]) -> Any:
         """PyTorch's order: forward pre-hooks, forward, forward hooks; the backward hooks are
@@ -528,7 +536,11 @@ class Module:
         `with_kwargs`); a non-None return replaces the arguments (`with_kwargs`: an
         ``(args, kwargs)`` pair). `prepend` puts it before the hooks already registered."""
         return self._register(
-            self._forward_pre_hooks, hook, prepend, (self._forward_pre_hooks_with_kwargs, with_kwargs)
+            self._forward_pre_hooks,
+            hook,
+            prepend,
+            (self._forward_pre_hooks_with_kwargs, with_kwargs),
+            (self._call_hooks, True),
         )
 
     def register_forward_hook(
@@ -543,12 +555,13 @@ class Module:
             prepend,
             (self._forward_hooks_with_kwargs, with_kwargs),
             (self._forward_hooks_always_called, always_call),
+            (self._call_hooks, True),
         )
 
     def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> HookHandle:
         """Call ``hook(module, grad_output)`` when the gradients of the outputs are known; a
         non-None return (a tuple as long) replaces them."""
-        return self._register(self._backward_pre_hooks, hook, prepend)
+        return self._register(self._backward_pre_hooks, hook, prepend, (self._call_hooks, True))
 
     def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> HookHandle:
         """Call ``hook(module, grad_input, grad_output)`` when the gradients of the tensor
@@ -563,7 +576,7 @@ class Module:
         >>> seen
         [((3, 2), (3, 1))]
         """
-        return self._register(self._backward_hooks, hook, prepend)
+        return self._register(self._backward_hooks, hook, prepend, (self._call_hooks, True))
 
     # --- state ---------------------------------------------------------------------------------
     def register_state_dict_pre_hook(self, hook: Callable[[Module, str, bool], None]) -> HookHandle:
@@ -816,8 +829,12 @@ def _indented(text: str) -> str:
 def _write_into(t: ag.Tensor, new: ag.Tensor) -> None:
     """Give the tensor `t` the values (array and backend) of `new`, keeping the object."""
     if new is not t:
-        t.array, t.backend = new.array, new.backend
-        bump_version(t)
+        t.backend = new.backend
+        t._take_array(new.array, counted=True)
+
+
+class _NotATensorError(TypeError):
+    """A module called on an array or a list where it takes a Tensor."""
 
 
 def _raw_input(module: Module, args: tuple) -> str | None:
@@ -847,6 +864,7 @@ class _BackwardHooks:
     def __init__(self, module: Module) -> None:
         self.module = module
         self.n_inputs = self.n_outputs = 0
+        self.constant_inputs: dict[int, ag.Tensor] = {}  # tensor inputs that need no gradient: zeros in grad_input
         self.input_positions: list[int] | None = None  # None: no input needs a gradient
         self.output_positions: list[int] = []
         self.grad_outputs: tuple | None = None
@@ -855,6 +873,7 @@ class _BackwardHooks:
         self.n_inputs = len(args)
         if not self.module._backward_hooks:
             return args
+        self.constant_inputs = {i: a for i, a in enumerate(args) if isinstance(a, ag.Tensor) and not a.requires_grad}
         args, self.input_positions = _joined(args, self._on_grad_inputs)
         return args
 
@@ -902,7 +921,10 @@ class _BackwardHooks:
     def _on_grad_inputs(self, grads: list[ag.Tensor]) -> list[ag.Tensor] | None:
         if self.grad_outputs is None:  # the gradient reached the inputs without passing the outputs
             return None
-        grad_inputs = _spread(self.input_positions or [], grads, self.n_inputs)
+        spread = _spread(self.input_positions or [], grads, self.n_inputs)
+        grad_inputs = tuple(
+            ag.zeros_like(self.constant_inputs[i]) if i in self.constant_inputs else g for i, g in enumerate(spread)
+        )
         for hook in tuple(self.module._backward_hooks.values()):
             replaced = hook(self.module, grad_inputs, self.grad_outputs)
             if replaced is not None:

@@ -44,6 +44,7 @@ MODULES = [
     "autograd_core.transforms.vmap.batched",
     "nn.activation",
     "nn.attention",
+    "nn.containers",
     "nn.conv_layers",
     "nn.convolution",
     "nn.functional",
