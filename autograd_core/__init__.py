@@ -18,7 +18,12 @@ from autograd_core.autodiff.gradcheck import GradcheckError, gradcheck, gradgrad
 from autograd_core.autodiff.tensor import Tensor
 from autograd_core.export import onnx, viz
 from autograd_core.graph import namespace as _namespace, registry
-from autograd_core.graph.anomaly import detect_anomaly, is_anomaly_enabled
+from autograd_core.graph.anomaly import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 from autograd_core.graph.dtypes import (
     DType,
     as_dtype,
@@ -42,7 +47,14 @@ from autograd_core.graph.dtypes import (
     uint32,
     uint64,
 )
-from autograd_core.graph.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from autograd_core.graph.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from autograd_core.graph.tensor_base import Device
 from autograd_core.ops import fft, linalg, special
 from autograd_core.ops.core import (
@@ -98,7 +110,6 @@ from autograd_core.ops.core import (
     sum,
     swapaxes,
     take,
-    var,
     where,
 )
 from autograd_core.ops.creation import *  # noqa: F403

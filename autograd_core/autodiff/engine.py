@@ -147,16 +147,18 @@ def run_backward(
     retain_graph: bool,
     create_graph: bool,
     capture: Sequence[TensorBase] | None = None,
+    inputs: Sequence[TensorBase] | None = None,
 ) -> dict[int, TensorBase]:
-    """Send `seeds` back from `roots`. Without `capture`, gradients accumulate into the leaves'
-    ``.grad``; with it, the gradients of the `capture` tensors are returned by id instead.
+    """Send `seeds` back from `roots`. Without `capture`, gradients accumulate into the
+    ``.grad`` of the leaves, or of the `inputs` alone (leaves or not) where given; with it, the
+    gradients of the `capture` tensors are returned by id instead.
 
     Each node's VJPs run once per input that needs a gradient. Without `create_graph` they
     run on the backend's raw arrays with its own namespace (nothing is recorded, no Tensor is
     made per step); with it, on Tensors with `autograd_core` as the namespace, so the
     gradients are recorded and can be differentiated again. The same rules serve both.
     """
-    sweep = Sweep(roots, seeds, retain_graph, create_graph, capture)
+    sweep = Sweep(roots, seeds, retain_graph, create_graph, capture, inputs)
     with grad_mode.enable_grad() if create_graph else grad_mode.no_grad(), sweep.backend.silent_errors():
         if sweep.compiled:
             released = None if retain_graph else RELEASED
@@ -192,6 +194,7 @@ class Sweep:
         retain_graph: bool,
         create_graph: bool,
         capture: Sequence[TensorBase] | None,
+        inputs: Sequence[TensorBase] | None = None,
     ) -> None:
         self.raw, self.retain_graph = not create_graph, retain_graph
         self.grads: dict[int, Any] = {}  # id(node) -> the gradient sent to it so far
@@ -199,6 +202,7 @@ class Sweep:
         for root, seed in zip(roots, seeds):
             _add_gradient(self.grads, self.handed, id(root), seed.array if self.raw else seed)
         self.wanted = None if capture is None else {id(t) for t in capture}
+        self.only = None if inputs is None else {id(t) for t in inputs}  # backward(inputs=...)'s
         self.captured: dict[int, TensorBase] = {}
         self.backend = backend = roots[0].backend
         # a batched seed of an unbatched graph (a VJP inside vmap) makes the whole sweep batched
@@ -210,7 +214,7 @@ class Sweep:
         self.rebound, self.check_complex = bool(marks & REBOUND), bool(marks & COMPLEX)
         self.check_finite = anomaly.checks_gradients()
         plain = not (self.check_finite or self.check_complex or self.rebound or self.batched)
-        self.compiled = _sweep is not None and self.raw and self.wanted is None and plain
+        self.compiled = _sweep is not None and self.raw and self.wanted is None and self.only is None and plain
 
     def visit(self, node: TensorBase, grad: Any) -> None:
         """Send `grad`, the whole gradient of `node`, on to its parents (or into ``.grad``)."""
@@ -223,6 +227,8 @@ class Sweep:
         if not node._vjps:
             self._end(node, grad, sweep_owns)
             return
+        if self.only is not None and id(node) in self.only and RETAIN_GRAD not in (node._hooks or ()):
+            _keep(node, self._tensor(grad, node))
         if node._saved[2] != EPOCH[0]:
             _check_versions(node)
         ns, grad, out, inputs = self._arguments(node, grad)
@@ -240,7 +246,7 @@ class Sweep:
                 "tensors were released by the first backward; pass retain_graph=True to the first "
                 "call if you need to go through it again"
             )
-        if self.wanted is None:
+        if self.wanted is None and (self.only is None or id(node) in self.only):
             _accumulate(node, grad, self.raw, sweep_owns)
 
     def _arguments(self, node: TensorBase, grad: Any) -> tuple[Any, Any, Any, Sequence[Any]]:
@@ -406,20 +412,13 @@ def backward(
     (3.0, None)
     """
     tensors = _listed(tensors)
-    seeds = _seeds(tensors, grad_tensors)
-    retain_graph = create_graph if retain_graph is None else retain_graph
-    if inputs is None:
-        run_backward(tensors, seeds, retain_graph=retain_graph, create_graph=create_graph)
-        return
-    inputs = list(dict.fromkeys(_differentiated(inputs, "backward()")))
-    captured = run_backward(tensors, seeds, retain_graph=retain_graph, create_graph=create_graph, capture=inputs)
-    for x in inputs:
-        if (gradient := captured.get(id(x))) is None:
-            continue
-        if x.is_leaf:
-            _accumulate(x, gradient if create_graph else gradient.array, not create_graph, sweep_owns=False)
-        else:
-            _keep(x, gradient)
+    run_backward(
+        tensors,
+        _seeds(tensors, grad_tensors),
+        retain_graph=create_graph if retain_graph is None else retain_graph,
+        create_graph=create_graph,
+        inputs=None if inputs is None else _differentiated(inputs, "backward()"),
+    )
 
 
 def grad(

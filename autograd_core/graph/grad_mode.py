@@ -14,10 +14,16 @@ from typing import Any
 
 class _State(threading.local):
     """Grad mode is per thread, as in PyTorch: `no_grad()` in one thread leaves others recording.
-    The compiled record reads `enabled` off this object (`_sweep.configure`)."""
+    The modes set `grad` and `inference`; `enabled`, whether ops are recorded, follows from them
+    (nothing is inside inference mode, as in PyTorch), and is what the compiled record reads
+    off this object (`_sweep.configure`)."""
 
-    enabled = True
+    enabled = grad = True
     inference = False
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        super().__setattr__("enabled", self.grad and not self.inference)
 
 
 state = _State()
@@ -121,7 +127,8 @@ class SetByCall(Mode):
 
 
 def is_grad_enabled() -> bool:
-    """Whether new operations are being recorded (in this thread).
+    """Whether new operations are being recorded (in this thread): False inside
+    `inference_mode`, even under `enable_grad`, where PyTorch's says True (and records nothing).
 
     >>> import autograd_core as ag
     >>> with ag.no_grad():
@@ -154,7 +161,7 @@ class no_grad(Mode):  # noqa: N801 - PyTorch's name
     """
 
     def __init__(self) -> None:
-        super().__init__(state, enabled=False)
+        super().__init__(state, grad=False)
 
 
 class enable_grad(Mode):  # noqa: N801 - PyTorch's name
@@ -168,7 +175,7 @@ class enable_grad(Mode):  # noqa: N801 - PyTorch's name
     """
 
     def __init__(self) -> None:
-        super().__init__(state, enabled=True)
+        super().__init__(state, grad=True)
 
 
 class set_grad_enabled(SetByCall):  # noqa: N801 - PyTorch's name
@@ -189,7 +196,7 @@ class set_grad_enabled(SetByCall):  # noqa: N801 - PyTorch's name
     def __init__(self, mode: bool) -> None:
         if not isinstance(mode, bool):
             raise TypeError(f"set_grad_enabled(): mode must be a bool, not {type(mode).__name__}")
-        super().__init__(state, enabled=mode)
+        super().__init__(state, grad=mode)
 
 
 class inference_mode(Mode):  # noqa: N801 - PyTorch's name
@@ -197,10 +204,11 @@ class inference_mode(Mode):  # noqa: N801 - PyTorch's name
     leaves it and records again, as PyTorch's does. A ``with`` block or a decorator, with or
     without parentheses.
 
-    Unlike PyTorch's, the tensors made inside are ordinary tensors that require no grad, as
-    under `no_grad`: nothing refuses to save them for a backward later, they can be changed in
-    place outside, and there is no ``Tensor.is_inference()``; nor is it any faster than
-    `no_grad`, which already keeps no graph.
+    Nothing is recorded inside, even under `enable_grad` or ``set_grad_enabled(True)``, as in
+    PyTorch. Unlike PyTorch's, the tensors made inside are ordinary tensors that require no
+    grad, as under `no_grad`: nothing refuses to save them for a backward later, they can be
+    changed in place outside, and there is no ``Tensor.is_inference()``; nor is it any faster
+    than `no_grad`, which already keeps no graph.
 
     >>> import autograd_core as ag
     >>> x = ag.tensor([1.0], requires_grad=True)
@@ -210,4 +218,4 @@ class inference_mode(Mode):  # noqa: N801 - PyTorch's name
     """
 
     def __init__(self, mode: bool = True) -> None:
-        super().__init__(state, enabled=not mode, inference=mode)
+        super().__init__(state, grad=not mode, inference=mode)
