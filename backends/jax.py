@@ -146,7 +146,9 @@ def _register_special_kernels() -> None:
     for name in ("erfc", "erfinv", "ndtri", "log_ndtr", "gammaln", "i0", "i0e", "i1", "i1e"):
         function = getattr(jax.scipy.special, name)
         getattr(special, name).kernel("jax")(lambda ns, x, function=function: function(x))
-    special.polygamma.kernel("jax")(lambda ns, x, n: _digamma(x) if n == 0 else _polygamma(n, x))
+    special.polygamma.kernel("jax")(
+        lambda ns, x, n: _digamma(x) if n == 0 else special.polygamma_by_reflection(ns, x, n, _polygamma)
+    )
 
 
 def _digamma(x):
@@ -155,8 +157,10 @@ def _digamma(x):
     return xp.where(x == 0, at_zero, jax.scipy.special.digamma(x))
 
 
-def _polygamma(n, x):
-    """jax's polygamma, 0 at inf as PyTorch and the portable kernel give it (jax: nan)."""
+def _polygamma(ns, x, n):
+    """jax's polygamma for x > 0, 0 at inf as PyTorch and the portable kernel give it (jax:
+    nan). Below about -7 jax's is wrong (psi_1: 13.817 where SciPy and PyTorch give 13.975), so
+    the reflection formula gives x <= 0 from this."""
     return xp.where(x == xp.inf, 0.0, jax.scipy.special.polygamma(n, x))
 
 

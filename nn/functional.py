@@ -17,6 +17,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 import autograd_core as ag
 from autograd_core import primitives as P
 from autograd_core.autodiff.tensor import Tensor
@@ -275,17 +277,35 @@ def _no_legacy(caller: str, size_average: Any, reduce: Any) -> None:
 
 def _reduce(losses: Tensor, reduction: str, denominator: Tensor | None = None) -> Tensor:
     """The losses as they are ('none'), summed, or averaged: over `denominator` (the sum of the
-    weights) when given, else over their number."""
+    weights) when given, else over their number. A denominator of 0 (every target ignored, or
+    weighted 0) gives PyTorch's numbers: a nan loss whose gradient is 0, not nan."""
     if reduction == "none":
         return losses
     if reduction == "sum":
         return ag.sum(losses)
-    return ag.mean(losses) if denominator is None else ag.sum(losses) / denominator
+    if denominator is None:
+        return ag.mean(losses)
+    empty = denominator == 0
+    return ag.where(empty, math.nan, ag.sum(losses) / ag.where(empty, 1.0, denominator))
 
 
 def _operand(value: Any, like: Tensor) -> Tensor:
     """A target or weight as a tensor: a tensor as it is, anything else in `like`'s dtype."""
     return value if isinstance(value, Tensor) else P.constant(to_array(value, like.backend, like.dtype), like.backend)
+
+
+def _target_of_input_shape(caller: str, input: Tensor, target: Any) -> Tensor:
+    """`target` as a tensor (`_operand`) of the input's shape, or a ValueError naming both shapes.
+    PyTorch refuses another shape in its binary cross-entropies and, in its pointwise losses,
+    broadcasts it with a warning that the result is likely wrong ((N, 1) outputs against (N,)
+    targets give an (N, N) loss); every loss here with that rule refuses it through this check."""
+    target = _operand(target, input)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"{caller}: target shape {target.shape} differs from input shape {input.shape}; give both the same "
+            "shape (for an (N, 1) output and (N,) targets, squeeze the output or reshape the targets)"
+        )
+    return target
 
 
 def _class_axis(input: Tensor, caller: str) -> int:
@@ -495,11 +515,7 @@ def _pointwise_loss(
     weighted mean divides by the weights' sum (`mean_by_weight`, as PyTorch's l1 and mse) or by
     the count (as its huber)."""
     _check_reduction(reduction)
-    if isinstance(target, Tensor) and target.shape != input.shape:
-        raise ValueError(
-            f"{caller}: input shape {input.shape} and target shape {target.shape} differ; give both the same shape"
-        )
-    losses = pointwise(input - target)
+    losses = pointwise(input - _target_of_input_shape(caller, input, target))
     if weight is None:
         return _reduce(losses, reduction)
     weight = _operand(weight, input)
@@ -602,9 +618,7 @@ def binary_cross_entropy(
     """
     _check_reduction(reduction)
     _no_legacy("binary_cross_entropy", size_average, reduce)
-    target = _operand(target, input)
-    if target.shape != input.shape:
-        raise ValueError(f"binary_cross_entropy: target shape {target.shape} differs from input shape {input.shape}")
+    target = _target_of_input_shape("binary_cross_entropy", input, target)
     backend = common_backend("binary_cross_entropy", input, target)
     x, t = input, target
     if x.dtype != t.dtype:
@@ -634,6 +648,7 @@ def binary_cross_entropy_with_logits(
     ``sigmoid(x) - t`` (with pos_weight, weighted) at every x, 0 included."""
     _check_reduction(reduction)
     _no_legacy("binary_cross_entropy_with_logits", size_average, reduce)
+    target = _target_of_input_shape("binary_cross_entropy_with_logits", input, target)
     log_weight = 1 if pos_weight is None else 1 + (pos_weight - 1) * target
     losses = (1 - target) * input + log_weight * _log1p_exp(-input)
     return _reduce(losses if weight is None else losses * weight, reduction)
@@ -665,6 +680,12 @@ def kl_div(
             stacklevel=2,
         )
     target = _operand(target, input)
+    try:  # another shape broadcasts, as PyTorch's does
+        np.broadcast_shapes(input.shape, target.shape)
+    except ValueError:
+        raise ValueError(
+            f"kl_div: target shape {target.shape} does not broadcast with input shape {input.shape}"
+        ) from None
     # without log_target PyTorch's formula, so its gradients too: 0 * log(0) is 0
     losses = ag.exp(target) * (target - input) if log_target else ag.special.xlogy(target, target) - target * input
     if reduction == "batchmean":

@@ -12,6 +12,7 @@ import os
 import reprlib
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable
 from typing import Any, BinaryIO, NamedTuple
 
@@ -105,11 +106,14 @@ def load(path: str | os.PathLike) -> dict[str, ag.Tensor]:
         raise ValueError(f"load: {where!r} {_not_a_zip(head)}")
     try:
         with zipfile.ZipFile(path) as archive:
-            return {name[: -len(".npy")]: _entry(archive, name, where) for name in _members(archive, where)}
-    except (zipfile.BadZipFile, EOFError) as e:
+            _check_every_entry_read(archive)
+            arrays = {name[: -len(".npy")]: _entry(archive, name, where) for name in _members(archive, where)}
+    except _ZIP_DAMAGE as e:
         raise ValueError(
-            f"load: {where!r} is a damaged or truncated zip archive ({e}); write the checkpoint again with nn.save"
+            f"load: {where!r} is a damaged or truncated zip archive ({type(e).__name__}: {e}); write the "
+            "checkpoint again with nn.save"
         ) from None
+    return {name: _as_tensor(array, _entry_name(name, where)) for name, array in arrays.items()}
 
 
 def load_metadata(path: str | os.PathLike) -> dict[str, str]:
@@ -131,6 +135,20 @@ def load_metadata(path: str | os.PathLike) -> dict[str, str]:
 
 
 _ZIP_MAGIC = b"PK"
+# what zipfile raises for damaged bytes, by where they are: a bad checksum, magic number or
+# offset (BadZipFile, EOFError, OSError), a version or compression method out of range
+# (NotImplementedError: "zip file version 13.0"), the encrypted flag (RuntimeError), a name
+# that is no longer UTF-8 (UnicodeDecodeError), a compressed stream (zlib.error)
+_ZIP_DAMAGE = (
+    zipfile.BadZipFile,
+    EOFError,
+    OSError,
+    NotImplementedError,
+    RuntimeError,
+    UnicodeDecodeError,
+    zlib.error,
+)
+_CHUNK = 1 << 20
 _TORCH_LEGACY_MAGIC = b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19"  # pickle of torch.save's magic number
 _FROM_TORCH = (
     "nn.load never unpickles a file, since unpickling can run any code. In PyTorch, save the state dict as "
@@ -160,6 +178,15 @@ def _not_a_zip(head: bytes) -> str:
     return f"is a text file, not a zip archive; {_NOT_OURS}"
 
 
+def _check_every_entry_read(archive: zipfile.ZipFile) -> None:
+    """zipfile reads the entries that fit in the central directory's length; a damaged length
+    field (an entry's comment length...) can hide the entries after it, so the count that the
+    end record lists must be the count read (BadZipFile otherwise)."""
+    listed = zipfile._EndRecData(archive.fp)[zipfile._ECD_ENTRIES_TOTAL]
+    if listed != len(archive.infolist()):
+        raise zipfile.BadZipFile(f"its end record lists {listed} entries, but {len(archive.infolist())} were found")
+
+
 def _members(archive: zipfile.ZipFile, where: str) -> list[str]:
     """The archive's member names, each a ``.npy`` array, or a clear error for another layout."""
     names = archive.namelist()
@@ -171,23 +198,39 @@ def _members(archive: zipfile.ZipFile, where: str) -> list[str]:
     return names
 
 
-def _entry(archive: zipfile.ZipFile, name: str, where: str) -> ag.Tensor:
-    """Member `name` as a tensor; its header is read first, so arrays of Python objects (which
-    only unpickling could read) are refused before any of their bytes are."""
-    entry = f"load: entry {name[: -len('.npy')]!r} of {where!r}"
+def _entry_name(name: str, where: str) -> str:
+    return f"load: entry {name!r} of {where!r}"
+
+
+def _entry(archive: zipfile.ZipFile, name: str, where: str) -> np.ndarray:
+    """Member `name` as a host array. Its header is read first: arrays of Python objects (which
+    only unpickling could read) are refused before any of their bytes are read as an array,
+    and a header that disagrees with the member's size (damaged) before anything is allocated
+    for it. Every member is read to its end, where zipfile checks its checksum, so damaged
+    bytes anywhere in it raise (BadZipFile) rather than load."""
+    entry = _entry_name(name[: -len(".npy")], where)
     try:
         with archive.open(name) as member:
             version = np.lib.format.read_magic(member)
             header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-            holds_objects = header(member)[2].hasobject
+            shape, _, dtype = header(member)
+            holds_objects = dtype.hasobject
+            follow = archive.getinfo(name).file_size - member.tell()
+            if holds_objects:
+                while member.read(_CHUNK):
+                    pass
+            elif math.prod(shape) * dtype.itemsize != follow:
+                raise ValueError(f"its header says {shape} of {dtype}, but {follow} bytes of data follow it")
         if not holds_objects:
             with archive.open(name) as member:
                 array = np.lib.format.read_array(member, allow_pickle=False)
+                if member.read(1):
+                    raise ValueError("bytes follow its array")
     except ValueError as e:
-        raise ValueError(f"{entry} is not a valid .npy array ({e}); {_NOT_OURS}") from None
+        raise ValueError(f"{entry} is damaged or is not a valid .npy array ({e}); {_NOT_OURS}") from None
     if holds_objects:
         raise ValueError(f"{entry} holds Python objects, which only unpickling could read, and nn.load never unpickles")
-    return _as_tensor(array, entry)
+    return array
 
 
 def _as_tensor(array: np.ndarray, entry: str) -> ag.Tensor:

@@ -625,7 +625,6 @@ class Tensor(TensorBase, GraphFields):
     matmul = ops.matmul
     pow = ops.pow
     conj = elementwise.conj
-    take = ops.take
     astype = ops.astype
     broadcast_to = ops.broadcast_to
     clip = ops.clip
@@ -1226,6 +1225,10 @@ class Tensor(TensorBase, GraphFields):
 
     def argmin(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
         return searching.argmin(self, axis=dim, keepdims=keepdim)
+
+    def take(self, index: Any) -> Tensor:
+        """PyTorch's ``take``: the elements of `self` read as 1-D at the integer `index`, in its shape."""
+        return ops.take(ops.reshape(self, (-1,)), index)
 
     def cumsum(self, dim: int) -> Tensor:
         return statistics.cumulative_sum(self, axis=dim)

@@ -918,8 +918,9 @@ def _basic_index(x: TensorBase, key: tuple) -> TensorBase:
 
 
 def take(x: TensorBase, indices: Any, /, axis: int | None = None) -> TensorBase:
-    """Elements of `x` at the 1-D integer `indices` along `axis` (a gather); its gradient is
-    an accumulating scatter-add, right with repeated indices."""
+    """Elements of `x` at the integer `indices` along `axis` (a gather), which the indices'
+    shape replaces, as numpy's ``take``: a 0-d index drops the axis (the standard's 1-D
+    indices keep it). The gradient is an accumulating scatter-add, right with repeated indices."""
     if axis is None:
         if x.ndim != 1:
             raise ValueError(f"take: axis is required for a tensor of {x.ndim} dimensions")
@@ -927,9 +928,12 @@ def take(x: TensorBase, indices: Any, /, axis: int | None = None) -> TensorBase:
     axis = axis % builtin_max(x.ndim, 1)
     backend = _index_backend(x, [indices])
     index = _index_array(indices, backend)
+    shape = tuple(index.shape)
+    index = backend.xp.reshape(index, (-1,))  # one kernel call of 1-D indices, on every library
     _check_bounds(backend, index, x.shape[axis])
     index = backend.xp.where(index < 0, index + x.shape[axis], index)  # -1 and n-1: one row for the scatter-add
-    return _take_checked(x, index, axis, backend)
+    out = _take_checked(x, index, axis, backend)
+    return out if len(shape) == 1 else reshape(out, (*x.shape[:axis], *shape, *x.shape[axis + 1 :]))
 
 
 def _take_checked(x: TensorBase, index: Any, axis: int, backend: backends.Backend | None = None) -> TensorBase:
@@ -992,7 +996,7 @@ def _normalize_basic(x: TensorBase, key: tuple) -> tuple:
 def getitem(x: TensorBase, key: Any) -> TensorBase:
     """``x[key]`` with the standard's indexing: ints, slices, None and Ellipsis (a view),
     integer arrays on adjacent axes (a gather), and a boolean mask (its True positions)."""
-    key = tuple(_index_key(k) for k in (key if isinstance(key, tuple) else (key,)))
+    key = tuple(_index_key(k, x.backend) for k in (key if isinstance(key, tuple) else (key,)))
     if not any(_is_array_key(k) for k in key):
         return _basic_index(x, _normalize_basic(x, key))
     if len(key) == 1 and _is_bool(key[0]) and getattr(key[0], "ndim", 0) == 0:  # x[True]: a new axis of 1 or 0
@@ -1023,21 +1027,54 @@ def _without_ellipsis(x: TensorBase, key: tuple) -> tuple:
     return key
 
 
-def _index_key(k: Any) -> Any:
-    """One element of an index: numpy's integer scalars as ints; a Python bool as a 0-d mask."""
-    if isinstance(k, bool):
-        return k  # only valid alone (x[True]); getitem takes it as a 0-d boolean mask
-    if isinstance(k, numbers.Integral) and not isinstance(k, int):
+_VALID_INDICES = "only integers, slices (`:`), ellipsis (`...`), None and integer or boolean tensors are valid indices"
+
+
+def _index_key(k: Any, backend: backends.Backend) -> Any:
+    """One element of an index on `backend`, checked: ints (a Python bool too, which getitem
+    takes as a 0-d mask), slices, None and Ellipsis as they are, numpy's integer scalars as
+    ints, integer and boolean tensors and arrays as they are, and a (nested) list or tuple as
+    the host array of its ints or bools. Anything else raises IndexError, as in numpy and
+    PyTorch: a float above all, which would otherwise index as the integer below it."""
+    if isinstance(k, (int, slice)) or k is None or k is Ellipsis:
+        return k
+    if isinstance(k, numbers.Integral):
         return int(k)
+    if isinstance(k, (list, tuple)):
+        try:
+            k = backend.host_array(k)
+        except (TypeError, ValueError):
+            raise IndexError(f"{k!r} is a ragged list or holds values that are not numbers; {_VALID_INDICES}") from None
+        k = k if k.size else k.astype("int64")  # [] selects nothing, as an integer index
+    kind = _index_kind(k, backend)
+    if kind not in ("bool", "signed integer", "unsigned integer"):
+        raise IndexError(f"{_VALID_INDICES} (got {type(k).__name__ if kind is None else f'a {kind} array'})")
     return k
 
 
-def _assigned_key(k: Any) -> Any:
-    """One element of an assignment's index: numpy's integer scalars, and 0-d integer arrays
-    and tensors, as the ints they hold (numpy and PyTorch write through them as through ints)."""
+def _index_kind(k: Any, backend: backends.Backend) -> str | None:
+    """The kind of the dtype of `k` (a tensor, or an array of any library), or None when it has
+    none (a Python float, a string...)."""
+    if isinstance(k, TensorBase):
+        return k.dtype.kind
+    dtype = getattr(k, "dtype", None)
+    if dtype is None:
+        return None
+    try:
+        name = backend.dtype_name(dtype) if backend.is_native(k) else str(dtype).rsplit(".", 1)[-1]
+        return as_dtype(name).kind
+    except (TypeError, ValueError):  # a dtype outside the standard's (strings, bfloat16...)
+        return str(dtype)
+
+
+def _assigned_key(k: Any, backend: backends.Backend) -> Any:
+    """One element of an assignment's index on `backend`, checked as `_index_key`: 0-d integer
+    arrays and tensors as the ints they hold (numpy and PyTorch write through them as through
+    ints)."""
+    k = _index_key(k, backend)
     if getattr(k, "ndim", None) == 0 and not _is_bool(k):
         return operator.index(k)
-    return _index_key(k)
+    return k
 
 
 def _is_bool(k: Any) -> bool:
@@ -1102,8 +1139,8 @@ def index_put(x: TensorBase, key: Any, value: Any) -> TensorBase:
     """`x` with `value` written at `key` (a basic index or one boolean mask), out of place
     (``x[key] = value`` on a Tensor uses it); the gradient goes to `x` outside `key` and to
     `value` inside."""
-    key = tuple(_assigned_key(k) for k in (key if isinstance(key, tuple) else (key,)))
     backend = x.backend
+    key = tuple(_assigned_key(k, backend) for k in (key if isinstance(key, tuple) else (key,)))
     if not isinstance(value, TensorBase):
         value = TensorBase._wrap(to_array(value, backend, x.dtype), backend)
     value = _cast(value, x.dtype)

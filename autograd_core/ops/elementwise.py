@@ -291,14 +291,22 @@ conj = _unary(
 _imag = _unary("imag", lambda ns, g, out, x: ns.astype(g, x.dtype) * 1j, "none", jvp="linear", complex="safe")
 
 
+class NoImaginaryPartError(TypeError, AttributeError):
+    """`imag` of a real tensor: a TypeError, as the standard's `imag` of a real array, and an
+    AttributeError too, so that ``hasattr(t, "imag")`` is False for a real tensor rather than
+    raising (PyTorch's ``.imag`` raises RuntimeError; numpy's gives zeros)."""
+
+
 def imag(x: TensorBase, /) -> TensorBase:
     """The imaginary part of a complex tensor, in the real dtype of the same precision; a real
-    tensor is refused, as PyTorch does.
+    tensor is refused (`NoImaginaryPartError`), as PyTorch does.
 
     >>> import autograd_core as ag
     >>> ag.imag(ag.asarray([1 + 2j, 3 - 4j])).tolist()
     [2.0, -4.0]
     """
     if not _tensor("imag", x).dtype.is_complex:
-        raise TypeError(f"imag needs a complex tensor, got {x.dtype.name}; a real tensor has no imaginary part")
+        raise NoImaginaryPartError(
+            f"imag needs a complex tensor, got {x.dtype.name}; a real tensor has no imaginary part"
+        )
     return _imag(x)

@@ -305,19 +305,51 @@ _SOLVE = Primitive(  # the VJPs read a and the output (saves="output", and solve
 
 def pinv(x: TensorBase, /, *, rtol: float | TensorBase | None = None) -> TensorBase:
     """The Moore-Penrose pseudo-inverse, from the SVD: singular values at most ``rtol``
-    times the largest count as zero (default ``rtol``: ``max(M, N) * eps``). Differentiable
-    through `svd`, so where the singular values are distinct and nonzero."""
+    times the largest count as zero (default ``rtol``: ``max(M, N) * eps``).
+
+    The gradient is Golub and Pereyra's derivative of the pseudo-inverse, written with it, as
+    PyTorch's: right wherever the rank stays constant, at rank-deficient matrices and repeated
+    singular values too (the SVD's own gradient is nan there)."""
     x = _matrices("pinv", x)
-    u, s, vh = svd(x, full_matrices=False)
     if rtol is None:
         rtol = max(x.shape[-2:]) * finfo(x.dtype).eps
     elif isinstance(rtol, TensorBase):
         rtol = rtol.array[..., None]
-    xp, values = x.backend.xp, s.array
-    largest = xp.max(values, axis=-1, keepdims=True) if values.shape[-1] else values
-    kept = TensorBase._wrap(values > rtol * largest, x.backend)
-    inverse = ops.where(kept, 1.0 / ops.where(kept, s, 1.0), 0.0)
+    return _PINV.bind(x, rtol)
+
+
+def _pinv(ns: Any, x: Any, rtol: Any) -> Any:
+    """``V diag(1/s) U^T`` over the singular values above `rtol` times the largest."""
+    u, s, vh = ns.linalg.svd(x, full_matrices=False)
+    largest = ns.max(s, axis=-1, keepdims=True) if s.shape[-1] else s
+    kept = s > rtol * largest
+    inverse = ns.where(kept, 1.0 / ns.where(kept, s, 1.0), 0.0)
     return (vh.mT * inverse[..., None, :]) @ u.mT
+
+
+def _pinv_vjp(ns: Any, g: Any, p: Any, a: Any, rtol: Any) -> Any:
+    """The transpose of `_pinv_jvp`: ``-P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A)``
+    for P = pinv(A), with each ``(I - M) Y`` computed as ``Y - M Y``."""
+    h = g.mT @ p @ p.mT
+    k = p.mT @ p @ g.mT
+    return -(p.mT @ g @ p.mT) + (h - a @ (p @ h)) + (k - (k @ p) @ a)
+
+
+def _pinv_jvp(ns: Any, tangents: Sequence[Any], p: Any, a: Any, rtol: Any) -> Any:
+    """Golub and Pereyra's ``dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P``."""
+    t = tangents[0]
+    left = p @ p.mT @ t.mT
+    right = t.mT @ p.mT @ p
+    return -(p @ t @ p) + (left - (left @ a) @ p) + (right - p @ (a @ right))
+
+
+_PINV = Primitive(
+    "pinv",
+    _pinv,
+    vjps=(_pinv_vjp, None),
+    saves="inputs and output",
+    jvp=_pinv_jvp,
+)
 
 
 def matrix_power(x: TensorBase, n: int, /) -> TensorBase:

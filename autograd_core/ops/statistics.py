@@ -153,7 +153,7 @@ def var(
     spelled PyTorch's way (``dim=`` or ``keepdim=``), which gets PyTorch's 1 (the sample variance).
 
     >>> import autograd_core as ag
-    >>> x = ag.tensor([1.0, 2.0, 3.0, 4.0])
+    >>> x = ag.tensor([1.0, 2.0, 3.0, 4.0], dtype="float64")
     >>> ag.var(x).item(), ag.var(x, ddof=1).item(), ag.var(x, True).item(), ag.var(x, dim=0).item()
     (1.25, 1.6666666666666667, 1.6666666666666667, 1.6666666666666667)
     """

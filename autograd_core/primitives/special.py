@@ -20,6 +20,7 @@ those. The defaults' accuracy in float64, against scipy.special (tests/test_spec
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from autograd_core.graph.registry import Primitive
@@ -235,9 +236,12 @@ def _cot_derivative_coefficients(n: int) -> list[int]:
     return coefficients
 
 
-def _polygamma(ns: Any, x: Any, n: int) -> Any:
+def polygamma_by_reflection(ns: Any, x: Any, n: int, positive: Callable[..., Any] | None = None) -> Any:
+    """psi_n(x) from ``positive(ns, x, n)``, which computes it for x > 0 (the portable series
+    when None): at x <= 0 by the reflection formula, with PyTorch's values at the poles. A
+    library whose own polygamma is right only for positive x (jax's) passes it as `positive`."""
     reflect = x <= 0  # psi_n(x) = (-1)^n psi_n(1 - x) - pi^(n+1) P_n(cot(pi x))
-    base = _polygamma_positive(ns, ns.where(reflect, 1 - x, x), n)
+    base = (positive or _polygamma_positive)(ns, ns.where(reflect, 1 - x, x), n)
     r = _fraction_of_integer(ns, ns.where(reflect, x, 0.5))
     # cot(pi r) as tan(pi (0.5 - |r|)) away from 0, exactly 0 at the half-integers
     cot = ns.where(
@@ -260,7 +264,7 @@ def _polygamma(ns: Any, x: Any, n: int) -> Any:
 
 polygamma = Primitive(
     "polygamma",
-    _polygamma,
+    polygamma_by_reflection,
     vjps=(lambda ns, g, out, x, n: g * polygamma(ns, x, n + 1), None),
     jvp="elementwise",
     doc="The n-th derivative of digamma (n = 0: digamma itself), x first and the order n after.",
