@@ -115,9 +115,10 @@ def on_device(backend: Backend, device: str | None) -> Backend:
     >>> on_device(get("numpy"), "cpu") is get("numpy")
     True
     """
-    if device is None or device == backend.device or device in (backend.device_type, str(backend.device)):
+    name = str(device)  # a library's device object (torch.device("cpu")) by its name
+    if device is None or device == backend.device or name in (backend.device_type, str(backend.device)):
         return backend
-    if device == "cpu" and "cpu" not in backend.device_kinds:
+    if name == "cpu" and "cpu" not in backend.device_kinds:
         return get("numpy")
     return get(backend.name, device)
 

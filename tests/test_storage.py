@@ -362,3 +362,8 @@ def test_an_optimizer_step_reaches_the_views_of_the_parameters(backend, optimize
         assert_close(view, host(model.weight), dtype="float32")
     opt.zero_grad(set_to_none=False)
     assert model.weight.grad is held and not host(held).any()
+
+
+def test_a_torch_device_object_names_the_same_place(backend):
+    x = ag.ones(2)
+    assert x.to(torch.device("cpu")) is x and ag.zeros(2, device=torch.device("cpu")).device == x.device
