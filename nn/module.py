@@ -891,16 +891,13 @@ class _BackwardHooks:
         return outputs[0] if single else outputs
 
     def _on_grad_outputs(self, grads: list[ag.Tensor]) -> list[ag.Tensor]:
-        grad_outputs = _spread(self.output_positions, grads, self.n_outputs)
-        for hook in tuple(self.module._backward_pre_hooks.values()):
-            replaced = hook(self.module, grad_outputs)
-            if replaced is not None:
-                if len(replaced) != len(grad_outputs):
-                    raise RuntimeError(
-                        "Backward pre hook returned an invalid number of grad_output, "
-                        f"got {len(replaced)}, but expected {len(grad_outputs)}"
-                    )
-                grad_outputs = tuple(replaced)
+        grad_outputs = _through_hooks(
+            self.module._backward_pre_hooks,
+            lambda hook, grads: hook(self.module, grads),
+            _spread(self.output_positions, grads, self.n_outputs),
+            "Backward pre hook",
+            "grad_output",
+        )
         self.grad_outputs = grad_outputs
         if self.input_positions is None and self.module._backward_hooks:
             warnings.warn(
@@ -925,17 +922,29 @@ class _BackwardHooks:
         grad_inputs = tuple(
             ag.zeros_like(self.constant_inputs[i]) if i in self.constant_inputs else g for i, g in enumerate(spread)
         )
-        for hook in tuple(self.module._backward_hooks.values()):
-            replaced = hook(self.module, grad_inputs, self.grad_outputs)
-            if replaced is not None:
-                if len(replaced) != len(grad_inputs):
-                    raise RuntimeError(
-                        "Backward hook returned an invalid number of grad_input, "
-                        f"got {len(replaced)}, but expected {len(grad_inputs)}"
-                    )
-                grad_inputs = tuple(replaced)
+        grad_inputs = _through_hooks(
+            self.module._backward_hooks,
+            lambda hook, grads: hook(self.module, grads, self.grad_outputs),
+            grad_inputs,
+            "Backward hook",
+            "grad_input",
+        )
         self.grad_outputs = None
         return [grad_inputs[i] for i in self.input_positions or []]
+
+
+def _through_hooks(hooks: dict[int, Callable], call: Callable, grads: tuple, hook_kind: str, name: str) -> tuple:
+    """`grads` passed through each of `hooks` in order (``call(hook, grads)``); a hook that
+    returns gradients replaces them, one for each."""
+    for hook in tuple(hooks.values()):
+        replaced = call(hook, grads)
+        if replaced is not None:
+            if len(replaced) != len(grads):
+                raise RuntimeError(
+                    f"{hook_kind} returned an invalid number of {name}, got {len(replaced)}, but expected {len(grads)}"
+                )
+            grads = tuple(replaced)
+    return grads
 
 
 def _spread(positions: list[int], values: list[Any], size: int) -> tuple:

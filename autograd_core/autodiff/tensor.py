@@ -484,7 +484,10 @@ class Tensor(TensorBase, GraphFields):
             )
         steps, values = self._steps, ops._cast(new, self.dtype)
         kinds = {kind for kind, _ in steps}
-        write = lambda base: ops._write_view(base, steps, values)  # noqa: E731
+
+        def write(base: Tensor) -> Tensor:
+            return ops._write_view(base, steps, values)
+
         if kinds.isdisjoint(_OUTSIDE_THE_GRAPH):
             self._base._update(write)
         else:

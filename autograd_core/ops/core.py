@@ -1161,6 +1161,11 @@ def _outside_the_graph(x: TensorBase, _: None) -> TensorBase:
     return TensorBase._wrap(x.array, x.backend)
 
 
+def _whole_base(base: TensorBase, _: None, values: TensorBase) -> TensorBase:
+    """A write through ``detach()`` or ``.data``: the new values are the whole base's."""
+    return values
+
+
 _VIEW_OPS.update(
     index=_basic_index,
     reshape=reshape,
@@ -1174,6 +1179,6 @@ _VIEW_WRITES.update(
     reshape=lambda base, shape, values: reshape(values, base.shape),
     permute=lambda base, axes, values: permute_dims(values, _inverse(axes)),
     broadcast=refuse_writes("a broadcast view"),
-    detach=lambda base, _, values: values,
-    data=lambda base, _, values: values,
+    detach=_whole_base,
+    data=_whole_base,
 )
