@@ -571,6 +571,10 @@ ELEMENTWISE = (
     *("bitwise_xor", "bitwise_invert", "bitwise_left_shift", "bitwise_right_shift", "where", "clip"),
     "broadcast_arrays",
 )
+LINALG_WHOLE = (
+    *("cholesky", "det", "diagonal", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power", "matrix_rank"),
+    *("matrix_transpose", "pinv", "qr", "slogdet", "svd", "svdvals", "trace"),
+)  # functions of the matrices in the last two axes: any leading axes batch
 REDUCTIONS = ("sum", "prod", "mean", "var", "std", "max", "min", "all", "any", "count_nonzero", "logsumexp")
 
 RULES: dict[str, Callable[..., Any]] = {
@@ -602,33 +606,24 @@ RULES: dict[str, Callable[..., Any]] = {
     "vecdot": _along_axis,
     **dict.fromkeys(("result_type", "can_cast", "finfo", "iinfo"), _dtypes),
     **dict.fromkeys(("nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values"), _data_dependent),
+    # the linalg extension
+    **dict.fromkeys([f"linalg.{name}" for name in LINALG_WHOLE], _whole),
+    "linalg.vector_norm": _Axes(none="flatten"),
+    **dict.fromkeys(("linalg.vecdot", "linalg.cross"), _along_axis),
+    "linalg.matmul": _matmul,
+    "linalg.tensordot": _tensordot,
+    "linalg.outer": _outer,
+    "linalg.solve": _solve,
+    # the fft extension
+    **dict.fromkeys([f"fft.{name}" for name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")], _Axes(default=-1)),
+    **dict.fromkeys([f"fft.{name}" for name in ("fftn", "ifftn", "rfftn", "irfftn")], _fftn),
+    **dict.fromkeys(("fft.fftshift", "fft.ifftshift"), _Axes(param="axes")),
 }
-"""The batching rule of each function of the main namespace; the others loop (`FALLBACKS_USED`)."""
+"""The batching rule of each function of the standard, by its name in the namespace (an
+extension's functions as ``linalg.solve``, ``fft.fftn``); the others loop (`FALLBACKS_USED`).
+A fused primitive's rule is not here: it is the primitive's own "vmap" kernel (`rules`)."""
 
-LINALG_RULES: dict[str, Callable[..., Any]] = {
-    **dict.fromkeys(
-        (
-            *("cholesky", "det", "diagonal", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power", "matrix_rank"),
-            *("matrix_transpose", "pinv", "qr", "slogdet", "svd", "svdvals", "trace"),
-        ),
-        _whole,
-    ),
-    "vector_norm": _Axes(none="flatten"),
-    "matmul": _matmul,
-    "tensordot": _tensordot,
-    "vecdot": _along_axis,
-    "cross": _along_axis,
-    "outer": _outer,
-    "solve": _solve,
-}
-
-FFT_RULES: dict[str, Callable[..., Any]] = {
-    **dict.fromkeys(["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"], _Axes(default=-1)),
-    **dict.fromkeys(["fftn", "ifftn", "rfftn", "irfftn"], _fftn),
-    **dict.fromkeys(("fftshift", "ifftshift"), _Axes(param="axes")),
-}
-
-_EXTENSIONS = {"linalg": LINALG_RULES, "fft": FFT_RULES}
+_EXTENSIONS = ("linalg", "fft")
 _PASSED = ("__array_api_version__", "__array_namespace_info__")  # dunder names answered by the inner namespace
 
 
@@ -637,17 +632,17 @@ class _Dispatch:
     inner module's functions, each behind its batching rule, looked up once and then kept; its
     constants (dtypes, e, pi, inf, nan, newaxis) as they are."""
 
-    def __init__(self, level: BatchedNamespace, module: Any, rules: dict[str, Callable[..., Any]], prefix: str) -> None:
-        self._level, self._module, self._rules, self._prefix = level, module, rules, prefix
+    def __init__(self, level: BatchedNamespace, module: Any, prefix: str) -> None:
+        self._level, self._module, self._prefix = level, module, prefix
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_") and name not in _PASSED:
             raise AttributeError(name)
         value = getattr(self._module, name)
         if name in _EXTENSIONS and not self._prefix:
-            value = _Dispatch(self._level, value, _EXTENSIONS[name], f"{name}.")
+            value = _Dispatch(self._level, value, f"{name}.")
         elif callable(value) and not isinstance(value, type) and name not in _PASSED:
-            value = self._level._function(self._prefix + name, value, self._rules.get(name))
+            value = self._level._function(self._prefix + name, value, RULES.get(self._prefix + name))
         setattr(self, name, value)
         return value
 
@@ -656,7 +651,7 @@ class BatchedNamespace(_Dispatch):
     """The array-API namespace of the arrays of one vmap level, over the namespace `inner`.
 
     A function called with no batched argument of this level is the inner function, unchanged;
-    otherwise its batching rule (`RULES`, `LINALG_RULES`, `FFT_RULES`) computes every example
+    otherwise its batching rule (`RULES`) computes every example
     in one inner call and returns `BatchedArray`s. Arguments may be batched arrays, inner
     arrays (the same for every example), Python scalars or other values. The ``linalg`` and
     ``fft`` extensions batch the same way. `inner` may itself be a BatchedNamespace (nested
@@ -670,7 +665,7 @@ class BatchedNamespace(_Dispatch):
     """
 
     def __init__(self, inner: Any, size: int, lift_all: bool = False) -> None:
-        super().__init__(self, inner, RULES, "")
+        super().__init__(self, inner, "")
         self.inner = inner
         self.size = size
         self.depth = inner.depth + 1 if isinstance(inner, BatchedNamespace) else 1
