@@ -23,7 +23,7 @@ from autograd_core.graph.tensor_base import (
     to_array,
 )
 from autograd_core.ops.core import _cast, clone, sum_to
-from autograd_core.ops.creation import ones_like, zeros_like
+from autograd_core.ops.creation import zeros_like
 
 
 def topological_order(roots: TensorBase | Sequence[TensorBase], stop: Container[int] = frozenset()) -> list[TensorBase]:
@@ -114,7 +114,7 @@ def _seed(root: TensorBase, gradient: object) -> TensorBase:
                 f"backward() needs a `gradient` argument for a non-scalar output (shape {root.shape}); "
                 "reduce it first (e.g. loss.sum()) or pass gradient=<tensor of the same shape>"
             )
-        return ones_like(root)
+        return TensorBase._wrap(raw_namespace(root.backend).ones_like(root.array), root.backend)
     if not isinstance(gradient, TensorBase):
         gradient = TensorBase._wrap(to_array(gradient, root.backend, root.dtype), root.backend)
     if gradient.shape != root.shape:
@@ -159,24 +159,28 @@ def run_backward(
     gradients are recorded and can be differentiated again. The same rules serve both.
     """
     sweep = Sweep(roots, seeds, retain_graph, create_graph, capture, inputs)
-    with grad_mode.enable_grad() if create_graph else grad_mode.no_grad(), sweep.backend.silent_errors():
-        if sweep.compiled:
-            released = None if retain_graph else RELEASED
-            _sweep.sweep(
-                sweep.order,
-                sweep.grads,
-                sweep.handed,
-                raw_namespace(sweep.backend),
-                sweep.backend,
-                EPOCH,
-                released,
-                sweep.visit,
-                _reduce_to_input,
-            )
-        else:
-            for node in reversed(sweep.order):
-                if id(node) in sweep.grads:  # popped: a leaf's gradient is then held by the sweep alone
-                    sweep.visit(node, sweep.grads.pop(id(node)))
+    recording, grad_mode.state.grad = grad_mode.state.grad, create_graph  # enable_grad / no_grad, unwrapped
+    try:
+        with sweep.backend.silent_errors():
+            if sweep.compiled:
+                released = None if retain_graph else RELEASED
+                _sweep.sweep(
+                    sweep.order,
+                    sweep.grads,
+                    sweep.handed,
+                    raw_namespace(sweep.backend),
+                    sweep.backend,
+                    EPOCH,
+                    released,
+                    sweep.visit,
+                    _reduce_to_input,
+                )
+            else:
+                for node in reversed(sweep.order):
+                    if id(node) in sweep.grads:  # popped: a leaf's gradient is then held by the sweep alone
+                        sweep.visit(node, sweep.grads.pop(id(node)))
+    finally:
+        grad_mode.state.grad = recording
     return sweep.captured
 
 
