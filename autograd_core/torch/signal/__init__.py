@@ -1,0 +1,5 @@
+"""`torch.signal` over our tensors."""
+
+from autograd_core.torch.signal import windows
+
+__all__ = ["windows"]

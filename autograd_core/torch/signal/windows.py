@@ -1,0 +1,3 @@
+"""`torch.signal.windows`: window functions, with PyTorch's signatures."""
+
+from __future__ import annotations
