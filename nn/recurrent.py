@@ -13,11 +13,14 @@ import math
 import warnings
 from typing import Any
 
+import numpy as np
+
 import autograd_core as ag
 from autograd_core import primitives as P
 from autograd_core.autodiff.tensor import Tensor
 from nn import functional as F, init
 from nn.module import Module, Parameter
+from nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 State = Tensor | tuple[Tensor, Tensor]
 
@@ -51,6 +54,24 @@ def _check_sizes(input_size: int, hidden_size: int) -> None:
 
 def _state_shape_error(name: str, what: str, got: tuple, expected: tuple) -> ValueError:
     return ValueError(f"{name}: {what} has shape {got}, expected {expected}")
+
+
+class _Lengths:
+    """The lengths of the sequences of a padded (T, B, ...) batch: each sequence reversed within
+    its own length (so a reverse scan starts at its last step), and each one's last step."""
+
+    def __init__(self, lengths: np.ndarray, like: Tensor) -> None:
+        steps = np.arange(like.shape[0])[:, None]
+        self._reversed = ag.asarray(np.where(steps < lengths, lengths - 1 - steps, steps), device=like.device)
+        self._last = ag.asarray((lengths - 1)[None, :], device=like.device)
+
+    def reverse(self, x: Tensor, axis: int = 0) -> Tensor:
+        index = ag.broadcast_to(self._reversed[(..., *(None,) * (x.ndim - 2))], x.shape)
+        return ag.take_along_axis(x, index, axis=axis)
+
+    def last(self, run: Tensor) -> Tensor:
+        index = ag.broadcast_to(self._last[..., None], (1, *run.shape[1:]))
+        return ag.take_along_axis(run, index, axis=0)[0]
 
 
 class RNNBase(Module):
@@ -131,10 +152,19 @@ class RNNBase(Module):
                 raise _state_shape_error(type(self).__name__, name, t.shape, expected)
         return [t if batched else ag.expand_dims(t, axis=1) for t in given]
 
-    def forward(self, input: Tensor, hx: Any = None) -> tuple[Tensor, State]:
-        """`input` (T, B, input_size), (B, T, input_size) with batch_first, or (T, input_size)
-        unbatched; `hx` the initial state(s), (layers * directions, B, H), zeros if None.
-        Returns (output, h_n), LSTM (output, (h_n, c_n)), shaped as in PyTorch."""
+    def forward(self, input: Tensor | PackedSequence, hx: Any = None) -> tuple[Any, State]:
+        """`input` (T, B, input_size), (B, T, input_size) with batch_first, (T, input_size)
+        unbatched, or a `PackedSequence` of sequences of different lengths; `hx` the initial
+        state(s), (layers * directions, B, H), zeros if None. Returns (output, h_n), LSTM
+        (output, (h_n, c_n)), shaped as in PyTorch; a packed input gives a packed output, and
+        each sequence's final state is the one after its own last step."""
+        if isinstance(input, PackedSequence):
+            padded, lengths = pad_packed_sequence(input)
+            output, final = self._run(padded, hx, _Lengths(lengths.numpy(), padded))
+            return pack_padded_sequence(output, lengths, enforce_sorted=input.sorted_indices is None), final
+        return self._run(input, hx, None)
+
+    def _run(self, input: Tensor, hx: Any, lengths: _Lengths | None) -> tuple[Tensor, State]:
         name, kind, hidden = type(self).__name__, self._kind, self.hidden_size
         if input.ndim not in (2, 3) or input.shape[-1] != self.input_size:
             raise ValueError(
@@ -143,7 +173,7 @@ class RNNBase(Module):
             )
         batched = input.ndim == 3
         x = input if batched else ag.expand_dims(input, axis=1)
-        if self.batch_first and batched:
+        if self.batch_first and batched and lengths is None:
             x = ag.permute_dims(x, (1, 0, 2))
         if x.shape[0] == 0:  # as in PyTorch: a scan over no steps has no final state
             raise ValueError(
@@ -157,16 +187,17 @@ class RNNBase(Module):
             for direction in range(directions):
                 index = layer * directions + direction
                 h0, c0 = states[0][index], (states[1][index] if kind.has_cell else None)
+                reverse = ag.flip if lengths is None else lengths.reverse
                 run = P.recurrent_scan(
-                    kind, x if direction == 0 else ag.flip(x, axis=0), *self._weights(layer, direction), h0, c0
+                    kind, reverse(x, axis=0) if direction else x, *self._weights(layer, direction), h0, c0
                 )
-                finals.append(run[-1])
+                finals.append(run[-1] if lengths is None else lengths.last(run))
                 hs = run[..., :hidden] if kind.has_cell else run
-                outputs.append(hs if direction == 0 else ag.flip(hs, axis=0))
+                outputs.append(reverse(hs, axis=0) if direction else hs)
             x = outputs[0] if directions == 1 else ag.concat(outputs, axis=-1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
-        if self.batch_first and batched:
+        if self.batch_first and batched and lengths is None:
             x = ag.permute_dims(x, (1, 0, 2))
         last = ag.stack(finals)
         final = [last[..., :hidden], last[..., hidden:]] if kind.has_cell else [last]
