@@ -18,6 +18,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--backend", default=None, help="comma-separated backends to test (default: $AUTOGRAD_BACKEND, else all known)"
     )
     parser.addoption(
+        "--op-db",
+        choices=("sample", "full"),
+        default="sample",
+        help="tests/test_op_db.py: each entry on one backend, two samples (sample), or on every backend, eight (full)",
+    )
+    parser.addoption(
         "--op-matrix",
         action="store_true",
         help="run every test module on the partial backends (dask, cubed, ndonnx; by default each takes its modules)",
@@ -51,6 +57,7 @@ DASK_MODULES = {
     "test_scipy_stats_grad.py",
     "test_dask_faults.py",
     "test_safetensors.py",
+    "test_nn_utils.py",
 }
 DASK_SKIPS = {
     "test_capability_flags_are_true": "dask arrays take item assignment (the Array object gets a new graph) but "
