@@ -124,3 +124,76 @@ def test_sparse_zeroes_a_fraction_of_each_column(backend) -> None:
     assert ((w == 0).sum(axis=0) >= 3).all()
     with pytest.raises(ValueError, match="2-D"):
         nn.init.sparse_(ag.empty(2, 2, 2), 0.1)
+
+
+def _pair(make_ours, make_theirs):
+    torch.manual_seed(0)
+    theirs = make_theirs().double()
+    ours = make_ours().double()
+    ours.load_state_dict({k: ag.tensor(host(v)) for k, v in theirs.state_dict().items()})
+    return ours, theirs
+
+
+def _same_forward_and_gradients(ours, theirs, x: np.ndarray) -> None:
+    out, ref = ours(ag.tensor(x)), theirs(torch.tensor(x))
+    assert_close(out, ref)
+    out.sum().backward()
+    ref.sum().backward()
+    ref_params = dict(theirs.named_parameters())
+    assert sorted(dict(ours.named_parameters())) == sorted(ref_params)
+    for name, p in ours.named_parameters():
+        assert_close(p.grad, ref_params[name].grad)
+
+
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_weight_norm_matches_torch(backend, dim) -> None:
+    from nn.utils.parametrizations import weight_norm
+
+    ours, theirs = _pair(
+        lambda: weight_norm(nn.Conv1d(2, 3, 2), dim=dim),
+        lambda: torch.nn.utils.parametrizations.weight_norm(torch.nn.Conv1d(2, 3, 2), dim=dim),
+    )
+    assert sorted(ours.state_dict()) == sorted(theirs.state_dict())
+    _same_forward_and_gradients(ours, theirs, np.random.default_rng(0).standard_normal((2, 2, 5)))
+
+
+def test_spectral_norm_matches_torch_in_training_and_evaluation(backend) -> None:
+    from nn.utils.parametrizations import spectral_norm
+
+    ours, theirs = _pair(
+        lambda: spectral_norm(nn.Linear(4, 3), n_power_iterations=2),
+        lambda: torch.nn.utils.parametrizations.spectral_norm(torch.nn.Linear(4, 3), n_power_iterations=2),
+    )
+    assert sorted(ours.state_dict()) == sorted(theirs.state_dict())
+    x = np.random.default_rng(0).standard_normal((5, 4))
+    _same_forward_and_gradients(ours, theirs, x)  # a power step per training forward
+    _same_forward_and_gradients(ours, theirs, x)
+    ours.eval(), theirs.eval()
+    assert_close(ours(ag.tensor(x)), theirs(torch.tensor(x)))
+    assert_close(ours.parametrizations.weight[0]._u, theirs.parametrizations.weight[0]._u)
+
+
+def test_register_and_remove_a_parametrization_as_torch(backend) -> None:
+    from nn.utils import parametrize
+
+    class Symmetric(nn.Module):
+        def forward(self, x):
+            return x.triu() + x.triu(1).mT
+
+    class TorchSymmetric(torch.nn.Module):
+        def forward(self, x):
+            return x.triu() + x.triu(1).mT
+
+    ours, theirs = _pair(lambda: nn.Linear(3, 3), lambda: torch.nn.Linear(3, 3))
+    parametrize.register_parametrization(ours, "weight", Symmetric())
+    torch.nn.utils.parametrize.register_parametrization(theirs, "weight", TorchSymmetric())
+    assert type(ours).__name__ == type(theirs).__name__ == "ParametrizedLinear"
+    assert sorted(ours.state_dict()) == sorted(theirs.state_dict())
+    assert parametrize.is_parametrized(ours, "weight") and not parametrize.is_parametrized(ours, "bias")
+    _same_forward_and_gradients(ours, theirs, np.random.default_rng(0).standard_normal((2, 3)))
+    with parametrize.cached():
+        assert ours.weight is ours.weight
+    parametrize.remove_parametrizations(ours, "weight")
+    torch.nn.utils.parametrize.remove_parametrizations(theirs, "weight")
+    assert type(ours) is nn.Linear and sorted(ours.state_dict()) == ["bias", "weight"]
+    assert_close(ours.weight, theirs.weight)
