@@ -63,7 +63,14 @@ from nn.norm_layers import BatchNorm1d, BatchNorm2d, GroupNorm
 from nn.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from nn.serialization import load, save
 from nn.stateless import functional_call
-from nn.transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
+from nn.transformer import (
+    MultiheadAttention,
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = [
     "GELU",
@@ -144,6 +151,9 @@ __all__ = [
     "Upsample",
     "ZeroPad2d",
     "MultiheadAttention",
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
     "TransformerEncoder",
     "TransformerEncoderLayer",
 ]

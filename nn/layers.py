@@ -97,8 +97,17 @@ class Dropout(Module):
 
 
 class ReLU(Module):
+    """max(x, 0); with `inplace`, written into `x` itself (``x.relu_()``), as PyTorch's."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
     def forward(self, x: Tensor) -> Tensor:
-        return F.relu(x)
+        return x.relu_() if self.inplace else F.relu(x)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class Tanh(Module):

@@ -1081,6 +1081,11 @@ class Tensor(TensorBase, GraphFields):
     def type_as(self, other: Tensor) -> Tensor:
         return ops._cast(self, other.dtype)
 
+    def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:
+        """The tensor cast to `dtype`; without one, the name of its dtype (PyTorch gives its
+        tensor type's name, ``torch.FloatTensor``: the dtype is what it names)."""
+        return str(self.dtype) if dtype is None else ops._cast(self, dtype)
+
     def to(
         self,
         *args: Any,
