@@ -581,6 +581,18 @@ def create(device: str | None = None) -> Backend:
 def _register_special_kernels() -> None:
     for primitive in special.SPECIAL_KERNELS:
         primitive.kernel("dask")(functools.partial(_special_on_chunks, primitive.name))
+    for primitive in (special.zeta, special.gammainc, special.gammaincc):
+        primitive.kernel("dask")(functools.partial(_special_pair_on_chunks, primitive.name))
+
+
+def _special_pair_on_chunks(name: str, ns: Any, x: da.Array, y: da.Array) -> da.Array:
+    """A special function of two arrays, one task per pair of chunks (broadcast together)."""
+    x, y = da.broadcast_arrays(x, y)
+    return da.map_blocks(functools.partial(_special_pair_block, name), x, y, dtype=x.dtype)
+
+
+def _special_pair_block(name: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return registry[name](raw_namespace(backends.get("numpy")), x, y)
 
 
 def _special_on_chunks(name: str, ns: Any, x: da.Array, *order: int) -> da.Array:

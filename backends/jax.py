@@ -149,6 +149,9 @@ def _register_special_kernels() -> None:
     special.polygamma.kernel("jax")(
         lambda ns, x, n: _digamma(x) if n == 0 else special.polygamma_by_reflection(ns, x, n, _polygamma)
     )
+    for name in ("erfcx", "zeta", "gammainc", "gammaincc"):
+        function = getattr(jax.scipy.special, name)
+        getattr(special, name).kernel("jax")(lambda ns, *args, function=function: function(*args))
 
 
 def _digamma(x):

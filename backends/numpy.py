@@ -581,6 +581,9 @@ def _register_special_kernels() -> None:
     special.polygamma.kernel("numpy")(
         lambda ns, x, n: _scipy_special("psi", x) if n == 0 else _scipy_special("polygamma", n, x)
     )
+    for name in ("erfcx", "zeta", "gammainc", "gammaincc", "j0", "j1", "y0", "y1", "k0", "k1", "k0e", "k1e"):
+        getattr(special, name).kernel("numpy")(lambda ns, *args, name=name: _scipy_special(name, *args))
+    special.airy_ai.kernel("numpy")(lambda ns, x: _scipy_special("airy", x)[0])
 
 
 def _scipy_special(name: str, *args: Any) -> np.ndarray:

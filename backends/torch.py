@@ -15,12 +15,26 @@ from backends.contract.backend import Backend
 from backends.contract.namespaces import CompletedNamespace
 
 
+class _Linalg(CompletedNamespace):
+    """array-api-compat's torch `linalg`, but for the norm of a 0-d tensor, which it fails on
+    (it slices the tensor) and torch's own takes."""
+
+    module = xp.linalg
+
+    @staticmethod
+    def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+        if x.ndim == 0:
+            return torch.linalg.vector_norm(x, ord=ord)
+        return xp.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
+
+
 class _Namespace(CompletedNamespace):
     """array-api-compat's torch namespace, whose `matmul` goes straight to torch's when both
     operands have one dtype (always, from the engine): array-api-compat's promotion check
     costs 4 µs a call, three times the product of two small matrices."""
 
     module = xp
+    linalg = _Linalg()
 
     @staticmethod
     def matmul(x1, x2, /):
@@ -322,6 +336,18 @@ def _register_special_kernels() -> None:
     special.polygamma.kernel("torch")(
         lambda ns, x, n: torch.special.digamma(x) if n == 0 else torch.special.polygamma(n, x)
     )
+    primitives = {**{name: getattr(special, name) for name in _TORCH_SPECIAL}, **special.POLYNOMIALS}
+    for name, primitive in primitives.items():
+        theirs = getattr(torch.special, _TORCH_SPECIAL.get(name, name))
+        primitive.kernel("torch")(lambda ns, *args, f=theirs: f(*args))
+
+
+_TORCH_SPECIAL = {  # scipy's name (ours): torch.special's
+    **{name: name for name in ("erfcx", "zeta", "gammainc", "gammaincc", "airy_ai", "spherical_bessel_j0")},
+    **{f"{kind}{order}": f"bessel_{kind}{order}" for kind in "jy" for order in "01"},
+    **{f"k{order}": f"modified_bessel_k{order}" for order in "01"},
+    **{f"k{order}e": f"scaled_modified_bessel_k{order}" for order in "01"},
+}
 
 
 _register_special_kernels()

@@ -5,10 +5,12 @@ where PyTorch shows it); the result is always a new tensor."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
+import autograd_core as ag
 from autograd_core.autodiff.tensor import Tensor
 from nn import functional as F
-from nn.module import Module
+from nn.module import Module, Parameter
 
 
 class _Unparameterised(Module):
@@ -179,3 +181,86 @@ class GLU(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+class Tanhshrink(Module):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.tanhshrink(input)
+
+
+class _Shrink(Module):
+    """A shrinkage by `lambd` (PyTorch's argument name)."""
+
+    function: Callable[..., Tensor]
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self).function(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
+
+
+class Softshrink(_Shrink):
+    function = staticmethod(F.softshrink)
+
+
+class Hardshrink(_Shrink):
+    function = staticmethod(F.hardshrink)
+
+
+class Threshold(Module):
+    """x where ``x > threshold``, else `value`.
+
+    >>> import autograd_core as ag, nn
+    >>> nn.Threshold(0.5, -1.0)(ag.asarray([0.0, 1.0])).tolist()
+    [-1.0, 1.0]
+    """
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.threshold(input, self.threshold, self.value)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}{_inplace(self.inplace)}"
+
+
+class RReLU(Module):
+    """The randomised leaky ReLU: random slopes in U(lower, upper) in training, their mean in evaluation."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}{_inplace(self.inplace)}"
+
+
+class PReLU(Module):
+    """x where x > 0, else ``weight * x``, with a learnt slope: one, or one per channel
+    (`num_parameters`), each starting at `init` (the parameter `weight`, as PyTorch's).
+
+    >>> import autograd_core as ag, nn
+    >>> nn.PReLU()(ag.asarray([-4.0, 2.0])).tolist()
+    [-1.0, 2.0]
+    """
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.weight = Parameter(ag.full((num_parameters,), init, dtype=dtype or ag.float32, device=device))
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"

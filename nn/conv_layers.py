@@ -64,22 +64,14 @@ class _ConvNd(Module):
         for the convolution itself."""
         if self.padding_mode == "zeros":
             return x, self.padding
-        lead = 2 - self.spatial  # a 1-D layer's settings are the 2-D ones over a height of 1
-        padding = self.padding if isinstance(self.padding, str) else (0,) * lead + self.padding
-        pads = C._conv_padding(
-            padding,
-            (1,) * lead + self.kernel_size,
-            (1,) * lead + self.stride,
-            (1,) * lead + self.dilation,
-            type(self).__name__,
-        )
-        return spatial.pad(x, [amount for pair in reversed(pads[lead:]) for amount in pair], mode=self.padding_mode), 0
+        pads = C._conv_padding(self.padding, self.kernel_size, self.stride, self.dilation, type(self).__name__)
+        return spatial.pad(x, [amount for pair in reversed(pads) for amount in pair], mode=self.padding_mode), 0
 
     def extra_repr(self) -> str:
         text = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
         if self.padding not in ((0,) * self.spatial, "valid"):
             text += f", padding={self.padding}"
-        if getattr(self, "output_padding", (0, 0)) != (0, 0):
+        if getattr(self, "output_padding", (0,) * self.spatial) != (0,) * self.spatial:
             text += f", output_padding={self.output_padding}"
         if self.dilation != (1,) * self.spatial:
             text += f", dilation={self.dilation}"
@@ -120,15 +112,26 @@ class Conv2d(_ConvNd):
         return C.conv2d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
 
 
-class ConvTranspose2d(_ConvNd):
-    """Transposed 2-D convolution: weight (in_channels, out_channels/groups, kh, kw).
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C, D, H, W): weight (out_channels, in_channels/groups, kd, kh, kw).
 
     >>> import autograd_core as ag, nn
-    >>> nn.ConvTranspose2d(4, 2, 2, stride=2)(ag.zeros(1, 4, 5, 5)).shape
-    (1, 2, 10, 10)
+    >>> nn.Conv3d(1, 2, 3, padding=1)(ag.zeros(1, 1, 4, 4, 4)).shape
+    (1, 2, 4, 4, 4)
     """
 
+    spatial = 3
+
+    def forward(self, x: Tensor) -> Tensor:
+        x, padding = self._padded(x)
+        return C.conv3d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+
+
+class _ConvTransposeNd(_ConvNd):
+    """A transposed convolution: weight (in_channels, out_channels/groups, *kernel_size)."""
+
     transposed = True
+    function: Any = None
 
     def __init__(
         self,
@@ -145,16 +148,41 @@ class ConvTranspose2d(_ConvNd):
         dtype: Any = "float32",
     ) -> None:
         if padding_mode != "zeros":
-            raise ValueError(f"ConvTranspose2d supports padding_mode='zeros' only, not {padding_mode!r}")
+            raise ValueError(f"{type(self).__name__} supports padding_mode='zeros' only, not {padding_mode!r}")
         super().__init__(
             in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode, dtype
         )
-        self.output_padding = C._pair(output_padding, "output_padding")
+        self.output_padding = C._pair(output_padding, "output_padding", self.spatial)
 
     def forward(self, x: Tensor) -> Tensor:
-        return C.conv_transpose2d(
+        return type(self).function(
             x, self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups, self.dilation
         )
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """Transposed 1-D convolution: weight (in_channels, out_channels/groups, k)."""
+
+    spatial = 1
+    function = staticmethod(C.conv_transpose1d)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """Transposed 2-D convolution: weight (in_channels, out_channels/groups, kh, kw).
+
+    >>> import autograd_core as ag, nn
+    >>> nn.ConvTranspose2d(4, 2, 2, stride=2)(ag.zeros(1, 4, 5, 5)).shape
+    (1, 2, 10, 10)
+    """
+
+    function = staticmethod(C.conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """Transposed 3-D convolution: weight (in_channels, out_channels/groups, kd, kh, kw)."""
+
+    spatial = 3
+    function = staticmethod(C.conv_transpose3d)
 
 
 class _Pool(Module):
@@ -277,3 +305,111 @@ class AvgPool1d(_Pool):
             ceil_mode=ceil_mode,
             count_include_pad=count_include_pad,
         )
+
+
+class MaxPool3d(MaxPool2d):
+    """Max over windows of (N, C, D, H, W); `stride` defaults to `kernel_size`."""
+
+    function = staticmethod(spatial.max_pool3d)
+
+
+class AvgPool3d(AvgPool2d):
+    """Mean over windows of (N, C, D, H, W); `stride` defaults to `kernel_size`."""
+
+    function = staticmethod(spatial.avg_pool3d)
+
+
+class _AdaptiveMaxPool(_Pool):
+    """Max pooling to a fixed output size."""
+
+    shown = ("output_size",)
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__(output_size=output_size, return_indices=return_indices)
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPool):
+    function = staticmethod(spatial.adaptive_max_pool1d)
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPool):
+    """Max pooling of (N, C, H, W) to `output_size`.
+
+    >>> import autograd_core as ag, nn
+    >>> nn.AdaptiveMaxPool2d((2, 3))(ag.zeros(1, 3, 7, 9)).shape
+    (1, 3, 2, 3)
+    """
+
+    function = staticmethod(spatial.adaptive_max_pool2d)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPool):
+    function = staticmethod(spatial.adaptive_max_pool3d)
+
+
+class AdaptiveAvgPool3d(_Pool):
+    function = staticmethod(spatial.adaptive_avg_pool3d)
+    shown = ("output_size",)
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__(output_size=output_size)
+
+
+class _MaxUnpool(Module):
+    """The partial inverse of a max pooling: `forward(input, indices, output_size=None)`."""
+
+    function: Any = None
+
+    def __init__(self, kernel_size: C.IntOrPair, stride: C.IntOrPair | None = None, padding: C.IntOrPair = 0) -> None:
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, kernel_size if stride is None else stride, padding
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
+        return type(self).function(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpool):
+    function = staticmethod(spatial.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpool):
+    function = staticmethod(spatial.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpool):
+    function = staticmethod(spatial.max_unpool3d)
+
+
+class _FractionalMaxPool(_Pool):
+    """Fractional max pooling to `output_size` or ``output_ratio * input size``, new window starts each call."""
+
+    shown = ()
+
+    def __init__(
+        self,
+        kernel_size: C.IntOrPair,
+        output_size: Any = None,
+        output_ratio: Any = None,
+        return_indices: bool = False,
+        _random_samples: Any = None,
+    ) -> None:
+        if (output_size is None) == (output_ratio is None):
+            raise ValueError(f"{type(self).__name__}: give exactly one of output_size and output_ratio")
+        super().__init__(
+            kernel_size=kernel_size,
+            output_size=output_size,
+            output_ratio=output_ratio,
+            return_indices=return_indices,
+            _random_samples=_random_samples,
+        )
+
+
+class FractionalMaxPool2d(_FractionalMaxPool):
+    function = staticmethod(spatial.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPool):
+    function = staticmethod(spatial.fractional_max_pool3d)

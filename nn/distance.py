@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 import autograd_core as ag
 from autograd_core.autodiff.tensor import Tensor
 from nn.module import Module
@@ -47,6 +49,23 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     [5.0]
     """
     return ag.linalg.vector_norm(x1 - x2 + eps, ord=p, axis=-1, keepdims=keepdim)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """The `p`-norm distances between every pair of rows i < j of `input` (N, M), in the order
+    of the upper triangle's rows: N (N - 1) / 2 values.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.pdist(ag.asarray([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]])).tolist()
+    [5.0, 1.0, 4.24264...]
+    """
+    if input.ndim != 2:
+        raise ValueError(f"pdist: expected a 2-D input (N, M), got shape {input.shape}")
+    if p < 0:
+        raise ValueError(f"pdist: p must be non-negative, got {p}")
+    first, second = np.triu_indices(input.shape[0], 1)
+    rows = [ag.take(input, ag.asarray(i, dtype=ag.int64, device=input.device), axis=0) for i in (first, second)]
+    return ag.linalg.vector_norm(rows[0] - rows[1], ord=p, axis=-1)
 
 
 class CosineSimilarity(Module):

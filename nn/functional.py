@@ -25,7 +25,7 @@ from autograd_core.autodiff.tensor import Tensor
 from autograd_core.graph.levels import encloses
 from autograd_core.graph.registry import common_backend
 from autograd_core.ops.creation import to_array
-from autograd_core.primitives import activations
+from autograd_core.primitives import activations, losses as loss_kernels
 from nn.attention import (
     multi_head_attention_forward as multi_head_attention_forward,
     scaled_dot_product_attention as scaled_dot_product_attention,
@@ -35,7 +35,10 @@ from nn.convolution import (
     avg_pool2d as avg_pool2d,
     conv1d as conv1d,
     conv2d as conv2d,
+    conv3d as conv3d,
+    conv_transpose1d as conv_transpose1d,
     conv_transpose2d as conv_transpose2d,
+    conv_transpose3d as conv_transpose3d,
     max_pool1d as max_pool1d,
     max_pool2d as max_pool2d,
     unfold as unfold,
@@ -44,19 +47,43 @@ from nn.distance import (
     cosine_similarity as cosine_similarity,
     normalize as normalize,
     pairwise_distance as pairwise_distance,
+    pdist as pdist,
 )
-from nn.functional_base import dropout as dropout, layer_norm as layer_norm, linear as linear
+from nn.functional_base import (
+    check_mask_is_drawn_per_call,
+    dropout as dropout,
+    layer_norm as layer_norm,
+    linear as linear,
+)
 from nn.normalization import (
     batch_norm as batch_norm,
     group_norm as group_norm,
+    instance_norm as instance_norm,
+    local_response_norm as local_response_norm,
+    rms_norm as rms_norm,
 )
 from nn.spatial import (
     adaptive_avg_pool1d as adaptive_avg_pool1d,
     adaptive_avg_pool2d as adaptive_avg_pool2d,
+    adaptive_avg_pool3d as adaptive_avg_pool3d,
+    adaptive_max_pool1d as adaptive_max_pool1d,
+    adaptive_max_pool2d as adaptive_max_pool2d,
+    adaptive_max_pool3d as adaptive_max_pool3d,
+    avg_pool3d as avg_pool3d,
     dropout1d as dropout1d,
     dropout2d as dropout2d,
+    fractional_max_pool2d as fractional_max_pool2d,
+    fractional_max_pool3d as fractional_max_pool3d,
+    grid_sample as grid_sample,
     interpolate as interpolate,
+    max_pool3d as max_pool3d,
+    max_unpool1d as max_unpool1d,
+    max_unpool2d as max_unpool2d,
+    max_unpool3d as max_unpool3d,
     pad as pad,
+    upsample as upsample,
+    upsample_bilinear as upsample_bilinear,
+    upsample_nearest as upsample_nearest,
 )
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -743,3 +770,768 @@ def embedding(input: Any, weight: Tensor) -> Tensor:
     else:
         picked = ag.take(weight, ag.reshape(index, (-1,)), axis=0)
     return ag.reshape(picked, (*index.shape, *weight.shape[1:]))
+
+
+# --- shrinkage, thresholds and parametric activations -------------------------------------------
+def tanhshrink(input: Tensor) -> Tensor:
+    """``x - tanh(x)``.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.tanhshrink(ag.asarray([0.0])).tolist()
+    [0.0]
+    """
+    return input - ag.tanh(input)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where ``x > threshold``, else `value` (the gradient is 0 there, as in PyTorch).
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.threshold(ag.asarray([0.5, 2.0]), 1.0, -1.0).tolist()
+    [-1.0, 2.0]
+    """
+    return ag.where(input > threshold, input, ag.astype(ag.full_like(input, value), input.dtype))
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x - lambd`` above `lambd`, ``x + lambd`` below ``-lambd``, else 0.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.softshrink(ag.asarray([-2.0, 0.25, 2.0])).tolist()
+    [-1.5, 0.0, 1.5]
+    """
+    if lambd < 0:
+        raise ValueError(f"softshrink: lambd must be non-negative, got {lambd}")
+    return ag.where(input > lambd, input - lambd, ag.where(input < -lambd, input + lambd, ag.zeros_like(input)))
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where ``|x| > lambd``, else 0.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.hardshrink(ag.asarray([-2.0, 0.25, 2.0])).tolist()
+    [-2.0, 0.0, 2.0]
+    """
+    return ag.where((input > lambd) | (input < -lambd), input, ag.zeros_like(input))
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """x where x > 0, else ``weight * x``: `weight` holds one slope, or one per channel (axis 1).
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.prelu(ag.asarray([[-2.0, 3.0]]), ag.asarray([0.25])).tolist()
+    [[-0.5, 3.0]]
+    """
+    slopes = weight.numel()
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    if slopes != 1 and slopes != channels:
+        raise ValueError(
+            f"prelu: the weight has {slopes} slopes; give one, or one per channel ({channels}) of an input "
+            f"of shape {input.shape}"
+        )
+    if weight.ndim > 1 and slopes > 1:
+        raise ValueError(f"prelu: the weight must be 0-D or 1-D, got shape {weight.shape}")
+    slope = ag.reshape(weight, (-1,) + (1,) * (input.ndim - 2) if input.ndim >= 2 else ())
+    return ag.where(input > 0, input, slope * input)
+
+
+def rrelu(
+    input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, inplace: bool = False
+) -> Tensor:
+    """The randomised leaky ReLU: in training, each negative x times a slope drawn from
+    U(lower, upper); in evaluation, the leaky ReLU of the mean slope ``(lower + upper) / 2``.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.rrelu(ag.asarray([-3.0, 2.0]), 0.25, 0.75).tolist()
+    [-1.5, 2.0]
+    """
+    if lower > upper:
+        raise ValueError(f"rrelu: lower ({lower}) must not exceed upper ({upper})")
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2)
+    check_mask_is_drawn_per_call(input)
+    slopes = P.constant(input.backend.uniform(input.shape, lower, upper, input.array.dtype), input.backend)
+    return ag.where(input >= 0, input, input * slopes)
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``x1^T W_o x2 + b_o`` for each output feature o: inputs (*, in1) and (*, in2), `weight`
+    (out, in1, in2), `bias` (out,).
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.bilinear(ag.ones(2, 3), ag.ones(2, 4), ag.ones(5, 3, 4)).shape
+    (2, 5)
+    """
+    if weight.ndim != 3 or input1.shape[-1:] != weight.shape[1:2] or input2.shape[-1:] != weight.shape[2:]:
+        raise ValueError(
+            f"bilinear: expected inputs (*, in1), (*, in2) and a weight (out, in1, in2), got {input1.shape}, "
+            f"{input2.shape} and {weight.shape}"
+        )
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise ValueError(f"bilinear: the inputs' batch shapes differ: {input1.shape} and {input2.shape}")
+    out = ag.einsum("...i,oij,...j->...o", input1, weight, input2)
+    return out if bias is None else out + bias
+
+
+# --- rearranging channels -----------------------------------------------------------------------
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C r^2, H, W) to (*, C, H r, W r): each group of r^2 channels becomes r x r blocks.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.pixel_shuffle(ag.ones(1, 8, 2, 3), 2).shape
+    (1, 2, 4, 6)
+    """
+    r = upscale_factor
+    if input.ndim < 3 or r <= 0 or input.shape[-3] % (r * r):
+        raise ValueError(
+            f"pixel_shuffle: expected an input (*, C * {r}**2, H, W) and a positive factor, got shape {input.shape}"
+        )
+    *lead, c, h, w = input.shape
+    x = ag.reshape(input, (*lead, c // (r * r), r, r, h, w))
+    n = len(lead)
+    x = ag.permute_dims(x, (*range(n), n, n + 3, n + 1, n + 4, n + 2))
+    return ag.reshape(x, (*lead, c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """(*, C, H r, W r) to (*, C r^2, H, W), the inverse of `pixel_shuffle`.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.pixel_unshuffle(ag.ones(1, 2, 4, 6), 2).shape
+    (1, 8, 2, 3)
+    """
+    r = downscale_factor
+    if input.ndim < 3 or r <= 0 or input.shape[-2] % r or input.shape[-1] % r:
+        raise ValueError(
+            f"pixel_unshuffle: expected an input (*, C, H * {r}, W * {r}) and a positive factor, "
+            f"got shape {input.shape}"
+        )
+    *lead, c, h, w = input.shape
+    x = ag.reshape(input, (*lead, c, h // r, r, w // r, r))
+    n = len(lead)
+    x = ag.permute_dims(x, (*range(n), n, n + 2, n + 4, n + 1, n + 3))
+    return ag.reshape(x, (*lead, c * r * r, h // r, w // r))
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """The channels (axis 1) of (N, C, *) dealt out from `groups` groups in turn (ShuffleNet's).
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.channel_shuffle(ag.reshape(ag.arange(4.0), (1, 4, 1)), 2)[0, :, 0].tolist()
+    [0.0, 2.0, 1.0, 3.0]
+    """
+    if input.ndim < 3 or groups <= 0 or input.shape[1] % groups:
+        raise ValueError(
+            f"channel_shuffle: expected an input (N, C, *) with C divisible by groups={groups}, got shape {input.shape}"
+        )
+    n, c, *rest = input.shape
+    x = ag.reshape(input, (n, groups, c // groups, *rest))
+    return ag.reshape(ag.swapaxes(x, 1, 2), input.shape)
+
+
+# --- more dropout ---------------------------------------------------------------------------------
+_SELU_NEGATIVE = _SELU_ALPHA * _SELU_SCALE  # the value SELU saturates to at -inf, negated
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) with probability `p`, scaling the
+    others by 1/(1-p), in training only.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.dropout3d(ag.ones(2, 3, 1, 1, 1), training=False).shape
+    (2, 3, 1, 1, 1)
+    """
+    if input.ndim not in (4, 5):
+        warnings.warn(
+            f"dropout3d: received a {input.ndim}-D input; dropout3d is for 4-D (C, D, H, W) or 5-D "
+            "(N, C, D, H, W) inputs (PyTorch deprecates the others); use dropout instead",
+            stacklevel=2,
+        )
+    x = input if input.ndim == 5 else ag.expand_dims(input, axis=0)
+    out = _feature_dropout(x, p, training)
+    return out if input.ndim == 5 else out[0]
+
+
+def _feature_dropout(x: Tensor, p: float, training: bool) -> Tensor:
+    """`x` (N, C, *) with its (N, C) slices dropped as `F.dropout` drops elements."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability must be in [0, 1], got {p}")
+    if not training or p == 0:
+        return x
+    check_mask_is_drawn_per_call(x)
+    return x * dropout(ag.ones(x.shape[:2] + (1,) * (x.ndim - 2), dtype=x.dtype, device=x.device), p)
+
+
+def _alpha_dropout(x: Tensor, p: float, training: bool, shape: tuple[int, ...]) -> Tensor:
+    """SELU-preserving dropout: dropped values (a mask of `shape`, broadcast) become SELU's
+    saturation value, and the result is scaled and shifted back to zero mean, unit variance."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability must be in [0, 1], got {p}")
+    if not training or p == 0 or not x.numel():
+        return x
+    if p == 1:
+        return x * 0.0
+    check_mask_is_drawn_per_call(x)
+    alpha = _SELU_NEGATIVE
+    a = 1 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    keep = P.constant(x.backend.xp.astype(x.backend.bernoulli(shape, 1 - p), x.array.dtype), x.backend)
+    return x * (keep * a) + ((keep - 1) * (alpha * a) + alpha * a * p)
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Dropout for SELU networks: each element is replaced, with probability `p`, by SELU's
+    saturation value, and the result scaled and shifted to keep zero mean and unit variance.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.alpha_dropout(ag.ones(3), training=False).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    return _alpha_dropout(input, p, training, input.shape)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """`alpha_dropout` of whole channels: one draw per (N, C) slice of an (N, C, *) input."""
+    if training and p and input.ndim < 2:
+        raise ValueError(f"feature_alpha_dropout: expected an input (N, C, *) of 2 or more dims, got {input.shape}")
+    return _alpha_dropout(input, p, training, input.shape[:2] + (1,) * (input.ndim - 2))
+
+
+# --- margin, ranking and likelihood losses --------------------------------------------------------
+def _clamp_min0(x: Tensor) -> Tensor:
+    """``max(x, 0)`` with PyTorch's clamp_min gradient: 1 at 0."""
+    return ag.where(x >= 0, x, ag.zeros_like(x))
+
+
+def _loss_reduction(caller: str, reduction: str, size_average: Any = None, reduce: Any = None) -> None:
+    _check_reduction(reduction)
+    _no_legacy(caller, size_average, reduce)
+
+
+def soft_margin_loss(
+    input: Tensor, target: Any, size_average: Any = None, reduce: Any = None, reduction: str = "mean"
+) -> Tensor:
+    """``log(1 + exp(-y x))`` for targets y of +-1.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> round(F.soft_margin_loss(ag.asarray([0.0]), ag.asarray([1.0])).item(), 4)
+    0.6931
+    """
+    _loss_reduction("soft_margin_loss", reduction, size_average, reduce)
+    return _reduce(_log1p_exp(-input * _operand(target, input)), reduction)
+
+
+def margin_ranking_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Any,
+    margin: float = 0.0,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``max(0, -y (x1 - x2) + margin)``: y = 1 asks x1 to rank above x2, y = -1 below.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.margin_ranking_loss(ag.asarray([1.0]), ag.asarray([2.0]), ag.asarray([1.0])).item()
+    1.0
+    """
+    _loss_reduction("margin_ranking_loss", reduction, size_average, reduce)
+    target = _operand(target, input1)
+    if not input1.ndim == input2.ndim == target.ndim:
+        raise ValueError(
+            f"margin_ranking_loss: input1 {input1.shape}, input2 {input2.shape} and target {target.shape} "
+            "must have the same number of dimensions"
+        )
+    return _reduce(_clamp_min0(-target * (input1 - input2) + margin), reduction)
+
+
+def hinge_embedding_loss(
+    input: Tensor,
+    target: Any,
+    margin: float = 1.0,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """x where y = 1 and ``max(0, margin - x)`` where y = -1 (PyTorch's sum of both terms for
+    targets other than +-1).
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.hinge_embedding_loss(ag.asarray([0.25, 0.25]), ag.asarray([1.0, -1.0]), reduction="none").tolist()
+    [0.25, 0.75]
+    """
+    _loss_reduction("hinge_embedding_loss", reduction, size_average, reduce)
+    target = _operand(target, input)
+    zeros = ag.zeros_like(input)
+    margin_term = ag.where(target != 1, _clamp_min0(margin - input), zeros)
+    return _reduce(margin_term + ag.where(target != -1, input, zeros), reduction)
+
+
+def multilabel_soft_margin_loss(
+    input: Tensor,
+    target: Any,
+    weight: Any = None,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The binary cross-entropy of logits (N, C) against 0/1 targets, averaged over the classes.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> round(F.multilabel_soft_margin_loss(ag.asarray([[0.0, 0.0]]), ag.asarray([[1.0, 0.0]])).item(), 4)
+    0.6931
+    """
+    _loss_reduction("multilabel_soft_margin_loss", reduction, size_average, reduce)
+    target = _operand(target, input)
+    losses = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        losses = losses * weight
+    return _reduce(ag.sum(losses, axis=-1) / input.shape[-1], reduction)
+
+
+def cosine_embedding_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Any,
+    margin: float = 0.0,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``1 - cos(x1, x2)`` where y = 1 and ``max(0, cos(x1, x2) - margin)`` where y = -1, for
+    rows (N, D) with targets (N,) or vectors (D,) with a 0-D target.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.cosine_embedding_loss(ag.asarray([[1.0, 0.0]]), ag.asarray([[0.0, 1.0]]), ag.asarray([1.0])).item()
+    1.0
+    """
+    _loss_reduction("cosine_embedding_loss", reduction, size_average, reduce)
+    target = _operand(target, input1)
+    if target.ndim not in (0, 1) or not input1.ndim == input2.ndim == target.ndim + 1:
+        raise ValueError(
+            "cosine_embedding_loss: expected inputs (N, D) with a target (N,), or (D,) with a 0-D target; got "
+            f"{input1.shape}, {input2.shape} and {target.shape}"
+        )
+    axis = target.ndim
+    squares = [ag.sum(x * x, axis=axis) + 1e-12 for x in (input1, input2)]
+    cos = ag.sum(input1 * input2, axis=axis) / ag.sqrt(squares[0] * squares[1])
+    zeros = ag.zeros_like(cos)
+    losses = ag.where(target == 1, 1 - cos, zeros) + ag.where(target == -1, _clamp_min0(cos - margin), zeros)
+    return _reduce(losses, reduction)
+
+
+def _class_rows(input: Tensor, caller: str) -> Tensor:
+    """`input` (C,) or (N, C) as rows (N, C) (a 0-D input is one class, as PyTorch takes it)."""
+    if input.ndim > 2 or not input.numel():
+        raise ValueError(f"{caller}: expected an input (C,) or (N, C) with C > 0, got shape {input.shape}")
+    return input if input.ndim == 2 else ag.reshape(input, (1, -1))
+
+
+def multi_margin_loss(
+    input: Tensor,
+    target: Any,
+    p: int = 1,
+    margin: float = 1.0,
+    weight: Any = None,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The multi-class hinge loss: ``sum over i != y of max(0, margin - x[y] + x[i])**p / C``
+    (times ``weight[y]``), for logits (N, C) or (C,) and class indices y.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.multi_margin_loss(ag.asarray([[0.0, 1.0]]), ag.asarray([0])).item()
+    1.0
+    """
+    _loss_reduction("multi_margin_loss", reduction, size_average, reduce)
+    if p not in (1, 2):
+        raise ValueError(f"multi_margin_loss: p must be 1 or 2, got {p}")
+    rows = _class_rows(input, "multi_margin_loss")
+    xp, classes = input.backend.xp, rows.shape[1]
+    t, _ = _class_targets(rows, _flat_targets(target, input), -100, "multi_margin_loss")
+    picked = ag.take_along_axis(rows, P.constant(xp.expand_dims(t, axis=1), input.backend), axis=1)
+    z = margin - picked + rows
+    hinge = z if p == 1 else z * z
+    is_target = xp.arange(classes, device=input.backend.device)[None, :] == t[:, None]
+    hinge = ag.where(P.constant(is_target, input.backend) | (z <= 0), ag.zeros_like(z), hinge)
+    if weight is not None:
+        hinge = hinge * ag.take(_operand(weight, input), P.constant(t, input.backend), axis=0)[:, None]
+    losses = ag.sum(hinge, axis=1) / classes
+    return _reduce(losses if input.ndim == 2 else losses[0], reduction)
+
+
+def _flat_targets(target: Any, input: Tensor) -> Any:
+    """Class-index targets of a (C,) input (a 0-D or 1-element target) as the one row's (1,)."""
+    if input.ndim < 2:
+        return ag.reshape(target if isinstance(target, Tensor) else ag.asarray(target), (1,))
+    return target
+
+
+def multilabel_margin_loss(
+    input: Tensor, target: Any, size_average: Any = None, reduce: Any = None, reduction: str = "mean"
+) -> Tensor:
+    """The multi-label hinge loss of logits (N, C) or (C,): the targets are class indices
+    padded with -1 (the first -1 ends them), and each pair of a target class j and a
+    non-target class i costs ``max(0, 1 - (x[j] - x[i])) / C``.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> round(F.multilabel_margin_loss(ag.asarray([[0.0, 0.5, 1.0]]), ag.asarray([[2, -1, 0]])).item(), 4)
+    0.1667
+    """
+    _loss_reduction("multilabel_margin_loss", reduction, size_average, reduce)
+    rows = _class_rows(input, "multilabel_margin_loss")
+    backend, xp, classes = input.backend, input.backend.xp, rows.shape[1]
+    t = target.array if isinstance(target, Tensor) else to_array(target, backend, "int64")
+    t = xp.reshape(xp.astype(t, backend.dtype("int64")), rows.shape)
+    counted = xp.cumulative_prod(xp.astype(t >= 0, backend.dtype("int64")), axis=1) > 0  # up to the first -1
+    safe = xp.where(counted, t, 0)
+    if math.prod(safe.shape) and not backend.is_traced(safe) and not _in_range(backend, safe, classes):
+        raise IndexError(f"multilabel_margin_loss: target classes must lie in [0, {classes}) or be -1")
+    one_hot_targets = (safe[:, :, None] == xp.arange(classes, device=backend.device)[None, None, :]) & counted[
+        ..., None
+    ]
+    is_target = xp.any(one_hot_targets, axis=1)  # (N, C)
+    picked = ag.take_along_axis(rows, P.constant(safe, backend), axis=1)  # (N, targets)
+    z = 1 - ag.expand_dims(picked, axis=2) + ag.expand_dims(rows, axis=1)  # (N, targets, C)
+    counts = P.constant(counted[:, :, None] & ~is_target[:, None, :], backend)
+    hinge = ag.where(counts & (z > 0), z, ag.zeros_like(z))
+    losses = ag.sum(hinge, axis=(1, 2)) / classes
+    return _reduce(losses if input.ndim == 2 else losses[0], reduction)
+
+
+def triplet_margin_with_distance_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    *,
+    distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+    margin: float = 1.0,
+    swap: bool = False,
+    reduction: str = "mean",
+) -> Tensor:
+    """``max(0, margin + d(anchor, positive) - d(anchor, negative))`` for a distance `d`
+    (default `pairwise_distance`); with `swap`, the negative's distance is the smaller of its
+    distances to the anchor and to the positive.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> a, p, n = ag.asarray([[0.0]]), ag.asarray([[1.0]]), ag.asarray([[3.0]])
+    >>> F.triplet_margin_with_distance_loss(a, p, n, distance_function=lambda x, y: ag.abs(x - y)[:, 0]).item()
+    0.0
+    """
+    _check_reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_with_distance_loss: margin must be greater than 0, got {margin}")
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise ValueError(
+            "triplet_margin_with_distance_loss: anchor, positive and negative must have the same number of "
+            f"dimensions, got {anchor.shape}, {positive.shape} and {negative.shape}"
+        )
+    distance = pairwise_distance if distance_function is None else distance_function
+    to_positive, to_negative = distance(anchor, positive), distance(anchor, negative)
+    if swap:
+        to_negative = ag.minimum(to_negative, distance(positive, negative))
+    return _reduce(_clamp_min0(margin + to_positive - to_negative), reduction)
+
+
+def triplet_margin_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    margin: float = 1.0,
+    p: float = 2,
+    eps: float = 1e-6,
+    swap: bool = False,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """`triplet_margin_with_distance_loss` with the `p`-norm distance ``|x - y + eps|_p``.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> a, p, n = ag.asarray([[0.0]]), ag.asarray([[1.0]]), ag.asarray([[1.0]])
+    >>> round(F.triplet_margin_loss(a, p, n, eps=0.0).item(), 4)
+    1.0
+    """
+    _no_legacy("triplet_margin_loss", size_average, reduce)
+    if anchor.ndim not in (1, 2):
+        raise ValueError(f"triplet_margin_loss: expected 1-D or 2-D inputs, got {anchor.ndim}-D")
+    return triplet_margin_with_distance_loss(
+        anchor,
+        positive,
+        negative,
+        distance_function=lambda x, y: pairwise_distance(x, y, p, eps),
+        margin=margin,
+        swap=swap,
+        reduction=reduction,
+    )
+
+
+def gaussian_nll_loss(
+    input: Tensor,
+    target: Any,
+    var: Any,
+    full: bool = False,
+    eps: float = 1e-6,
+    reduction: str = "mean",
+) -> Tensor:
+    """The negative log-likelihood ``0.5 * (log(var) + (input - target)**2 / var)`` of a Gaussian
+    (plus ``0.5 log(2 pi)`` when `full`); `var` has the input's shape, one axis fewer, one axis
+    of size 1, or is a number; its values are clamped below at `eps` (the gradient passing
+    through unchanged, as PyTorch's).
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.gaussian_nll_loss(ag.asarray([1.0]), ag.asarray([1.0]), 1.0).item()
+    0.0
+    """
+    _check_reduction(reduction)
+    if isinstance(var, (int, float)):
+        if var < 0:
+            raise ValueError("gaussian_nll_loss: var has negative entry/entries")
+        var = ag.full_like(input, float(var))
+    var = _operand(var, input)
+    if var.numel() and not var.backend.is_traced(var.array) and bool(ag.any(var < 0)):
+        raise ValueError("gaussian_nll_loss: var has negative entry/entries")
+    if var.shape != input.shape:
+        if input.shape[:-1] == var.shape:
+            var = ag.expand_dims(var, axis=-1)
+        elif not (var.ndim == input.ndim and sum(v for i, v in zip(input.shape, var.shape) if i != v) == 1):
+            raise ValueError(f"gaussian_nll_loss: var of shape {var.shape} does not fit the input's {input.shape}")
+    var = var + (ag.clip(var, min=eps) - var).detach()
+    losses = 0.5 * (ag.log(var) + (input - _operand(target, input)) ** 2 / var)
+    return _reduce(losses + 0.5 * math.log(2 * math.pi) if full else losses, reduction)
+
+
+def poisson_nll_loss(
+    input: Tensor,
+    target: Any,
+    log_input: bool = True,
+    full: bool = False,
+    size_average: Any = None,
+    eps: float = 1e-8,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The Poisson negative log-likelihood: ``exp(x) - t x`` of log-rates x (`log_input`), else
+    ``x - t log(x + eps)`` of rates; `full` adds Stirling's term ``t log t - t + 0.5 log(2 pi t)``
+    where t > 1.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> F.poisson_nll_loss(ag.asarray([0.0]), ag.asarray([1.0])).item()
+    1.0
+    """
+    _loss_reduction("poisson_nll_loss", reduction, size_average, reduce)
+    target = _operand(target, input)
+    losses = ag.exp(input) - target * input if log_input else input - target * ag.log(input + eps)
+    if full:
+        safe = ag.where(target > 1, target, ag.ones_like(target))
+        stirling = safe * ag.log(safe) - safe + 0.5 * ag.log(2 * math.pi * safe)
+        losses = losses + ag.where(target > 1, stirling, ag.zeros_like(stirling))
+    return _reduce(losses, reduction)
+
+
+def linear_cross_entropy(
+    input: Tensor,
+    linear_weight: Tensor,
+    target: Any,
+    *,
+    linear_bias: Tensor | None = None,
+    weight: Any = None,
+    reduction: str = "mean",
+    ignore_index: int | None = None,
+    label_smoothing: float = 0.0,
+    options: Any = None,
+) -> Tensor:
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)``: `input` (N, in)
+    or (in,), `linear_weight` (C, d1, ..., in) for C classes (and K-dimensional logits
+    (N, C, d1, ...)). PyTorch's chunking `options` save memory only; the result is the same,
+    and here it is computed in one piece.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> round(F.linear_cross_entropy(ag.ones(1, 2), ag.zeros(3, 2), ag.asarray([0])).item(), 4)
+    1.0986
+    """
+    if input.ndim not in (1, 2) or linear_weight.ndim < 2:
+        raise ValueError(
+            f"linear_cross_entropy: expected an input (N, in) or (in,) and a linear_weight (C, ..., in), got "
+            f"{input.shape} and {linear_weight.shape}"
+        )
+    if input.shape[-1] != linear_weight.shape[-1]:
+        raise ValueError(
+            f"linear_cross_entropy: input {input.shape} and linear_weight {linear_weight.shape} differ in in_features"
+        )
+    classes, out_features = linear_weight.shape[0], linear_weight.shape[1:-1]
+    if linear_bias is not None and linear_bias.shape != (classes, *out_features):
+        raise ValueError(
+            f"linear_cross_entropy: linear_bias has shape {linear_bias.shape}, expected {(classes, *out_features)}"
+        )
+    if out_features and input.ndim == 1:
+        raise ValueError("linear_cross_entropy: K-dimensional logits need a batched input (N, in)")
+    logits_shape = (*input.shape[:-1], classes, *out_features)
+    if ignore_index is not None and isinstance(target, Tensor) and target.shape == logits_shape:
+        raise ValueError("linear_cross_entropy: ignore_index cannot be given with class-probability targets")
+    rows = math.prod(logits_shape[input.ndim - 1 :])
+    flat_weight = ag.reshape(linear_weight, (rows, input.shape[-1]))
+    flat_bias = None if linear_bias is None else ag.reshape(linear_bias, (rows,))
+    logits = ag.reshape(linear(input, flat_weight, flat_bias), logits_shape)
+    return cross_entropy(
+        logits,
+        target,
+        weight=weight,
+        reduction=reduction,
+        ignore_index=-100 if ignore_index is None else ignore_index,
+        label_smoothing=label_smoothing,
+    )
+
+
+def embedding_bag(
+    input: Any,
+    weight: Tensor,
+    offsets: Any = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    mode: str = "mean",
+    sparse: bool = False,
+    per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> Tensor:
+    """The sum, mean or max of the rows of `weight` in each bag of indices: the rows of a 2-D
+    `input` (B, L), or the runs of a 1-D `input` that start at `offsets` (B,) (with
+    `include_last_offset`, B + 1 of them, the last the end). `per_sample_weights` scale the
+    rows (mode "sum"); indices equal to `padding_idx` are left out; an empty bag gives zeros.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> w = ag.reshape(ag.arange(6.0), (3, 2))
+    >>> F.embedding_bag(ag.asarray([0, 2, 1]), w, ag.asarray([0, 2]), mode="sum").tolist()
+    [[4.0, 6.0], [2.0, 3.0]]
+    """
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"embedding_bag: mode must be 'sum', 'mean' or 'max', not {mode!r}")
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding_bag: max_norm, scale_grad_by_freq and sparse are not supported")
+    if per_sample_weights is not None and mode != "sum":
+        raise ValueError(f"embedding_bag: per_sample_weights are only supported with mode='sum', not {mode!r}")
+    index = input if isinstance(input, Tensor) else ag.asarray(input, device=weight.device)
+    backend, xp = weight.backend, weight.backend.xp
+    int64 = backend.dtype("int64")
+    if index.ndim == 2:
+        if offsets is not None:
+            raise ValueError("embedding_bag: offsets must be None for a 2-D input (each row is a bag)")
+        bags, length = index.shape
+        grid = xp.arange(bags * length, dtype=int64, device=backend.device)
+        bag, within = grid // max(length, 1), grid % max(length, 1)
+    elif index.ndim == 1:
+        if offsets is None:
+            raise ValueError("embedding_bag: a 1-D input needs offsets (the start of each bag)")
+        starts = xp.astype(offsets.array if isinstance(offsets, Tensor) else to_array(offsets, backend, "int64"), int64)
+        bags = starts.shape[0] - 1 if include_last_offset else starts.shape[0]
+        positions = xp.arange(index.shape[0], dtype=int64, device=backend.device)
+        bag = xp.searchsorted(starts, positions, side="right") - 1
+        within = positions - xp.take(starts, xp.clip(bag, 0, None)) if starts.shape[0] else positions
+        if include_last_offset:
+            bag = xp.where(positions < starts[-1], bag, -1)
+    else:
+        raise ValueError(f"embedding_bag: expected a 1-D or 2-D input of indices, got shape {index.shape}")
+    flat = ag.reshape(index, (-1,))
+    rows = weight.shape[0]
+    counted = (bag >= 0) & (bag < bags)
+    if padding_idx is not None:
+        counted = counted & (flat.array != (padding_idx + rows if padding_idx < 0 else padding_idx))
+    bag = xp.where(counted, bag, 0)
+    picked = embedding(flat, weight)
+    keep = P.constant(xp.astype(counted, weight.array.dtype), backend)[:, None]
+    if per_sample_weights is not None:
+        picked = picked * ag.reshape(per_sample_weights, (-1, 1))
+    shape = (bags, weight.shape[1])
+    if mode != "max":
+        total = P.index_add.bind(picked * keep, shape, 0, bag)
+        if mode == "sum":
+            return total
+        counts = P.index_add.bind(keep, (bags, 1), 0, bag)
+        return total / ag.clip(counts, min=1.0)
+    return _bag_max(picked, counted, bag, within, bags, backend)
+
+
+def _bag_max(picked: Tensor, counted: Any, bag: Any, within: Any, bags: int, backend: Any) -> Tensor:
+    """The largest of the `picked` rows (entries, D) counted in each of `bags` bags (0 for an
+    empty bag), elementwise, each entry at position `within` of its `bag`; the gradient goes
+    to the first largest."""
+    xp = backend.xp
+    width = max(int(backend.value_range(within)[1]) + 1, 1) if picked.shape[0] else 1
+    slot = xp.where(counted, bag * width + within, bags * width)  # the entries not counted go past the end
+    dense = P.index_add.bind(picked, (bags * width + 1, picked.shape[1]), 0, slot)[: bags * width]
+    filled = P.index_add.bind(
+        P.constant(xp.astype(counted, picked.array.dtype)[:, None], backend), (bags * width + 1, 1), 0, slot
+    )[: bags * width]
+    dense = ag.reshape(ag.where(filled > 0, dense, -math.inf), (bags, width, picked.shape[1]))
+    best = ag.argmax(dense, axis=1, keepdims=True)
+    largest = ag.squeeze(ag.take_along_axis(dense, best, axis=1), axis=1)
+    return ag.where(ag.isinf(largest) & (largest < 0), ag.zeros_like(largest), largest)
+
+
+def ctc_loss(
+    log_probs: Tensor,
+    targets: Any,
+    input_lengths: Any,
+    target_lengths: Any,
+    blank: int = 0,
+    reduction: str = "mean",
+    zero_infinity: bool = False,
+) -> Tensor:
+    """The connectionist temporal classification loss: -log of the total probability of every
+    alignment of `targets` to the steps of `log_probs` (T, N, C) (or (T, C)), blanks allowed
+    between and around the labels and repeats merged. `targets` are padded rows (N, S) or
+    one concatenated sequence (sum of `target_lengths`); a mean divides each sample's loss by
+    its target length, then averages; `zero_infinity` makes impossible alignments cost 0.
+    One primitive with PyTorch's gradient.
+
+    >>> import autograd_core as ag, nn.functional as F
+    >>> lp = ag.log(ag.full((2, 1, 2), 0.5))
+    >>> round(F.ctc_loss(lp, ag.asarray([[1]]), [2], [1], reduction="sum").item(), 4)
+    0.2877
+    """
+    _check_reduction(reduction)
+    unbatched = log_probs.ndim == 2
+    if unbatched:
+        log_probs = ag.expand_dims(log_probs, axis=1)
+    if log_probs.ndim != 3:
+        raise ValueError(f"ctc_loss: expected log_probs (T, N, C) or (T, C), got shape {log_probs.shape}")
+    backend = log_probs.backend
+    xp, int64 = backend.xp, backend.dtype("int64")
+    steps, batch, classes = log_probs.shape
+
+    def lengths(value: Any, name: str) -> Any:
+        array = value.array if isinstance(value, Tensor) else to_array(value, backend, "int64")
+        array = xp.reshape(xp.astype(array, int64), (-1,))
+        if array.shape[0] != batch:
+            raise ValueError(f"ctc_loss: {name} has {array.shape[0]} entries for a batch of {batch}")
+        return array
+
+    inputs, label_counts = lengths(input_lengths, "input_lengths"), lengths(target_lengths, "target_lengths")
+    t = targets.array if isinstance(targets, Tensor) else to_array(targets, backend, "int64")
+    t = xp.astype(t, int64)
+    if unbatched:
+        t = xp.reshape(t, (1, -1))
+    elif t.ndim == 1:  # one concatenated sequence: padded rows, the blank past each sample's end
+        width = max(int(xp.max(label_counts)), 1) if batch else 1
+        starts = xp.cumulative_sum(label_counts) - label_counts
+        column = xp.arange(width, dtype=int64, device=backend.device)[None, :]
+        index = xp.clip(starts[:, None] + column, 0, max(t.shape[0] - 1, 0))
+        t = xp.where(
+            column < label_counts[:, None], xp.reshape(xp.take(t, xp.reshape(index, (-1,))), (batch, width)), blank
+        )
+    if not backend.is_traced(inputs) and (int(xp.max(inputs)) > steps or int(xp.max(label_counts)) > t.shape[1]):
+        raise ValueError(f"ctc_loss: input_lengths past T={steps}, or target_lengths past the targets' {t.shape[1]}")
+    blanks = xp.full(t.shape, blank, dtype=int64, device=backend.device)
+    labels = xp.reshape(xp.stack([blanks, t], axis=2), (batch, -1))
+    labels = xp.concat([labels, xp.full((batch, 1), blank, dtype=int64, device=backend.device)], axis=1)
+    losses = loss_kernels.ctc_loss.bind(log_probs, labels, inputs, label_counts, blank)
+    if zero_infinity:
+        losses = ag.where(ag.isinf(losses), ag.zeros_like(losses), losses)
+    if reduction == "mean":
+        count = ag.clip(ag.astype(P.constant(label_counts, backend), losses.dtype), min=1.0)
+        return ag.mean(losses / count)
+    result = _reduce(losses, reduction)
+    return result[0] if unbatched and reduction == "none" else result

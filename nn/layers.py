@@ -312,3 +312,119 @@ class ZeroPad2d(ConstantPad2d):
 
     def extra_repr(self) -> str:
         return f"{self.padding}"
+
+
+class Dropout3d(Dropout):
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) with probability `p` (training only)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.dropout3d(x, self.p, self.training)
+
+
+class AlphaDropout(Dropout):
+    """`F.alpha_dropout` (for SELU networks) in training."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.alpha_dropout(x, self.p, self.training)
+
+
+class FeatureAlphaDropout(Dropout):
+    """`F.feature_alpha_dropout` (whole channels) in training."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.feature_alpha_dropout(x, self.p, self.training)
+
+
+class PixelShuffle(Module):
+    """(*, C r^2, H, W) to (*, C, H r, W r).
+
+    >>> import autograd_core as ag, nn
+    >>> nn.PixelShuffle(2)(ag.zeros(1, 4, 3, 3)).shape
+    (1, 1, 6, 6)
+    """
+
+    def __init__(self, upscale_factor: int) -> None:
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.pixel_shuffle(x, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """(*, C, H r, W r) to (*, C r^2, H, W)."""
+
+    def __init__(self, downscale_factor: int) -> None:
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.pixel_unshuffle(x, self.downscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """The channels of (N, C, *) dealt out from `groups` groups in turn."""
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.channel_shuffle(x, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
+
+
+class Bilinear(Module):
+    """``y_o = x1^T weight_o x2 + bias_o``: weight (out_features, in1_features, in2_features) and
+    bias drawn from U(-1/sqrt(in1_features), 1/sqrt(in1_features)), as PyTorch's.
+
+    >>> import autograd_core as ag, nn
+    >>> nn.Bilinear(3, 4, 2)(ag.zeros(5, 3), ag.zeros(5, 4)).shape
+    (5, 2)
+    """
+
+    def __init__(
+        self, in1_features: int, in2_features: int, out_features: int, bias: bool = True, dtype: Any = "float32"
+    ) -> None:
+        super().__init__()
+        self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
+        self.weight = Parameter(ag.zeros(out_features, in1_features, in2_features, dtype=dtype))
+        self.bias = Parameter(ag.zeros(out_features, dtype=dtype)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1 / math.sqrt(self.in1_features) if self.in1_features > 0 else 0
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}"
+        )
+
+
+class UpsamplingNearest2d(Upsample):
+    """`Upsample` in mode "nearest"."""
+
+    def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """`Upsample` in mode "bilinear" with ``align_corners=True``."""
+
+    def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)

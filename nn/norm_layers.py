@@ -118,3 +118,116 @@ class GroupNorm(Module):
             f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
             f"bias={self.bias is not None}"
         )
+
+
+class _InstanceNorm(Module):
+    """Instance norm: each channel of each sample normalised over its positions; with `affine`,
+    a per-channel scale (ones) and shift (zeros); with `track_running_stats`, PyTorch's
+    running-statistics buffers, used in evaluation mode."""
+
+    spatial: int = 1
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float = 0.1,
+        affine: bool = False,
+        track_running_stats: bool = False,
+        dtype: Any = "float32",
+    ) -> None:
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        self.weight = Parameter(ag.ones(num_features, dtype=dtype)) if affine else None
+        self.bias = Parameter(ag.zeros(num_features, dtype=dtype)) if affine else None
+        if track_running_stats:
+            self.register_buffer("running_mean", ag.zeros(num_features, dtype=dtype))
+            self.register_buffer("running_var", ag.ones(num_features, dtype=dtype))
+            self.register_buffer("num_batches_tracked", ag.asarray(0, dtype=ag.int64))
+        else:
+            self.running_mean = self.running_var = None
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.ndim not in (self.spatial + 1, self.spatial + 2):
+            raise ValueError(
+                f"{type(self).__name__}: expected a {self.spatial + 1}-D or {self.spatial + 2}-D input, "
+                f"got shape {x.shape}"
+            )
+        batched = x if x.ndim == self.spatial + 2 else ag.expand_dims(x, axis=0)
+        out = normalization.instance_norm(
+            batched,
+            self.running_mean,
+            self.running_var,
+            self.weight,
+            self.bias,
+            self.training or not self.track_running_stats,
+            self.momentum,
+            self.eps,
+        )
+        return out if x.ndim == self.spatial + 2 else out[0]
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+            f"track_running_stats={self.track_running_stats}"
+        )
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance norm over (N, C, L) or (C, L).
+
+    >>> import autograd_core as ag, nn
+    >>> nn.InstanceNorm1d(3)(ag.zeros(2, 3, 5)).shape
+    (2, 3, 5)
+    """
+
+
+class InstanceNorm2d(_InstanceNorm):
+    spatial = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    spatial = 3
+
+
+class RMSNorm(Module):
+    """`F.rms_norm` over the trailing `normalized_shape` axes, with a learnt elementwise scale
+    `weight` (ones) when `elementwise_affine`.
+
+    >>> import autograd_core as ag, nn
+    >>> sorted(nn.RMSNorm(4).state_dict())
+    ['weight']
+    """
+
+    def __init__(
+        self,
+        normalized_shape: int | tuple[int, ...],
+        eps: float | None = None,
+        elementwise_affine: bool = True,
+        dtype: Any = "float32",
+    ) -> None:
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
+        self.weight = Parameter(ag.ones(shape, dtype=dtype)) if elementwise_affine else None
+
+    def forward(self, x: Tensor) -> Tensor:
+        return normalization.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class LocalResponseNorm(Module):
+    """`F.local_response_norm` across `size` neighbouring channels."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, x: Tensor) -> Tensor:
+        return normalization.local_response_norm(x, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

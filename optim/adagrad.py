@@ -6,14 +6,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from autograd_core.autodiff.tensor import Tensor
-from optim.optimizer import Optimizer, hyperparameter
+from optim.optimizer import Optimizer, gradient, hyperparameter, torch_flags
 
 
 class Adagrad(Optimizer):
     """Adagrad: divide each step by the root of the running sum of squared gradients.
 
     The step size at step ``t`` is ``lr / (1 + (t - 1) * lr_decay)``; the sum starts at
-    `initial_accumulator_value`; `weight_decay` adds ``weight_decay * p`` to the gradient.
+    `initial_accumulator_value`; `weight_decay` adds ``weight_decay * p`` to the gradient;
+    `maximize` ascends.
 
     >>> import autograd_core as ag, optim
     >>> w = ag.tensor([1.0], requires_grad=True)
@@ -31,6 +32,11 @@ class Adagrad(Optimizer):
         weight_decay: float = 0.0,
         initial_accumulator_value: float = 0.0,
         eps: float = 1e-10,
+        foreach: bool | None = None,
+        *,
+        maximize: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         super().__init__(
             params,
@@ -43,7 +49,8 @@ class Adagrad(Optimizer):
                     ("initial_accumulator_value", initial_accumulator_value),
                     ("eps", eps),
                 )
-            },
+            }
+            | torch_flags(maximize=maximize, differentiable=differentiable, foreach=foreach, fused=fused),
         )
 
     def update(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
@@ -51,7 +58,7 @@ class Adagrad(Optimizer):
         if not state:
             state.update(step=0, sum=xp.full_like(p.array, group["initial_accumulator_value"]))
         state["step"] += 1
-        grad = p.grad.array
+        grad = gradient(p, group)
         if group["weight_decay"]:
             grad = grad + group["weight_decay"] * p.array
         # `step` is an array inside a compiled step, a Python int otherwise.

@@ -12,18 +12,26 @@ import copy
 import math
 import types
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from optim.optimizer import Optimizer
 
 __all__ = [
+    "ChainedScheduler",
+    "ConstantLR",
     "CosineAnnealingLR",
+    "CosineAnnealingWarmRestarts",
+    "CyclicLR",
     "ExponentialLR",
     "LRScheduler",
     "LambdaLR",
     "LinearLR",
+    "MultiStepLR",
+    "MultiplicativeLR",
     "OneCycleLR",
+    "PolynomialLR",
     "ReduceLROnPlateau",
     "SequentialLR",
     "StepLR",
@@ -77,6 +85,7 @@ class LRScheduler:
         self._initial_step()
 
     def _initial_step(self) -> None:
+        self._step_count = 0  # steps taken, the constructor's included (SWALR reads it)
         self._is_initial = True
         try:
             self.step()
@@ -92,6 +101,7 @@ class LRScheduler:
 
     def step(self) -> None:
         """Advance the schedule by one epoch (or batch) and set the groups' rates."""
+        self._step_count += 1
         self.last_epoch += 1
         self._set_lrs(self.get_lr())
 
@@ -159,6 +169,22 @@ class LambdaLR(LRScheduler):
         super().load_state_dict(state_dict)
 
 
+class MultiplicativeLR(LambdaLR):
+    """Multiply the rate by ``lr_lambda(epoch)`` at every epoch (one function, or one per group).
+
+    >>> import nn, optim
+    >>> opt = optim.SGD(nn.Linear(1, 1).parameters(), lr=1.0)
+    >>> sched = optim.lr_scheduler.MultiplicativeLR(opt, lambda n: 0.5)
+    >>> sched.step(); sched.step(); opt.param_groups[0]["lr"]
+    0.25
+    """
+
+    def get_lr(self) -> list[float]:
+        if self._is_initial:
+            return self._current_lrs()
+        return [lr * fn(self.last_epoch) for fn, lr in zip(self.lr_lambdas, self._current_lrs())]
+
+
 class StepLR(LRScheduler):
     """Multiply the rate by `gamma` every `step_size` epochs."""
 
@@ -173,6 +199,95 @@ class StepLR(LRScheduler):
 
     def _get_closed_form_lr(self) -> list[float]:
         return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
+
+
+class MultiStepLR(LRScheduler):
+    """Multiply the rate by `gamma` at each epoch of `milestones` (once per occurrence).
+
+    >>> import nn, optim
+    >>> opt = optim.SGD(nn.Linear(1, 1).parameters(), lr=1.0)
+    >>> sched = optim.lr_scheduler.MultiStepLR(opt, milestones=[1, 3], gamma=0.5)
+    >>> rates = []
+    >>> for _ in range(4):
+    ...     sched.step(); rates.append(sched.get_last_lr()[0])
+    >>> rates
+    [0.5, 0.5, 0.25, 0.25]
+    """
+
+    def __init__(
+        self, optimizer: Optimizer, milestones: Iterable[int], gamma: float = 0.1, last_epoch: int = -1
+    ) -> None:
+        self.milestones, self.gamma = Counter(milestones), gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self.last_epoch not in self.milestones:
+            return self._current_lrs()
+        return [lr * self.gamma ** self.milestones[self.last_epoch] for lr in self._current_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        passed = bisect_right(sorted(self.milestones.elements()), self.last_epoch)
+        return [base * self.gamma**passed for base in self.base_lrs]
+
+
+class ConstantLR(LRScheduler):
+    """Scale the rate by `factor` for the first `total_iters` epochs, then restore it.
+
+    >>> import nn, optim
+    >>> opt = optim.SGD(nn.Linear(1, 1).parameters(), lr=1.0)
+    >>> sched = optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
+    >>> rates = [sched.get_last_lr()[0]]
+    >>> for _ in range(3):
+    ...     sched.step(); rates.append(sched.get_last_lr()[0])
+    >>> rates
+    [0.5, 0.5, 1.0, 1.0]
+    """
+
+    def __init__(
+        self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5, last_epoch: int = -1
+    ) -> None:
+        if factor > 1.0 or factor < 0:
+            raise ValueError(f"Constant multiplicative factor expected to be between 0 and 1, got {factor}")
+        self.factor, self.total_iters = factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self.last_epoch == 0:
+            return [lr * self.factor for lr in self._current_lrs()]
+        if self.last_epoch != self.total_iters:
+            return self._current_lrs()
+        return [lr * (1.0 / self.factor) for lr in self._current_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        done = self.last_epoch >= self.total_iters
+        return [base * (self.factor + done * (1 - self.factor)) for base in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """Decay the rate to zero over `total_iters` epochs as ``(1 - epoch / total_iters) ** power``.
+
+    >>> import nn, optim
+    >>> opt = optim.SGD(nn.Linear(1, 1).parameters(), lr=1.0)
+    >>> sched = optim.lr_scheduler.PolynomialLR(opt, total_iters=4)
+    >>> sched.step(); sched.get_last_lr()
+    [0.75]
+    """
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1) -> None:
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return self._current_lrs()
+        decay_factor = (
+            (1.0 - self.last_epoch / self.total_iters) / (1.0 - (self.last_epoch - 1) / self.total_iters)
+        ) ** self.power
+        return [lr * decay_factor for lr in self._current_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        left = 1.0 - min(self.total_iters, self.last_epoch) / self.total_iters
+        return [base * left**self.power for base in self.base_lrs]
 
 
 class ExponentialLR(LRScheduler):
@@ -259,6 +374,193 @@ class CosineAnnealingLR(LRScheduler):
         ]
 
 
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing from the initial rate to `eta_min` over `T_0` epochs, then restart,
+    each period `T_mult` times the last (SGDR). ``step(epoch)`` accepts a fractional epoch
+    (``epoch + i / iters`` within an epoch), as in PyTorch.
+
+    >>> import nn, optim
+    >>> opt = optim.SGD(nn.Linear(1, 1).parameters(), lr=1.0)
+    >>> sched = optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2)
+    >>> rates = []
+    >>> for _ in range(4):
+    ...     sched.step(); rates.append(round(sched.get_last_lr()[0], 6))
+    >>> rates
+    [0.5, 1.0, 0.5, 1.0]
+    """
+
+    def __init__(
+        self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0, last_epoch: int = -1
+    ) -> None:
+        if not isinstance(T_0, int) or T_0 <= 0:
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if not isinstance(T_mult, int) or T_mult < 1:
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min).__name__}")
+        self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        cosine = 1 + math.cos(math.pi * self.T_cur / self.T_i)
+        return [self.eta_min + (base - self.eta_min) * cosine / 2 for base in self.base_lrs]
+
+    def step(self, epoch: float | None = None) -> None:  # type: ignore[override]
+        """Advance one epoch, or go to `epoch` (a number of epochs, fractional or not)."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur, self.T_i = self.T_cur % self.T_i, self.T_i * self.T_mult
+        elif epoch < 0:
+            raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+        elif epoch >= self.T_0 and self.T_mult == 1:
+            self.T_cur = epoch % self.T_0
+        elif epoch >= self.T_0:
+            n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
+            self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+            self.T_i = self.T_0 * self.T_mult ** (n)
+        else:
+            self.T_i, self.T_cur = self.T_0, epoch
+        self.last_epoch = math.floor(epoch)
+        self._set_lrs(self.get_lr())
+
+
+class CyclicLR(LRScheduler):
+    """Cycle the rate between `base_lr` and `max_lr` (numbers, or one per group), up over
+    `step_size_up` steps and down over `step_size_down` (default: the same), stepped once per
+    batch. The amplitude is scaled per cycle: constant (``"triangular"``), halved each cycle
+    (``"triangular2"``), or ``gamma ** iterations`` (``"exp_range"``); or by `scale_fn` of
+    the cycle or the iteration (`scale_mode`). With `cycle_momentum` the momentum (or
+    ``betas[0]``) moves the opposite way between `max_momentum` and `base_momentum`.
+
+    >>> import nn, optim
+    >>> opt = optim.SGD(nn.Linear(1, 1).parameters(), lr=1.0, momentum=0.9)
+    >>> sched = optim.lr_scheduler.CyclicLR(opt, base_lr=0.1, max_lr=0.5, step_size_up=2)
+    >>> rates = [sched.get_last_lr()[0]]
+    >>> for _ in range(4):
+    ...     sched.step(); rates.append(round(sched.get_last_lr()[0], 6))
+    >>> rates
+    [0.1, 0.3, 0.5, 0.3, 0.1]
+    """
+
+    _not_state = ("optimizer", "_scale_fn_ref", "_scale_fn_custom")
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        base_lr: float | list[float],
+        max_lr: float | list[float],
+        step_size_up: int = 2000,
+        step_size_down: int | None = None,
+        mode: str = "triangular",
+        gamma: float = 1.0,
+        scale_fn: Callable[[float], float] | None = None,
+        scale_mode: str = "cycle",
+        cycle_momentum: bool = True,
+        base_momentum: float | list[float] = 0.8,
+        max_momentum: float | list[float] = 0.9,
+        last_epoch: int = -1,
+    ) -> None:
+        _check_optimizer(optimizer)
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        step_size_up = float(step_size_up)
+        step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
+        self.total_size = step_size_up + step_size_down
+        self.step_ratio = step_size_up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError(
+                f"mode is invalid and scale_fn is None: mode {mode!r} is none of 'triangular', "
+                "'triangular2', 'exp_range'; pass one of them or a scale_fn"
+            )
+        self.mode, self.gamma, self.scale_mode = mode, gamma, scale_mode
+        self._scale_fn_custom = scale_fn
+        self._init_scale_fn()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for high, low, group in zip(self.max_momentums, self.base_momentums, optimizer.param_groups):
+                    _set_momentum(group, high, self.use_beta1)
+                    group.update(max_momentum=high, base_momentum=low)
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _init_scale_fn(self) -> None:
+        if self._scale_fn_custom is not None:
+            return
+        self._scale_fn_ref, self.scale_mode = {
+            "triangular": (_triangular_scale, "cycle"),
+            "triangular2": (_triangular2_scale, "cycle"),
+            "exp_range": (_ExpRangeScale(self.gamma), "iterations"),
+        }[self.mode]
+
+    def scale_fn(self, x: float) -> float:
+        return (self._scale_fn_custom or self._scale_fn_ref)(x)
+
+    def get_lr(self) -> list[float]:
+        """The rates at this step; also sets the groups' momentum when cycling it."""
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        scale_factor = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [base + (high - base) * scale_factor * scale for base, high in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for group, low, high in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums):
+                _set_momentum(group, high - (high - low) * scale_factor * scale, self.use_beta1)
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        fn = self._scale_fn_custom
+        saved = None if fn is None or isinstance(fn, types.FunctionType) else copy.deepcopy(dict(vars(fn)))
+        return {**super().state_dict(), "_scale_fn_custom": saved}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state_dict = dict(state_dict)
+        saved = state_dict.pop("_scale_fn_custom")
+        super().load_state_dict(state_dict)
+        if saved is not None:
+            vars(self._scale_fn_custom).update(saved)
+        self._init_scale_fn()
+
+
+def _triangular_scale(x: float) -> float:
+    return 1.0
+
+
+def _triangular2_scale(x: float) -> float:
+    return 1 / (2.0 ** (x - 1))
+
+
+class _ExpRangeScale:
+    """``gamma ** x`` (a class, not a closure: a scheduler's state is deep-copied)."""
+
+    def __init__(self, gamma: float) -> None:
+        self.gamma = gamma
+
+    def __call__(self, x: float) -> float:
+        return self.gamma**x
+
+
+def _set_momentum(group: dict[str, Any], momentum: float, use_beta1: bool) -> None:
+    """Set a group's momentum: ``betas[0]`` for the Adam family, ``momentum`` otherwise."""
+    if use_beta1:
+        group["betas"] = (momentum, *group["betas"][1:])
+    else:
+        group["momentum"] = momentum
+
+
 def _anneal_cos(start: float, end: float, pct: float) -> float:
     return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
 
@@ -328,15 +630,9 @@ class OneCycleLR(LRScheduler):
                     _per_group("max_momentum", optimizer, max_momentum),
                     _per_group("base_momentum", optimizer, base_momentum),
                 ):
-                    self._set_momentum(group, high)
+                    _set_momentum(group, high, self.use_beta1)
                     group.update(max_momentum=high, base_momentum=low)
         super().__init__(optimizer, last_epoch)
-
-    def _set_momentum(self, group: dict[str, Any], momentum: float) -> None:
-        if self.use_beta1:
-            group["betas"] = (momentum, *group["betas"][1:])
-        else:
-            group["momentum"] = momentum
 
     def get_lr(self) -> list[float]:
         """The rates at this step; also sets the groups' momentum when cycling it."""
@@ -352,7 +648,7 @@ class OneCycleLR(LRScheduler):
                     pct = (step - start) / (end - start)
                     lrs.append(anneal(group[lr0], group[lr1], pct))
                     if self.cycle_momentum:
-                        self._set_momentum(group, anneal(group[m0], group[m1], pct))
+                        _set_momentum(group, anneal(group[m0], group[m1], pct), self.use_beta1)
                     break
                 start = end
         return lrs
@@ -372,7 +668,23 @@ def _total_steps(total_steps: int | None, epochs: int | None, steps_per_epoch: i
     return epochs * steps_per_epoch
 
 
-class SequentialLR(LRScheduler):
+class _OfSchedulers(LRScheduler):
+    """A schedule that drives others (`_schedulers`): its state dict holds theirs."""
+
+    _not_state = ("optimizer", "_schedulers")
+    _schedulers: list[LRScheduler]
+
+    def state_dict(self) -> dict[str, Any]:
+        return {**super().state_dict(), "_schedulers": [s.state_dict() for s in self._schedulers]}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state_dict = dict(state_dict)
+        for scheduler, saved in zip(self._schedulers, state_dict.pop("_schedulers")):
+            scheduler.load_state_dict(saved)
+        super().load_state_dict(state_dict)
+
+
+class SequentialLR(_OfSchedulers):
     """Run `schedulers` one after another, switching at the epochs in `milestones`; each
     scheduler restarts (from its closed form at epoch 0) when its turn comes.
 
@@ -387,8 +699,6 @@ class SequentialLR(LRScheduler):
     >>> rates
     [0.5, 0.75, 1.0, 0.5, 0.25]
     """
-
-    _not_state = ("optimizer", "_schedulers")
 
     def __init__(
         self, optimizer: Optimizer, schedulers: Sequence[LRScheduler], milestones: Sequence[int], last_epoch: int = -1
@@ -437,14 +747,47 @@ class SequentialLR(LRScheduler):
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
 
-    def state_dict(self) -> dict[str, Any]:
-        return {**super().state_dict(), "_schedulers": [s.state_dict() for s in self._schedulers]}
 
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        state_dict = dict(state_dict)
-        for scheduler, saved in zip(self._schedulers, state_dict.pop("_schedulers")):
-            scheduler.load_state_dict(saved)
-        super().load_state_dict(state_dict)
+class ChainedScheduler(_OfSchedulers):
+    """Step every one of `schedulers` (of one optimizer) at each step, in order: their
+    factors compose (a warmup times a decay, say).
+
+    >>> import nn, optim
+    >>> opt = optim.SGD(nn.Linear(1, 1).parameters(), lr=1.0)
+    >>> m = optim.lr_scheduler
+    >>> sched = m.ChainedScheduler([m.ConstantLR(opt, factor=0.5, total_iters=2), m.ExponentialLR(opt, gamma=0.9)])
+    >>> rates = [sched.get_last_lr()[0]]
+    >>> for _ in range(3):
+    ...     sched.step(); rates.append(round(sched.get_last_lr()[0], 6))
+    >>> rates
+    [0.5, 0.45, 0.81, 0.729]
+    """
+
+    def __init__(self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None) -> None:
+        if len(schedulers) < 1:
+            raise ValueError("ChainedScheduler expects at least one scheduler to be chained, but got no scheduler.")
+        optimizer = optimizer or schedulers[0].optimizer
+        for i, scheduler in enumerate(schedulers):
+            if not hasattr(scheduler, "optimizer"):
+                raise TypeError(f"ChainedScheduler at index {i} should have `optimizer` as its attribute.")
+            if isinstance(scheduler, ReduceLROnPlateau):
+                raise ValueError(
+                    "ChainedScheduler does not support `ReduceLROnPlateau` scheduler as it requires additional "
+                    f"kwargs to be specified when calling `step`, but got one at index {i} in the given schedulers "
+                    "sequence."
+                )
+            if scheduler.optimizer is not optimizer:
+                raise ValueError(
+                    "ChainedScheduler expects all schedulers to belong to the same optimizer, but got scheduler "
+                    f"{type(scheduler).__name__} at index {i} with another one"
+                )
+        self._schedulers, self.optimizer = list(schedulers), optimizer
+        self._last_lr = self._current_lrs()
+
+    def step(self) -> None:
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = self._current_lrs()
 
 
 class ReduceLROnPlateau(LRScheduler):

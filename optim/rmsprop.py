@@ -6,14 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from autograd_core.autodiff.tensor import Tensor
-from optim.optimizer import Optimizer, hyperparameter
-
-
-def _lerp(start: Any, end: Any, weight: float) -> Any:
-    """``start + weight * (end - start)`` in PyTorch's two forms (the exact one for each half)."""
-    if abs(weight) < 0.5:
-        return start + weight * (end - start)
-    return end - (end - start) * (1 - weight)
+from optim.optimizer import Optimizer, gradient, hyperparameter, lerp, torch_flags
 
 
 class RMSprop(Optimizer):
@@ -21,7 +14,8 @@ class RMSprop(Optimizer):
 
     ``square_avg = alpha * square_avg + (1 - alpha) * g * g``; `centered` also tracks the mean
     gradient and divides by the estimated standard deviation instead; `momentum` keeps a
-    buffer of the scaled steps; `weight_decay` adds ``weight_decay * p`` to the gradient.
+    buffer of the scaled steps; `weight_decay` adds ``weight_decay * p`` to the gradient;
+    `maximize` ascends.
 
     >>> import autograd_core as ag, optim
     >>> w = ag.tensor([1.0], requires_grad=True)
@@ -40,6 +34,10 @@ class RMSprop(Optimizer):
         weight_decay: float = 0.0,
         momentum: float = 0.0,
         centered: bool = False,
+        capturable: bool = False,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
     ) -> None:
         settings = {
             name: hyperparameter(name, value)
@@ -51,7 +49,8 @@ class RMSprop(Optimizer):
                 ("momentum", momentum),
             )
         }
-        super().__init__(params, dict(**settings, centered=centered))
+        flags = torch_flags(maximize=maximize, differentiable=differentiable, capturable=capturable, foreach=foreach)
+        super().__init__(params, dict(**settings, centered=centered, **flags))
 
     def update(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         xp = p.backend.xp
@@ -61,12 +60,12 @@ class RMSprop(Optimizer):
             if wanted and key not in state:  # made at the first step (or when a schedule turns momentum on)
                 state[key] = xp.zeros_like(p.array)
         state["step"] += 1
-        grad = p.grad.array
+        grad = gradient(p, group)
         if group["weight_decay"]:
             grad = grad + group["weight_decay"] * p.array
         square_avg = state["square_avg"] = state["square_avg"] * alpha + (1 - alpha) * grad * grad
         if group["centered"]:
-            grad_avg = state["grad_avg"] = _lerp(state["grad_avg"], grad, 1 - alpha)
+            grad_avg = state["grad_avg"] = lerp(state["grad_avg"], grad, 1 - alpha)
             square_avg = square_avg - grad_avg * grad_avg
         avg = xp.sqrt(square_avg) + group["eps"]
         if momentum > 0:

@@ -6,11 +6,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from autograd_core.autodiff.tensor import Tensor
-from optim.optimizer import Optimizer, hyperparameter
+from optim.optimizer import Optimizer, gradient, hyperparameter, torch_flags
 
 
 class SGD(Optimizer):
-    """SGD as ``torch.optim.SGD``: the momentum buffer starts at the first gradient.
+    """SGD as ``torch.optim.SGD``: the momentum buffer starts at the first gradient;
+    `maximize` ascends.
 
     >>> import autograd_core as ag, optim
     >>> w = ag.tensor([1.0], requires_grad=True)
@@ -28,6 +29,11 @@ class SGD(Optimizer):
         dampening: float = 0.0,
         weight_decay: float = 0.0,
         nesterov: bool = False,
+        *,
+        maximize: bool = False,
+        foreach: bool | None = None,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         lr, momentum, dampening, weight_decay = (
             hyperparameter(name, value)
@@ -40,13 +46,15 @@ class SGD(Optimizer):
         )
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum needs momentum > 0 and dampening = 0")
+        flags = torch_flags(maximize=maximize, differentiable=differentiable, foreach=foreach, fused=fused)
         super().__init__(
-            params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov)
+            params,
+            dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov, **flags),
         )
 
     def update(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         xp = p.backend.xp
-        d_p = p.grad.array
+        d_p = gradient(p, group)
         if group["weight_decay"]:
             d_p = d_p + group["weight_decay"] * p.array
         if group["momentum"]:

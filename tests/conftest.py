@@ -58,6 +58,7 @@ DASK_MODULES = {
     "test_dask_faults.py",
     "test_safetensors.py",
     "test_nn_utils.py",
+    "test_data_loading.py",
 }
 DASK_SKIPS = {
     "test_capability_flags_are_true": "dask arrays take item assignment (the Array object gets a new graph) but "

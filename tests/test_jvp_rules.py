@@ -403,6 +403,10 @@ LINEAR_THROUGH_COMPLEX = {
         lambda x: torch.fft.rfftn(x, dim=(1,)),
     ),
     "ihfft": (ag.fft.ihfft, (normal(7),), torch.fft.ihfft),
+    "fft": (lambda x: ag.fft.fft(x, n=7), (normal(2, 5),), lambda x: torch.fft.fft(x, n=7)),
+    "ifft": (lambda x: ag.fft.ifft(x, axis=0), (normal(4, 3),), lambda x: torch.fft.ifft(x, dim=0)),
+    "fftn": (lambda x: ag.fft.fftn(x, s=(3, 4)), (normal(2, 5),), lambda x: torch.fft.fftn(x, s=(3, 4))),
+    "ifftn": (lambda x: ag.fft.ifftn(x, norm="ortho"), (normal(2, 5),), lambda x: torch.fft.ifftn(x, norm="ortho")),
     "irfft": (
         lambda x: ag.fft.irfft(ag.fft.rfft(x) * ag.asarray(_C[:4])),
         (normal(6),),

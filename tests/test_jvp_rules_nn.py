@@ -32,7 +32,22 @@ RTOL = dict(rtol=1e-10, atol=1e-12)
 
 # Every recording primitive declared in autograd_core/primitives/ (vmap.py aside) with the
 # reason it has no native rule; none is left.
-ON_THE_FALLBACK: dict[str, str] = {}
+_NO_DERIVATIVE = "PyTorch defines no derivative for it; forward mode refuses it as backward does"
+ON_THE_FALLBACK: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            *("airy_ai", "j0", "j1", "y0", "y1", "k0", "k1", "k0e", "k1e", "spherical_bessel_j0"),
+            *("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w"),
+            *("shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v"),
+            *("shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he"),
+            *("laguerre_polynomial_l", "legendre_polynomial_p"),
+        ),
+        _NO_DERIVATIVE,
+    ),
+    "zeta": "differentiable in q only (x has no derivative in PyTorch); its JVP is the double-VJP fallback's",
+    "gammainc": "differentiable in x only (a has no derivative in PyTorch); its JVP is the double-VJP fallback's",
+    "gammaincc": "differentiable in x only (a has no derivative in PyTorch); its JVP is the double-VJP fallback's",
+}
 
 
 def ours() -> set[str]:

@@ -423,7 +423,7 @@ ERRORS = [
     ("interpolate-neither", lambda x: S.interpolate(x), ValueError, "exactly one"),
     (
         "interpolate-unknown_mode",
-        lambda x: S.interpolate(x, size=3, mode="bicubic"),
+        lambda x: S.interpolate(x, size=3, mode="lanczos"),
         ValueError,
         "supported: nearest, nearest-exact, linear",
     ),

@@ -33,7 +33,9 @@ def test_pack_and_pad_match_torch(backend, lengths, enforce_sorted, batch_first)
     assert_close(ours.data, theirs.data)
     assert host(ours.batch_sizes).tolist() == theirs.batch_sizes.tolist()
     padded, got_lengths = rnn.pad_packed_sequence(ours, batch_first=batch_first, padding_value=-1.0, total_length=6)
-    ref, ref_lengths = torch_rnn.pad_packed_sequence(theirs, batch_first=batch_first, padding_value=-1.0, total_length=6)
+    ref, ref_lengths = torch_rnn.pad_packed_sequence(
+        theirs, batch_first=batch_first, padding_value=-1.0, total_length=6
+    )
     assert_close(padded, ref)
     assert host(got_lengths).tolist() == ref_lengths.tolist()
     w = np.random.default_rng(1).standard_normal(tuple(ref.shape))

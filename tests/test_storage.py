@@ -300,12 +300,24 @@ IN_PLACE = {
     "tanh_": lambda lib: (),
     "zero_": lambda lib: (),
 }
-RANDOM_IN_PLACE = {"normal_": (0.0, 0.02), "uniform_": (-0.1, 0.1)}
+RANDOM_IN_PLACE = {
+    "normal_": (0.0, 0.02),
+    "uniform_": (-0.1, 0.1),
+    "exponential_": (50.0,),
+    "log_normal_": (-5.0, 0.5),
+}
+# samplers whose draws repeat (discrete) or spread without bound: checked by their support
+RANDOM_IN_PLACE_SUPPORT = {
+    "bernoulli_": ((0.5,), lambda v: set(np.unique(v)) == {0.0, 1.0}),
+    "geometric_": ((0.5,), lambda v: v.min() >= 1 and np.all(v == np.round(v))),
+    "random_": ((0, 10), lambda v: v.min() >= 0 and v.max() < 10 and len(np.unique(v)) == 10),
+    "cauchy_": ((0.0, 1.0), lambda v: np.all(np.isfinite(v)) and len(np.unique(v)) > 500),
+}
 
 
 def test_the_in_place_table_is_every_in_place_method():
     methods = {n for n in dir(ag.Tensor) if n.endswith("_") and not n.startswith("_")} - {"requires_grad_", "detach_"}
-    assert methods == set(IN_PLACE) | set(RANDOM_IN_PLACE)
+    assert methods == set(IN_PLACE) | set(RANDOM_IN_PLACE) | set(RANDOM_IN_PLACE_SUPPORT)
 
 
 VIAS = ("transposed_row", "detach", "data")
@@ -345,6 +357,15 @@ def test_random_in_place_methods_write_through_data(backend, name):
     values = host(layer.weight)
     assert layer.weight.requires_grad and layer.weight.is_leaf
     assert 0 < values.std() < 0.1 and len(np.unique(values)) > 500
+
+
+@pytest.mark.parametrize("name", RANDOM_IN_PLACE_SUPPORT)
+def test_random_in_place_samplers_write_their_support_through_data(backend, name):
+    layer = nn.Linear(30, 20)
+    args, in_support = RANDOM_IN_PLACE_SUPPORT[name]
+    getattr(layer.weight.data, name)(*args)
+    assert layer.weight.requires_grad and layer.weight.is_leaf
+    assert in_support(host(layer.weight))
 
 
 @pytest.mark.parametrize("optimizer", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"])

@@ -39,6 +39,7 @@ LAYERS = (  # bottom first; docs/engine.md describes each
     ("export", ("autograd_core.export.*",)),
     ("the public namespace", ("autograd_core",)),
     ("layers and optimizers", ("nn.*", "optim.*")),
+    ("data loading", ("autograd_core.utils.*",)),
     ("PyTorch's namespace", ("autograd_core.torch.*",)),
 )  # a compiled submodule, built from this source next to it
 

@@ -5,6 +5,7 @@ torch, values and vector-Jacobian products compared.
     python tools/op_db.py --backend numpy                     # every entry, a summary
     python tools/op_db.py --backend jax --ops cat,linalg.norm --verbose
     python tools/op_db.py --backend numpy --out results/op-db-numpy.json
+    python tools/op_db.py --table results/op-db-*.json          # the committed results as a table
 
 An entry is matched by its name: ``linalg.norm`` is ``autograd_core.torch.linalg.norm``,
 ``__radd__`` a method of the input, and a name the namespace lacks a Tensor method or
@@ -29,6 +30,7 @@ import types
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -42,7 +44,18 @@ UNCOMPARABLE_VALUES = {  # random draws and uninitialised memory: shape and dtyp
     *("nn.functional.dropout", "nn.functional.dropout2d", "nn.functional.dropout3d", "nn.functional.alpha_dropout"),
     *("nn.functional.feature_alpha_dropout", "empty", "empty_like", "empty_permuted", "empty_strided"),
     *("new_empty", "new_empty_strided", "svd_lowrank", "pca_lowrank"),
+    *("nn.functional.fractional_max_pool2d", "nn.functional.fractional_max_pool3d"),
 }
+
+RANDOM_SAMPLES = {  # samples that draw a dropout mask: shape and dtype are compared
+    "nn.functional.scaled_dot_product_attention": lambda s: s.kwargs.get("dropout_p", 0) > 0,
+    "nn.functional.multi_head_attention_forward": lambda s: s.kwargs.get("training") and s.args[9] > 0,
+}
+
+TORCH_INACCURATE = {"special.bessel_j0": 1e-6, "special.bessel_y1": 1e-6}
+"""Entries compared with a looser absolute tolerance because torch's own float64 values are
+off: on [4, 6] its bessel_j0 and bessel_y1 differ from mpmath's by up to 3.8e-7 and 8.7e-7,
+SciPy's (and ours) by 2e-16 and 1e-15."""
 
 NOT_APPLICABLE = {
     "sparse": "a sparse layout: tensors here are dense",
@@ -99,12 +112,25 @@ def to_ours(x: Any, ns: Any, grads: list[tuple[Any, Any]]) -> Any:
         return str(x)
     if isinstance(x, torch.Size):
         return tuple(x)
+    if isinstance(x, torch.nn.Module) and not any(True for _ in x.parameters()):
+        return _our_module(x, ns)
     if isinstance(x, (list, tuple)):
         items = [to_ours(v, ns, grads) for v in x]
         return type(x)(items) if not hasattr(x, "_fields") else tuple(items)
     if isinstance(x, dict):
         return {k: to_ours(v, ns, grads) for k, v in x.items()}
     return x
+
+
+def _our_module(module: torch.nn.Module, ns: Any) -> Any:
+    """Our layer of the same class and settings as a torch layer without parameters
+    (``nn.PairwiseDistance(p=1)`` as a loss's distance function)."""
+    ours = getattr(ns.nn, type(module).__name__).__new__(getattr(ns.nn, type(module).__name__))
+    ns.nn.Module.__init__(ours)
+    for key, value in vars(module).items():
+        if not key.startswith("_"):
+            setattr(ours, key, value)
+    return ours
 
 
 def leaves(x: Any) -> Iterator[Any]:
@@ -128,15 +154,23 @@ def host(x: Any) -> Any:
 
 
 # --- one entry ----------------------------------------------------------------------------------
+def written_by_the_database(fn: Any) -> bool:
+    return isinstance(fn, types.FunctionType) and (fn.__module__ or "").startswith("torch.testing")
+
+
+def with_our_namespace(fn: types.FunctionType, ns: Any) -> types.FunctionType:
+    """A function of the op database run with our namespace where it names torch (and F)."""
+    scope = {**fn.__globals__, "torch": ns, "F": ns.nn.functional}
+    return types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__, fn.__closure__)
+
+
 def counterpart(op: Any, ns: Any) -> Callable[..., Any] | None:
     """Our function for `op`, called as torch's is: ``f(input, *args, **kwargs)``. An entry whose
     function the op database writes itself (a lambda reordering arguments, ``lambda x: x.mH``)
     runs that function with our namespace in the place of torch's."""
     name = op.name
-    written_here = getattr(op.op, "__module__", "") or ""
-    if isinstance(op.op, types.FunctionType) and written_here.startswith("torch.testing"):
-        scope = {**op.op.__globals__, "torch": ns, "F": ns.nn.functional}
-        return types.FunctionType(op.op.__code__, scope, op.op.__name__, op.op.__defaults__, op.op.__closure__)
+    if written_by_the_database(op.op):
+        return with_our_namespace(op.op, ns)
     if name.startswith("__"):
         return lambda x, *a, **k: getattr(x, name)(*a, **k)
     target: Any = ns
@@ -153,7 +187,7 @@ def counterpart(op: Any, ns: Any) -> Callable[..., Any] | None:
     return None
 
 
-def compare(ours: Any, theirs: Any, values: bool) -> str:
+def compare(ours: Any, theirs: Any, values: bool, atol: float = 1e-7) -> str:
     """What differs between two results ('' when they agree)."""
     a, b = list(leaves(ours)), list(leaves(theirs))
     if len(a) != len(b):
@@ -166,7 +200,7 @@ def compare(ours: Any, theirs: Any, values: bool) -> str:
                 return f"result {i}: shape {x.shape}, torch {y.shape}"
             if x.dtype != y.dtype:
                 return f"result {i}: dtype {x.dtype}, torch {y.dtype}"
-            if values and not np.allclose(x, y, rtol=1e-7, atol=1e-7, equal_nan=True):
+            if values and not np.allclose(x, y, rtol=1e-7, atol=atol, equal_nan=True):
                 return f"result {i}: values differ by up to {np.nanmax(np.abs(x - y)):.3g}"
         elif values and not (x == y or (x != x and y != y)):
             return f"result {i}: {x!r}, torch {y!r}"
@@ -186,13 +220,19 @@ def compare_gradients(ours_out: Any, theirs_out: Any, grads: list[tuple[Any, Any
     rng = np.random.default_rng(seed)
     cotangents = [rng.standard_normal(tuple(t.shape)) for _, t in pairs]
     expected = torch.autograd.grad(
-        [t for _, t in pairs], [t for t, _ in grads], [torch.tensor(c) for c in cotangents], allow_unused=True
+        [t for _, t in pairs],
+        [t for t, _ in grads],
+        [torch.tensor(c, dtype=t.dtype) for (_, t), c in zip(pairs, cotangents)],
+        allow_unused=True,
     )
     recorded = [(o, c) for (o, _), c in zip(pairs, cotangents) if getattr(o, "requires_grad", False)]
     got = [None] * len(grads)  # no output recorded here: every gradient is zero
     if recorded:
         got = ns.autograd.grad(
-            [o for o, _ in recorded], [o for _, o in grads], [ns.tensor(c) for _, c in recorded], allow_unused=True
+            [o for o, _ in recorded],
+            [o for _, o in grads],
+            [ns.tensor(c).to(o.dtype) for o, c in recorded],
+            allow_unused=True,
         )
     for i, (g, e) in enumerate(zip(got, expected)):
         g = np.zeros(tuple(grads[i][0].shape)) if g is None else host(g)
@@ -226,13 +266,23 @@ def run_entry(op: Any, ns: Any, samples: int = 8) -> Outcome:
         except Exception:  # noqa: BLE001 - a sample torch itself rejects says nothing about ours
             continue
         tried += 1
+        random_sample = name in RANDOM_SAMPLES and RANDOM_SAMPLES[name](sample)
         grads: list[tuple[Any, Any]] = []
         inputs = to_ours((sample.input, sample.args, sample.kwargs), ns, grads)
         try:
             ours = ours_fn(inputs[0], *inputs[1], **inputs[2])
-            problem = compare(ours, theirs, values)
-            if not problem and differentiable:
+            # the sample's view of the results that is unique (eigenvectors up to sign: their absolute values)
+            seen = sample.output_process_fn_grad
+            theirs = seen(theirs)
+            ours = (with_our_namespace(seen, ns) if written_by_the_database(seen) else seen)(ours)
+            problem = compare(ours, theirs, values and not random_sample, TORCH_INACCURATE.get(name, 1e-7))
+            if not problem and differentiable and not random_sample:
                 problem = compare_gradients(ours, theirs, grads, ns, seed=k)
+        except AttributeError as error:
+            if f"'{ns.__name__}" in str(error) or "'Tensor'" in str(error):
+                return Outcome(name, "missing", str(error), tried)
+            where = traceback.extract_tb(error.__traceback__)[-1]
+            return Outcome(name, "raises", f"{type(error).__name__}: {error} ({where.filename}:{where.lineno})", tried)
         except Exception as error:  # noqa: BLE001 - the outcome records what was raised
             where = traceback.extract_tb(error.__traceback__)[-1]
             return Outcome(name, "raises", f"{type(error).__name__}: {error} ({where.filename}:{where.lineno})", tried)
@@ -262,6 +312,17 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
     return {"counts": dict(counts), "applicable": applicable, "pass_rate": counts["pass"] / max(applicable, 1)}
 
 
+def table(paths: list[str]) -> str:
+    """The committed results (``results/op-db-*.json``) as one markdown table, a row per backend."""
+    statuses = ("pass", "missing", "raises", "wrong", "no_float64", "not_applicable")
+    rows = ["| backend | " + " | ".join(statuses) + " | pass rate |", "|---" * (len(statuses) + 2) + "|"]
+    for path in paths:
+        result = json.loads(Path(path).read_text())
+        counts = [str(result["counts"].get(s, 0)) for s in statuses]
+        rows.append(f"| {result['backend']} | " + " | ".join(counts) + f" | {result['pass_rate']:.1%} |")
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backend", default="numpy")
@@ -269,7 +330,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=8)
     parser.add_argument("--out", help="write every outcome and the summary as JSON here")
     parser.add_argument("--verbose", action="store_true", help="print every entry that does not pass")
+    parser.add_argument("--table", nargs="+", metavar="JSON", help="print these results files as a table, run nothing")
     args = parser.parse_args(argv)
+    if args.table:
+        print(table(args.table))
+        return 0
     outcomes = run(args.backend, set(args.ops.split(",")) if args.ops else None, args.samples)
     result = summary(outcomes)
     if args.verbose:

@@ -29,7 +29,17 @@ from autograd_core.graph.tensor_base import (
     to_array,
     use_tensor_class,
 )
-from autograd_core.ops import core as ops, creation, elementwise, linalg, manipulation, searching, statistics
+from autograd_core.ops import (
+    core as ops,
+    creation,
+    elementwise,
+    linalg,
+    manipulation,
+    random,
+    searching,
+    special,
+    statistics,
+)
 from autograd_core.primitives.indexing import index_add
 
 __all__ = ["RemovableHandle", "Tensor", "bump_version"]
@@ -111,6 +121,8 @@ def _extremum(reduce: Callable, position: Callable, pairwise: Callable) -> Calla
         dim = axis if dim is None else dim
         if dim is None:
             return reduce(self)
+        if self.ndim == 0:
+            return _one_element(self, dim)
         indices = position(self, axis=dim, keepdims=True)
         values = manipulation.take_along_axis(self, indices, axis=dim)
         if not (keepdim or keepdims):
@@ -118,6 +130,13 @@ def _extremum(reduce: Callable, position: Callable, pairwise: Callable) -> Calla
         return Sorted(values, indices)
 
     return method
+
+
+def _one_element(x: TensorBase, dim: int) -> Sorted:
+    """A 0-d tensor reduced along `dim` (0 or -1, as PyTorch allows): its value, at index 0."""
+    if dim not in (0, -1):
+        raise IndexError(f"dim {dim} is out of range for a 0-d tensor (0 or -1)")
+    return Sorted(ops.clone(x), ops.reshape(searching.argmax(ops.reshape(x, (1,))), ()))
 
 
 def _positions(x: TensorBase, dim: int, index: TensorBase) -> Any:
@@ -274,6 +293,40 @@ def _method_in_place(f: Callable) -> Callable:
 def _sizes(args: tuple) -> tuple[int, ...]:
     """Accept both f(2, 3) and f((2, 3)), as PyTorch does."""
     return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
+
+
+def _drawn_in_place(sample: Callable) -> Callable:
+    """The in-place sampler ``t.f_(...)``: its values replaced by ``sample(t, ...)``, draws of
+    its shape and dtype, recorded with a zero gradient for its former values (as PyTorch's)."""
+    return lambda self, *args, **options: self._update(
+        lambda old: random.with_zero_gradient(sample(old, *args, **options), old)
+    )
+
+
+def _cast_to(dtype: str) -> Callable:
+    """``t.float()`` and the like: `t` in `dtype` (itself when it is); `memory_format` changes
+    nothing here, where tensors are laid out by their library."""
+    return lambda self, memory_format=None: ops._cast(self, dtype)
+
+
+def _new_like(make: Callable) -> Callable:
+    """``t.new_zeros(*size)`` and the like: ``make(shape, dtype=, device=, requires_grad=)``
+    in `t`'s dtype and on its device unless told otherwise."""
+
+    def new(
+        self: Tensor,
+        *size: Any,
+        dtype: Any = None,
+        device: Any = None,
+        requires_grad: bool = False,
+        layout: Any = None,
+        pin_memory: bool = False,
+    ) -> Tensor:
+        device = self.device if device is None else Device(_backend_for(self.backend, None, device))
+        dtype = self.dtype if dtype is None else dtype
+        return make(_sizes(size), dtype=dtype, device=device, requires_grad=requires_grad)
+
+    return new
 
 
 class Tensor(TensorBase, GraphFields):
@@ -636,11 +689,35 @@ class Tensor(TensorBase, GraphFields):
     real = property(elementwise.real)
     imag = property(elementwise.imag)
 
+    # --- special functions, under PyTorch's names ----------------------------------------------
+    digamma = special.digamma
+    erfc = special.erfc
+    erfinv = special.erfinv
+    i0 = special.i0
+    igamma = special.gammainc
+    igammac = special.gammaincc
+    lgamma = special.gammaln
+    sinc = special.sinc
+    xlogy = special.xlogy
+
+    def logit(self, eps: float | None = None) -> Tensor:
+        return special.logit(self, eps)
+
+    def polygamma(self, n: int) -> Tensor:
+        return special.polygamma(n, self)
+
+    def mvlgamma(self, p: int) -> Tensor:
+        return special.multigammaln(self, p)
+
     # --- shapes, under PyTorch's names and signatures ---------------------------------------
     clone = ops.clone
     flatten = ops.flatten
     swapaxes = transpose = ops.swapaxes
     mT = property(ops.matrix_transpose)  # noqa: N815 - the standard's name
+
+    adjoint = manipulation.adjoint
+    mH = property(manipulation.adjoint)  # noqa: N815 - PyTorch's name
+    H = property(manipulation.conj_transpose)
 
     @property
     def T(self) -> Tensor:  # noqa: N802 - the standard's name
@@ -682,13 +759,16 @@ class Tensor(TensorBase, GraphFields):
     def squeeze(self, dim: Any = None) -> Tensor:
         """Without the given dims (all when None) that have size 1; a dim of another size is
         kept, as in PyTorch."""
-        if dim is None:
-            return ops.squeeze(self, dim)
+        if dim is None or self.ndim == 0:
+            return ops.squeeze(self, None)
         dims = tuple(d % self.ndim for d in (dim if isinstance(dim, (tuple, list)) else (dim,)) if self.shape[d] == 1)
         return ops.squeeze(self, dims) if dims else self
 
-    def flip(self, *dims: Any) -> Tensor:
-        return manipulation.flip(self, axis=_sizes(dims) if dims else None)
+    def flip(self, *dims: Any, **named: Any) -> Tensor:
+        """The elements reversed along `dims` (given as ``flip(0, 1)``, ``flip((0, 1))`` or ``dims=``)."""
+        if not dims and set(named) != {"dims"}:
+            raise TypeError(f"flip() takes the dims to reverse (positional or dims=), got {sorted(named)}")
+        return manipulation.flip(self, axis=_sizes(dims) if dims else tuple(named["dims"]))
 
     def split(self, split_size: Any, dim: int = 0) -> Any:
         return manipulation.split(self, split_size, axis=dim)
@@ -715,20 +795,15 @@ class Tensor(TensorBase, GraphFields):
     unfold = manipulation.unfold
 
     # --- indexing, under PyTorch's names ------------------------------------------------------
-    def gather(self, dim: int, index: Tensor) -> Tensor:
-        """The elements along `dim` at `index`, in `index`'s shape, which may be smaller than
-        `self` along the other dimensions (PyTorch's ``gather``)."""
-        dim = dim % self.ndim
-        if index.ndim != self.ndim:
-            raise ValueError(f"gather: index of {index.ndim} dimensions for a tensor of {self.ndim}")
-        region = tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))
-        return manipulation.take_along_axis(self[region], index, axis=dim)
+    gather = manipulation.gather
 
+    @manipulation.scalar_as_vector(1)
     def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
         """`self` with each element of `src` added at the position `index` names along `dim`
         (repeats add up), differentiable in both (PyTorch's ``scatter_add``)."""
         return self + _scattered(self, dim, index, src)
 
+    @manipulation.scalar_as_vector(1)
     def scatter(self, dim: int, index: Tensor, src: Any = None, *, value: Any = None) -> Tensor:
         """`self` with `src` (or the scalar `value`) written at the positions `index` names
         along `dim`; a position named twice is refused (PyTorch leaves it unspecified)."""
@@ -744,6 +819,7 @@ class Tensor(TensorBase, GraphFields):
         hit = _scattered(creation.zeros_like(self), dim, index, ones) > 0
         return ops.where(hit, _scattered(self, dim, index, src), self)
 
+    @manipulation.scalar_as_vector(1)
     def scatter_reduce(self, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True) -> Tensor:
         """`self` with the elements of `src` that `index` sends to each position along `dim`
         combined by `reduce` ("sum", "prod", "mean", "amax" or "amin"), with `self`'s own value
@@ -758,6 +834,8 @@ class Tensor(TensorBase, GraphFields):
         if reduce not in SCATTER_REDUCTIONS:
             raise ValueError(f"scatter_reduce: reduce must be one of {sorted(SCATTER_REDUCTIONS)}, not {reduce!r}")
         dim = dim % max(self.ndim, 1)
+        if index.numel() == 0:  # no position named: every one keeps self's value
+            return ops.clone(self)
         positions = _positions(self, dim, index)
         values = ops.reshape(src[tuple(slice(0, n) for n in index.shape)], (-1,))
         flat = ops.reshape(self, (-1,))
@@ -766,18 +844,21 @@ class Tensor(TensorBase, GraphFields):
         reduced = SCATTER_REDUCTIONS[reduce](flat, ops._cast(values, self.dtype), positions, count, include_self)
         return ops.reshape(ops.where(count > 0, ops._cast(reduced, self.dtype), flat), self.shape)
 
+    @manipulation.scalar_as_vector(1)
     def index_add(self, dim: int, index: Tensor, source: Tensor, *, alpha: float = 1) -> Tensor:
         """`self` with ``alpha * source[..., i, ...]`` added at ``index[i]`` along `dim` (repeats add up)."""
         dim = dim % max(self.ndim, 1)
         added = _scattered(self, dim, _along_dim(index, dim, tuple(source.shape)), source)
         return self + (added if alpha == 1 else alpha * added)
 
+    @manipulation.scalar_as_vector(1)
     def index_copy(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
         """`self` with ``source[..., i, ...]`` written at ``index[i]`` along `dim` (an index
         named twice is refused)."""
         dim = dim % max(self.ndim, 1)
         return self.scatter(dim, _along_dim(index, dim, tuple(source.shape)), source)
 
+    @manipulation.scalar_as_vector(0)
     def index_fill(self, dim: int, index: Tensor, value: Any) -> Tensor:
         """`self` with `value` at every ``index[i]`` along `dim`."""
         dim = dim % max(self.ndim, 1)
@@ -785,22 +866,38 @@ class Tensor(TensorBase, GraphFields):
         hit = _scattered(creation.zeros_like(self), dim, at, creation.ones(at.shape, dtype=self.dtype)) > 0
         return manipulation.masked_fill(self, hit, value)
 
-    def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor:
-        """`self` with the elements of `source`, in order, where `mask` (broadcast to `self`) is
-        True."""
-        xp = self.backend.xp
-        where_true = xp.nonzero(xp.reshape(ops.broadcast_to(mask, self.shape).array, (-1,)))[0]
-        taken = int(where_true.shape[0])
-        if source.numel() < taken:
-            raise ValueError(f"masked_scatter: the mask selects {taken} elements but source has {source.numel()}")
-        values = ops.reshape(source, (-1,))[:taken]
-        flat = ops.reshape(self, (-1,))
-        hit = _add_at(creation.ones((taken,), dtype=self.dtype), flat.shape[0], where_true) > 0
-        placed = _add_at(ops._cast(values, self.dtype), flat.shape[0], where_true)
-        return ops.reshape(ops.where(hit, placed, flat), self.shape)
+    masked_scatter = manipulation.masked_scatter
+    index_select = manipulation.index_select
 
-    def index_select(self, dim: int, index: Tensor) -> Tensor:
-        return ops.take(self, index, axis=dim)
+    @manipulation.scalar_as_vector(1)
+    def index_reduce(
+        self, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self: bool = True
+    ) -> Tensor:
+        """`self` with the slices of `source` that `index` sends to each slice along `dim`
+        combined by `reduce` ("prod", "mean", "amax" or "amin"), as `scatter_reduce`."""
+        dim = dim % self.ndim
+        along = _along_dim(index, dim, tuple(source.shape))
+        return self.scatter_reduce(dim, along, source, reduce, include_self=include_self)
+
+    put = manipulation.put
+    index_put = manipulation.index_put
+    take_along_dim = manipulation.take_along_dim
+    nonzero_static = manipulation.nonzero_static
+    unique_consecutive = manipulation.unique_consecutive
+    select_scatter = manipulation.select_scatter
+    slice_scatter = manipulation.slice_scatter
+    diagonal_scatter = manipulation.diagonal_scatter
+    diagflat = manipulation.diagflat
+    ravel = manipulation.ravel
+    kron = manipulation.kron
+    rot90 = manipulation.rot90
+    hsplit, vsplit, dsplit = manipulation.hsplit, manipulation.vsplit, manipulation.dsplit
+
+    def sum_to_size(self, *size: Any) -> Tensor:
+        return manipulation.sum_to_size(self, _sizes(size))
+
+    def argwhere(self) -> Tensor:
+        return manipulation.nonzero(self)
 
     def masked_select(self, mask: Tensor) -> Tensor:
         """The elements where `mask` (broadcast with `self`) is True, as a 1-D tensor."""
@@ -951,17 +1048,7 @@ class Tensor(TensorBase, GraphFields):
     def select(self, dim: int, index: int) -> Tensor:
         return self[(slice(None),) * (dim % self.ndim) + (index,)]
 
-    def tensor_split(self, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
-        """Parts along `dim`: `n` of them (the first ``size % n`` one longer), or cut at the
-        given indices (PyTorch's ``tensor_split``)."""
-        size = self.shape[dim % self.ndim]
-        if isinstance(indices_or_sections, int):
-            n = indices_or_sections
-            lengths = [size // n + (i < size % n) for i in range(n)]
-            cuts = np.cumsum([0, *lengths]).tolist()
-        else:
-            cuts = [0, *indices_or_sections, size]
-        return tuple(self.narrow(dim, a, max(min(b, size) - a, 0)) for a, b in zip(cuts, cuts[1:]))
+    tensor_split = manipulation.tensor_split
 
     def repeat(self, *sizes: Any) -> Tensor:
         """The tensor tiled `sizes` times along each dimension (PyTorch's ``repeat``, numpy's ``tile``)."""
@@ -970,8 +1057,9 @@ class Tensor(TensorBase, GraphFields):
     def tile(self, *dims: Any) -> Tensor:
         return manipulation.tile(self, _sizes(dims))
 
-    def repeat_interleave(self, repeats: Any, dim: int | None = None) -> Tensor:
-        """Each element repeated `repeats` times along `dim` (the flattened tensor when None)."""
+    def repeat_interleave(self, repeats: Any, dim: int | None = None, *, output_size: int | None = None) -> Tensor:
+        """Each element repeated `repeats` times along `dim` (the flattened tensor when None);
+        `output_size`, the result's length there, changes nothing here (PyTorch's saves a sync)."""
         return manipulation.repeat(self, repeats, axis=dim)
 
     def fliplr(self) -> Tensor:
@@ -1004,6 +1092,8 @@ class Tensor(TensorBase, GraphFields):
         return ops.sum(self * other)
 
     def inner(self, other: Tensor) -> Tensor:
+        if self.ndim == 0 or other.ndim == 0:
+            return self * other
         return linalg.tensordot(self, other, axes=((-1,), (-1,)))
 
     def outer(self, other: Tensor) -> Tensor:
@@ -1014,6 +1104,34 @@ class Tensor(TensorBase, GraphFields):
 
     def trace(self) -> Tensor:
         return linalg.trace(self)
+
+    # PyTorch's linear algebra methods (autograd_core.ops.linalg; torch.linalg's are autograd_core.torch.linalg)
+    det, inverse, matrix_exp, logdet, geqrf = linalg.det, linalg.inv, linalg.matrix_exp, linalg.logdet, linalg.geqrf
+    cholesky_inverse, cholesky_solve, ormqr = linalg.cholesky_inverse, linalg.cholesky_solve, linalg.ormqr
+    svd, triangular_solve = linalg.svd_uv, linalg.triangular_solve
+
+    def slogdet(self) -> Any:
+        return linalg.slogdet(self)
+
+    def matrix_power(self, n: int) -> Tensor:
+        return linalg.matrix_power(self, n)
+
+    def cholesky(self, upper: bool = False) -> Tensor:
+        return linalg.cholesky(self, upper=upper)
+
+    def qr(self, some: bool = True) -> Any:
+        return linalg.qr(self, mode="reduced" if some else "complete")
+
+    def pinverse(self, rcond: float = 1e-15) -> Tensor:
+        return linalg.pinv(self, rtol=rcond)
+
+    def lu(self, pivot: bool = True, get_infos: bool = False) -> Any:
+        """``(LU, pivots)``, with the int32 `infos` (zeros) when `get_infos` (PyTorch's ``lu``)."""
+        factors = linalg.lu_factor(self, pivot=pivot)
+        return (*factors, linalg._info(self)) if get_infos else tuple(factors)
+
+    def lu_solve(self, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803 - PyTorch's names
+        return linalg.lu_solve(LU_data, LU_pivots, self)
 
     def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:
         return beta * self + alpha * ops.matmul(mat1, mat2)
@@ -1037,46 +1155,35 @@ class Tensor(TensorBase, GraphFields):
     tanh_ = _method_in_place(elementwise.tanh)
     relu_ = _method_in_place(elementwise.relu)
 
-    def uniform_(self, a: float = 0.0, b: float = 1.0) -> Tensor:
-        return self.copy_(creation.uniform(self.shape, a, b, self.dtype, device=self.device))
-
-    def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
-        return self.copy_(mean + std * creation.randn(*self.shape, dtype=self.dtype, device=self.device))
+    # --- random draws (`generator=` a Generator, else the default stream) --------------------------
+    uniform_ = _drawn_in_place(random.uniform_like)
+    normal_ = _drawn_in_place(random.normal_like)
+    bernoulli_ = _drawn_in_place(lambda self, p=0.5, *, generator=None: random.bernoulli(self, p, generator=generator))
+    exponential_ = _drawn_in_place(random.exponential)
+    cauchy_ = _drawn_in_place(random.cauchy)
+    geometric_ = _drawn_in_place(random.geometric)
+    log_normal_ = _drawn_in_place(random.log_normal)
+    random_ = _drawn_in_place(random.random_like)
+    bernoulli = random.bernoulli
+    multinomial = random.multinomial
 
     # --- new tensors like this one ----------------------------------------------------------------
-    def new_zeros(self, *size: Any) -> Tensor:
-        return creation.zeros(_sizes(size), dtype=self.dtype, device=self.device)
+    new_zeros, new_ones, new_empty = _new_like(creation.zeros), _new_like(creation.ones), _new_like(creation.empty)
 
-    def new_ones(self, *size: Any) -> Tensor:
-        return creation.ones(_sizes(size), dtype=self.dtype, device=self.device)
+    def new_full(self, size: Any, fill_value: Any, **options: Any) -> Tensor:
+        return _new_like(lambda shape, **kw: creation.full(shape, fill_value, **kw))(self, tuple(size), **options)
 
-    def new_empty(self, *size: Any) -> Tensor:
-        return creation.empty(_sizes(size), dtype=self.dtype, device=self.device)
-
-    def new_full(self, size: Any, fill_value: Any) -> Tensor:
-        return creation.full(tuple(size), fill_value, dtype=self.dtype, device=self.device)
+    def new_empty_strided(self, size: Any, stride: Any, **options: Any) -> Tensor:
+        """``new_empty(size)``: tensors here are laid out by their library, so `stride` is not kept."""
+        return self.new_empty(tuple(size), **options)
 
     def new_tensor(self, data: Any) -> Tensor:
         return creation.asarray(data, dtype=self.dtype, device=self.device, copy=True)
 
     # --- dtypes and backends ----------------------------------------------------------------
-    def float(self) -> Tensor:
-        return ops._cast(self, "float32")
-
-    def double(self) -> Tensor:
-        return ops._cast(self, "float64")
-
-    def long(self) -> Tensor:
-        return ops._cast(self, "int64")
-
-    def int(self) -> Tensor:
-        return ops._cast(self, "int32")
-
-    def half(self) -> Tensor:
-        return ops._cast(self, "float16")
-
-    def bool(self) -> Tensor:
-        return ops._cast(self, "bool")
+    float, double, half = _cast_to("float32"), _cast_to("float64"), _cast_to("float16")
+    long, int, short, char, byte = (_cast_to(name) for name in ("int64", "int32", "int16", "int8", "uint8"))
+    cfloat, cdouble, bool = _cast_to("complex64"), _cast_to("complex128"), _cast_to("bool")
 
     def type_as(self, other: Tensor) -> Tensor:
         return ops._cast(self, other.dtype)
@@ -1107,8 +1214,9 @@ class Tensor(TensorBase, GraphFields):
         >>> x.to(x.device) is x, x.to("cpu").device == x.device
         (True, True)
         """
-        library = None
-        for arg in args:
+        library, flags = None, [arg for arg in args if isinstance(arg, bool)]  # non_blocking, copy
+        copy = flags[1] if len(flags) > 1 else copy
+        for arg in (arg for arg in args if not isinstance(arg, bool)):
             if isinstance(arg, TensorBase):
                 device, dtype = arg.device, dtype or arg.dtype
             elif isinstance(arg, DType) or (isinstance(arg, str) and arg in DTYPES):
@@ -1166,15 +1274,19 @@ class Tensor(TensorBase, GraphFields):
         return self.nansum(dim, keepdim) / ops.sum(present, axis=dim, keepdims=keepdim)
 
     def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
-        """The vector `p`-norm over `dim` (all elements when None); "fro" is the 2-norm."""
+        """The vector `p`-norm over `dim` (all elements when None); "fro" is the 2-norm; "nuc"
+        the nuclear norm of the matrices in the last two axes (or the two of `dim`)."""
+        if p == "nuc":
+            dims = (-2, -1) if dim is None else tuple(dim)
+            matrices = manipulation.moveaxis(self, dims, (-2, -1))
+            out = linalg.matrix_norm(matrices, ord="nuc")
+            return ops.expand_dims(out, axis=tuple(sorted(d % self.ndim for d in dims))) if keepdim else out
         return linalg.vector_norm(self, axis=dim, keepdims=keepdim, ord=2 if p == "fro" else p)
 
     def count_nonzero(self, dim: Any = None) -> Tensor:
         return ops.sum(ops.astype(self != 0, "int64"), axis=dim)
 
-    def nonzero(self) -> Tensor:
-        """The indices of the nonzero elements, one row each (PyTorch's layout)."""
-        return ops.stack(searching.nonzero(self), axis=1)
+    nonzero = manipulation.nonzero
 
     def diff(self, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None) -> Tensor:
         return statistics.diff(self, axis=dim, n=n, prepend=prepend, append=append)
@@ -1184,6 +1296,8 @@ class Tensor(TensorBase, GraphFields):
         n = self.shape[dim] if self.ndim else 1
         if not 1 <= k <= n:
             raise ValueError(f"kthvalue: k={k} is out of range for a dimension of size {n}")
+        if self.ndim == 0:
+            return _one_element(self, dim)
         values, indices = self.sort(dim)
         at = (slice(None),) * (dim % max(self.ndim, 1)) + (slice(k - 1, k),)
         values, indices = values[at], indices[at]
@@ -1195,6 +1309,8 @@ class Tensor(TensorBase, GraphFields):
         """The lower median (of all elements, or ``(values, indices)`` along `dim`), as PyTorch's."""
         if dim is None:
             return ops.reshape(self, (-1,)).median(0).values
+        if self.ndim == 0:
+            return _one_element(self, dim)
         values, indices = self.kthvalue((self.shape[dim] + 1) // 2, dim, keepdim=True)
         if self.dtype.is_floating_point:  # where there is a NaN, it is the median: the first one
             nan = ops.isnan(self)
@@ -1238,11 +1354,11 @@ class Tensor(TensorBase, GraphFields):
         """PyTorch's ``take``: the elements of `self` read as 1-D at the integer `index`, in its shape."""
         return ops.take(ops.reshape(self, (-1,)), index)
 
-    def cumsum(self, dim: int) -> Tensor:
-        return statistics.cumulative_sum(self, axis=dim)
+    def cumsum(self, dim: int, *, dtype: Any = None) -> Tensor:
+        return statistics.cumulative_sum(self, axis=dim, dtype=dtype)
 
-    def cumprod(self, dim: int) -> Tensor:
-        return statistics.cumulative_prod(self, axis=dim)
+    def cumprod(self, dim: int, *, dtype: Any = None) -> Tensor:
+        return statistics.cumulative_prod(self, axis=dim, dtype=dtype)
 
     def cummax(self, dim: int) -> Sorted:
         """The running maximum along `dim` and where it sits (the later of ties; a NaN, once
@@ -1258,15 +1374,17 @@ class Tensor(TensorBase, GraphFields):
 
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Sorted:  # noqa: A002
         """The `k` largest (or smallest) values along `dim` and their indices, in order."""
+        if self.ndim == 0 and k == 1:
+            return _one_element(self, dim)
         values, indices = self.sort(dim, descending=largest)
         first_k = (slice(None),) * (dim % self.ndim) + (slice(0, k),)
         return Sorted(values[first_k], indices[first_k])
 
-    def softmax(self, dim: int = -1) -> Tensor:
-        return elementwise.softmax(self, dim)
+    def softmax(self, dim: int = -1, dtype: Any = None) -> Tensor:
+        return elementwise.softmax(self if dtype is None else ops._cast(self, dtype), dim)
 
-    def log_softmax(self, dim: int = -1) -> Tensor:
-        return ops.log_softmax(self, dim)
+    def log_softmax(self, dim: int = -1, dtype: Any = None) -> Tensor:
+        return ops.log_softmax(self if dtype is None else ops._cast(self, dtype), dim)
 
 
 use_tensor_class(Tensor)

@@ -403,9 +403,15 @@ def _clip_jvp(ns: Any, tangents: Sequence[Any], out: Any, x: Any, lo: Any, hi: A
     return ns.where(lo > hi, t_hi, ns.where(x < lo, t_lo, ns.where(x > hi, t_hi, t_x)))
 
 
+def _clip_forward(ns: Any, x: Any, lo: Any, hi: Any) -> Any:
+    if lo is None or hi is None:
+        return ns.clip(x, min=lo, max=hi)
+    return ns.minimum(ns.maximum(x, lo), hi)  # max wherever min > max, as PyTorch's (some libraries refuse it)
+
+
 _CLIP = Primitive(
     "clip",
-    lambda ns, x, lo, hi: ns.clip(x, min=lo, max=hi),
+    _clip_forward,
     vjps=(_clip_grad_x, _clip_grad_lo, _clip_grad_hi),
     jvp=_clip_jvp,
 )
@@ -443,9 +449,26 @@ greater = _compare_op("greater", operator.gt)
 greater_equal = _compare_op("greater_equal", operator.ge)
 equal = _compare_op("equal", operator.eq)
 not_equal = _compare_op("not_equal", operator.ne)
-logical_and = _compare_op("logical_and", operator.and_)
-logical_or = _compare_op("logical_or", operator.or_)
-logical_xor = _compare_op("logical_xor", operator.xor)
+
+
+def _logical_op(name: str) -> Callable[[Any, Any], TensorBase]:
+    """The standard's logical function `name` of both operands' truth values (nonzero is True),
+    so that it takes any dtype, as PyTorch's does: a boolean tensor, outside the graph."""
+
+    def op(a: Any, b: Any) -> TensorBase:
+        a, b, backend = _operands(name, a, b)
+        like, xp = a if isinstance(a, TensorBase) else b, backend.xp
+        a, b = (xp.astype(_as_operand(v, like).array, xp.bool) for v in (a, b))
+        return TensorBase._wrap(getattr(xp, name)(a, b), backend)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"Elementwise ``{name}`` of the operands' truth values: a boolean tensor, outside the graph."
+    return op
+
+
+logical_and = _logical_op("logical_and")
+logical_or = _logical_op("logical_or")
+logical_xor = _logical_op("logical_xor")
 bitwise_and = _compare_op("bitwise_and", operator.and_)
 bitwise_or = _compare_op("bitwise_or", operator.or_)
 bitwise_xor = _compare_op("bitwise_xor", operator.xor)
@@ -463,7 +486,9 @@ def _predicate_op(name: str, forward: Callable[[Any, Any], Any]) -> Callable[[Te
     return op
 
 
-logical_not = _predicate_op("logical_not", lambda xp, d: xp.logical_not(d))
+logical_not = _predicate_op(
+    "logical_not", lambda xp, d: xp.logical_not(d if d.dtype == xp.bool else xp.astype(d, xp.bool))
+)
 bitwise_invert = _predicate_op("bitwise_invert", lambda xp, d: ~d)
 isnan = _predicate_op("isnan", lambda xp, d: xp.isnan(d))
 isinf = _predicate_op("isinf", lambda xp, d: xp.isinf(d))
@@ -592,7 +617,10 @@ def permute_dims(x: TensorBase, /, axes: Sequence[int]) -> TensorBase:
 
 
 def swapaxes(x: TensorBase, axis1: int, axis2: int) -> TensorBase:
+    """`x` with two axes exchanged (a view); a 0-d tensor's one axis is 0 or -1, as in PyTorch."""
     axes = list(range(x.ndim))
+    if x.ndim == 0 and {axis1, axis2} <= {0, -1}:
+        return permute_dims(x, ())
     axes[axis1], axes[axis2] = axes[axis2], axes[axis1]
     return permute_dims(x, axes)
 
@@ -821,6 +849,8 @@ def _extreme(op: str, x: TensorBase, axis: Axis, keepdims: bool) -> TensorBase:
     axes = _axes(axis, x.ndim)
     if any(x.shape[a] == 0 for a in axes):
         raise ValueError(f"{op} over an empty axis of a tensor of shape {x.shape}")
+    if 0 in x.shape:  # an empty result, of the reduced shape (dask's max/min mistake it)
+        return sum(x, axis=axes, keepdims=keepdims)
     return _EXTREMES[op].bind(x, axes, keepdims)
 
 

@@ -14,12 +14,15 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 import backends
 from autograd_core.graph.dtypes import DType, as_dtype, result_type
 from autograd_core.graph.registry import Primitive
 from autograd_core.graph.tensor_base import Device, TensorBase, to_array
-from autograd_core.ops import core as ops
+from autograd_core.ops import core as ops, random
 from autograd_core.ops.info import __array_namespace_info__
+from autograd_core.ops.random import Generator
 
 __all__ = [
     "arange",
@@ -59,9 +62,11 @@ def _shape(shape: Any, more: tuple = ()) -> tuple[int, ...]:
     return (operator.index(shape),)
 
 
-def _sizes(size: tuple) -> tuple[int, ...]:
-    """PyTorch's ``randn(2, 3)`` or ``randn((2, 3))``; ``randn()`` is a scalar."""
-    return _shape(size[0], size[1:]) if size else ()
+def _sizes(sizes: tuple, size: Any = None) -> tuple[int, ...]:
+    """PyTorch's ``randn(2, 3)``, ``randn((2, 3))`` or ``randn(size=(2, 3))``; ``randn()`` is a scalar."""
+    if size is not None:
+        return _shape(size)
+    return _shape(sizes[0], sizes[1:]) if sizes else ()
 
 
 def _backend(device: Any, like: backends.Backend | None = None) -> backends.Backend:
@@ -229,6 +234,30 @@ def _sized(name: str) -> Callable[..., TensorBase]:
     return create
 
 
+def scalar_tensor(value: Scalar, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> TensorBase:
+    """A 0-d tensor holding `value`, float32 unless `dtype` says otherwise (PyTorch's).
+
+    >>> scalar_tensor(3).tolist(), scalar_tensor(3).dtype
+    (3.0, autograd_core.float32)
+    """
+    dtype = _DEFAULTS["real floating"] if dtype is None else dtype
+    return full((), value, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_strided(
+    size: Shape, stride: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> TensorBase:
+    """``empty(size)``: tensors here are laid out by their library, so `stride` is not kept."""
+    return empty(_shape(size), dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_permuted(
+    size: Shape, physical_layout: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> TensorBase:
+    """``empty(size)``: tensors here are laid out by their library, so the layout is not kept."""
+    return empty(_shape(size), dtype=dtype, device=device, requires_grad=requires_grad)
+
+
 def _like(base: str) -> Callable[..., TensorBase]:
     """zeros_like, ones_like or empty_like: `base` in `x`'s shape, dtype, backend and device."""
 
@@ -341,6 +370,7 @@ def linspace(
     >>> linspace(0, 1, 5).tolist(), linspace(0, 1, 4, endpoint=False).tolist()
     ([0.0, 0.25, 0.5, 0.75, 1.0], [0.0, 0.25, 0.5, 0.75])
     """
+    start, stop = (end.item() if isinstance(end, TensorBase) else end for end in (start, stop))  # PyTorch's 0-d ends
     return _filled(
         lambda xp, dt, dev: xp.linspace(start, stop, num, dtype=dt, device=dev, endpoint=endpoint),
         dtype,
@@ -348,6 +378,29 @@ def linspace(
         device,
         requires_grad,
     )
+
+
+def logspace(
+    start: Any,
+    end: Any,
+    steps: int,
+    base: float = 10.0,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> TensorBase:
+    """`steps` values from ``base ** start`` to ``base ** end``, their exponents evenly spaced
+    (PyTorch's ``logspace``; `start` and `end` may be 0-d tensors); float32 unless `dtype`
+    says otherwise, computed in float64 and rounded once.
+
+    >>> logspace(0, 2, 3).tolist(), logspace(0, 3, 4, base=2).tolist()
+    ([1.0, 10.0, 100.0], [1.0, 2.0, 4.0, 8.0])
+    """
+    values = np.power(float(base), np.linspace(float(start), float(end), operator.index(steps)))
+    backend = _backend(device)
+    target = backend.dtype(as_dtype(_DEFAULTS["real floating"] if dtype is None else dtype).name)
+    return _made(backend.asarray(values.astype(backend.to_host_dtype(target)), target), backend, requires_grad)
 
 
 def meshgrid(*arrays: TensorBase, indexing: str = "xy") -> list[TensorBase]:
@@ -401,27 +454,174 @@ tril = _triangle("tril", below=True)
 triu = _triangle("triu", below=False)
 
 
-# --- random draws from the seeded host generator ---------------------------------------------------
-def randn(*size: Any, dtype: Any = "float32", requires_grad: bool = False, device: Any = None) -> TensorBase:
-    """Standard normal draws from the seeded host generator (see `manual_seed`)."""
-    shape = _sizes(size)
+# --- random draws (`autograd_core.ops.random`: on the host, from a Generator or the default stream) ---
+def randn(
+    *sizes: Any,
+    size: Any = None,
+    dtype: Any = None,
+    requires_grad: bool = False,
+    device: Any = None,
+    generator: Generator | None = None,
+) -> TensorBase:
+    """Standard normal draws, float32 unless `dtype` says otherwise, from `generator` (else the
+    stream `manual_seed` seeds): ``randn(2, 3)`` or ``randn((2, 3))``."""
     backend = _backend(device)
-    return _made(backend.randn(shape, backend.dtype(as_dtype(dtype).name)), backend, requires_grad)
+    dtype = _DEFAULTS["real floating"] if dtype is None else dtype
+    return _made(random.standard_normal(backend, _sizes(sizes, size), dtype, generator), backend, requires_grad)
 
 
-def rand(*size: Any, dtype: Any = "float32", requires_grad: bool = False, device: Any = None) -> TensorBase:
-    """Uniform draws in [0, 1) from the seeded host generator."""
-    return uniform(_sizes(size), 0.0, 1.0, dtype, requires_grad, device)
+def rand(
+    *sizes: Any,
+    size: Any = None,
+    dtype: Any = None,
+    requires_grad: bool = False,
+    device: Any = None,
+    generator: Generator | None = None,
+) -> TensorBase:
+    """Uniform draws in [0, 1), float32 unless `dtype` says otherwise, from `generator` (else
+    the stream `manual_seed` seeds)."""
+    return uniform(_sizes(sizes, size), 0.0, 1.0, dtype, requires_grad, device, generator=generator)
 
 
 def uniform(
-    size: Shape, low: float, high: float, dtype: Any = "float32", requires_grad: bool = False, device: Any = None
+    size: Shape,
+    low: float,
+    high: float,
+    dtype: Any = None,
+    requires_grad: bool = False,
+    device: Any = None,
+    *,
+    generator: Generator | None = None,
 ) -> TensorBase:
-    """Uniform draws in [low, high) from the seeded host generator."""
+    """Uniform draws in [low, high) from `generator` (else the stream `manual_seed` seeds)."""
     backend = _backend(device)
-    return _made(backend.uniform(_shape(size), low, high, backend.dtype(as_dtype(dtype).name)), backend, requires_grad)
+    dtype = _DEFAULTS["real floating"] if dtype is None else dtype
+    return _made(random.standard_uniform(backend, _shape(size), low, high, dtype, generator), backend, requires_grad)
 
 
 def manual_seed(seed: int) -> None:
-    """Seed the generator every backend draws from: one seed, the same numbers everywhere."""
-    backends.manual_seed(seed)
+    """Seed the stream every backend draws from when no generator is given (and restart
+    dropout's masks): one seed, the same numbers everywhere."""
+    random.default_generator.manual_seed(seed)
+
+
+def randint(
+    low: int = 0,
+    high: Any = None,
+    size: Any = None,
+    *,
+    generator: Generator | None = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> TensorBase:
+    """Integers uniform in [low, high), int64 unless `dtype` says otherwise, PyTorch's forms:
+    ``randint(high, size)``, ``randint(low, high, size)``, ``randint(high, size=size)``.
+
+    >>> randint(3, (4,)).dtype, bool((randint(2, 5, (9,)) >= 2).all())
+    (autograd_core.int64, True)
+    """
+    if size is None:
+        low, high, size = 0, low, high
+    elif high is None:
+        low, high = 0, low
+    backend = _backend(device)
+    dtype = _DEFAULTS["integral"] if dtype is None else dtype
+    return _made(random.random_integers(backend, _shape(size), low, high, dtype, generator), backend, requires_grad)
+
+
+def randperm(
+    n: int, *, generator: Generator | None = None, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> TensorBase:
+    """A random permutation of ``0 .. n-1``, int64 unless `dtype` says otherwise.
+
+    >>> sorted(randperm(4).tolist())
+    [0, 1, 2, 3]
+    """
+    backend = _backend(device)
+    dtype = _DEFAULTS["integral"] if dtype is None else dtype
+    drawn = random.draw(backend, (operator.index(n),), dtype, lambda rng, s: rng.permutation(s[0]), generator)
+    return _made(drawn, backend, requires_grad)
+
+
+def _drawn_like(name: str, draw: Callable[..., Any]) -> Callable[..., TensorBase]:
+    """rand_like or randn_like: `draw(backend, shape, dtype, generator)` in `x`'s shape, dtype
+    (unless `dtype`), backend and device (unless `device`)."""
+
+    def like(
+        x: TensorBase,
+        /,
+        *,
+        dtype: Any = None,
+        device: Any = None,
+        requires_grad: bool = False,
+        generator: Generator | None = None,
+    ) -> TensorBase:
+        x = asarray(x)
+        backend = _backend(device, x.backend)
+        return _made(draw(backend, x.shape, x.dtype if dtype is None else dtype, generator), backend, requires_grad)
+
+    like.__name__ = like.__qualname__ = name
+    like.__doc__ = f"``{name[:-5]}`` draws in `x`'s shape, dtype (unless `dtype`) and backend."
+    return like
+
+
+def _unit_uniform(backend: backends.Backend, shape: tuple[int, ...], dtype: Any, generator: Any) -> Any:
+    return random.standard_uniform(backend, shape, 0.0, 1.0, dtype, generator)
+
+
+randn_like = _drawn_like("randn_like", random.standard_normal)
+rand_like = _drawn_like("rand_like", _unit_uniform)
+
+
+def randint_like(
+    x: TensorBase,
+    low: int = 0,
+    high: int | None = None,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    generator: Generator | None = None,
+) -> TensorBase:
+    """Integers uniform in [low, high) in `x`'s shape, dtype (unless `dtype`) and backend:
+    ``randint_like(x, high)`` or ``randint_like(x, low, high)``.
+
+    >>> randint_like(zeros(2), 1).tolist()
+    [0.0, 0.0]
+    """
+    if high is None:
+        low, high = 0, low
+    x = asarray(x)
+    backend = _backend(device, x.backend)
+    drawn = random.random_integers(backend, x.shape, low, high, x.dtype if dtype is None else dtype, generator)
+    return _made(drawn, backend, requires_grad)
+
+
+def normal(
+    mean: Any = 0.0,
+    std: Any = 1.0,
+    size: Any = None,
+    *,
+    generator: Generator | None = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> TensorBase:
+    """Normal draws of mean `mean` and standard deviation `std`, PyTorch's forms: tensors (or a
+    tensor and a number), giving their broadcast shape and a zero gradient for both, or two
+    numbers and a `size`, float32 unless `dtype` says otherwise.
+
+    >>> normal(2.0, 0.0, (2,)).tolist(), normal(zeros(2), 0.0).tolist()
+    ([2.0, 2.0], [0.0, 0.0])
+    """
+    if isinstance(mean, TensorBase) or isinstance(std, TensorBase):
+        return random.normal(mean, std, generator=generator)
+    if size is None:
+        raise TypeError("normal: with a number mean and std, pass the size of the result")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    backend = _backend(device)
+    dtype = _DEFAULTS["real floating"] if dtype is None else dtype
+    drawn = random.draw(backend, _shape(size), dtype, lambda rng, s: mean + std * rng.standard_normal(s), generator)
+    return _made(drawn, backend, requires_grad)

@@ -16,18 +16,29 @@ or its direction (nextafter's `x2`). Gradients through complex values are left t
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from autograd_core.graph.tensor_base import TensorBase, Vjp
 from autograd_core.ops.core import (
     _accumulated_in_float32,
+    _as_operand,
+    _cast,
+    _operands,
     _predicate_op,
     _tensor,
+    astype,
     binary_op,
     broadcast_tangent,
+    divide,
     elementwise,
+    equal,
+    greater,
+    isnan,
     log_softmax,
+    multiply,
+    pow,  # noqa: A004 - the standard's name
     unary_op,
+    where,
 )
 from autograd_core.primitives import activations
 
@@ -310,3 +321,126 @@ def imag(x: TensorBase, /) -> TensorBase:
             f"imag needs a complex tensor, got {x.dtype.name}; a real tensor has no imaginary part"
         )
     return _imag(x)
+
+
+# --- PyTorch's elementwise functions beyond the standard (`autograd_core.torch`'s rows; not in
+# `__all__`, which keeps the standard's namespace) ------------------------------------------------
+def _floating(x: Any) -> TensorBase:
+    """`x` as a tensor of a floating (or complex) dtype: integers and bools become float32, as
+    PyTorch's default dtype."""
+    x = _tensor("elementwise", x)
+    return x if x.dtype.is_floating_point or x.dtype.is_complex else _cast(x, "float32")
+
+
+def deg2rad(x: TensorBase, /) -> TensorBase:
+    """Degrees to radians."""
+    return _floating(x) * (math.pi / 180)
+
+
+def rad2deg(x: TensorBase, /) -> TensorBase:
+    """Radians to degrees."""
+    return _floating(x) * (180 / math.pi)
+
+
+def _nan_ignoring(name: str, pick: Any) -> Any:
+    def op(a: Any, b: Any, /) -> TensorBase:
+        a, b, _ = _operands(name, a, b)
+        a, b = (_as_operand(v, b if v is a else a) for v in (a, b))
+        return where(pick(a, b) | isnan(b), a, b)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (
+        f"Elementwise {name[1:]}imum that ignores a NaN (NaN only where both are): the gradient goes to the "
+        f"operand chosen, the first on ties (PyTorch's ``{name}``)."
+    )
+    return op
+
+
+fmax = _nan_ignoring("fmax", lambda a, b: a >= b)
+fmin = _nan_ignoring("fmin", lambda a, b: a <= b)
+
+
+def ldexp(x: Any, other: Any, /) -> TensorBase:
+    """``x * 2**other``, differentiable in both (PyTorch's ``ldexp``).
+
+    >>> import autograd_core as ag
+    >>> ldexp(ag.tensor([1.5]), ag.tensor([3])).tolist()
+    [12.0]
+    """
+    return multiply(_floating(x), exp2(_floating(other)))
+
+
+def logaddexp2(a: Any, b: Any, /) -> TensorBase:
+    """``log2(2**a + 2**b)`` without overflow: `logaddexp` in base 2."""
+    return logaddexp(_floating(a) * _LN2, _floating(b) * _LN2) / _LN2
+
+
+def heaviside(x: TensorBase, values: Any, /) -> TensorBase:
+    """The step function: 0 where x < 0, `values` where x == 0, 1 where x > 0 (outside the graph)."""
+    x, values, _ = _operands("heaviside", x, values)
+    x, values = (_as_operand(v, values if v is x else x) for v in (x, values))
+    return where(equal(x, 0), values, astype(greater(x, 0), x.dtype)).detach()
+
+
+def float_power(a: Any, b: Any, /) -> TensorBase:
+    """``a ** b`` in double precision (float64, or complex128 for complex operands)."""
+    is_complex = any(isinstance(v, complex) or (isinstance(v, TensorBase) and v.dtype.is_complex) for v in (a, b))
+    wide = "complex128" if is_complex else "float64"
+    a, b = (_cast(v, wide) if isinstance(v, TensorBase) else v for v in (a, b))
+    return pow(a, b)
+
+
+isposinf = _predicate_op("isposinf", lambda xp, d: xp.isinf(d) & (d > 0))
+isneginf = _predicate_op("isneginf", lambda xp, d: xp.isinf(d) & (d < 0))
+isreal = _predicate_op(
+    "isreal",
+    lambda xp, d: xp.imag(d) == 0 if xp.isdtype(d.dtype, "complex floating") else xp.ones(d.shape, dtype=xp.bool),
+)
+
+
+def angle(x: TensorBase, /) -> TensorBase:
+    """The argument of each element, in radians: ``atan2(imag, real)`` for a complex tensor; for a
+    real one pi where negative, else 0 (NaN stays), outside the graph as PyTorch's zero gradient."""
+    x = _floating(x)
+    if x.dtype.is_complex:
+        return atan2(imag(x), real(x))
+    xp, d = x.backend.xp, x.array
+    half_turn = xp.where(d < 0, xp.full_like(d, math.pi), xp.zeros_like(d))
+    return TensorBase._wrap(xp.where(xp.isnan(d), d, half_turn), x.backend)
+
+
+class Frexp(NamedTuple):
+    mantissa: TensorBase
+    exponent: TensorBase
+
+
+def frexp(x: TensorBase, /) -> Frexp:
+    """``x = mantissa * 2**exponent`` with |mantissa| in [0.5, 1) (0, inf and NaN: exponent 0),
+    an int32 exponent; the mantissa's gradient is ``g / 2**exponent``.
+
+    >>> import autograd_core as ag
+    >>> [t.tolist() for t in frexp(ag.tensor([8.0, -0.75, 0.0]))]
+    [[0.5, -0.75, 0.0], [4, 0, 0]]
+    """
+    x = _tensor("frexp", x)
+    xp, d, backend = x.backend.xp, x.array, x.backend
+    regular = xp.isfinite(d) & (d != 0)
+    size = xp.where(regular, xp.abs(d), xp.ones_like(d))
+    e = xp.floor(xp.log2(size)) + 1
+    e = xp.where(size / 2.0**e >= 1, e + 1, e)  # log2 rounded up or down next to a power of two
+    e = xp.where(size / 2.0**e < 0.5, e - 1, e)
+    e = xp.where(regular, e, xp.zeros_like(e))
+    scale = TensorBase._wrap(2.0**e, backend)
+    return Frexp(divide(x, scale), TensorBase._wrap(xp.astype(e, backend.dtype("int32")), backend))
+
+
+def complex_of(real_part: Any, imag_part: Any, /) -> TensorBase:
+    """The complex tensor ``real + imag * 1j`` (PyTorch's ``complex``), of the complex dtype of the
+    parts' precision."""
+    real_part, imag_part, _ = _operands("complex", real_part, imag_part)
+    return real_part + imag_part * 1j
+
+
+def polar(magnitude: Any, angle: Any, /) -> TensorBase:
+    """The complex tensor of absolute value `magnitude` and argument `angle`."""
+    return complex_of(magnitude * cos(angle), magnitude * sin(angle))

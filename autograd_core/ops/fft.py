@@ -4,13 +4,17 @@ The transforms run the backend's own ``xp.fft`` on raw arrays. A one-axis transf
 its n-axis form on that one axis (``fft(x, n=n, axis=a)`` is ``fftn(x, s=(n,), axes=(a,))``),
 which every library spells the standard's way (PyTorch's one-axis functions take ``dim=``);
 hfft and ihfft are irfft and rfft of the conjugate with the normalization swapped, as numpy
-computes them.
+computes them. The axes are always passed explicitly: None is every axis, or with `s` the
+last ``len(s)`` (numpy's and PyTorch's reading).
 
-Gradients through complex values are out of scope, except at the real end of a transform:
-over one axis, rfft (and ihfft) of a real signal and irfft (and hfft) of a complex one to a
-real signal are differentiable, with PyTorch's rules and its convention for the gradient of
-a complex value (dL/dRe + i dL/dIm, which `real`, `imag` and `conj` follow). The other
-transforms refuse an input that requires grad. fftshift and ifftshift are rolls, with their
+Every transform is differentiable over any number of axes, with PyTorch's rules and its
+convention for the gradient of a complex value (dL/dRe + i dL/dIm, which `real`, `imag` and
+`conj` follow): the complex transforms' gradient is the adjoint transform (the inverse with
+the normalization swapped), rfftn's the irfftn of the gradient with the twin bins halved,
+irfftn's the rfftn of the gradient with them doubled. A real (or integer) signal given to a
+transform of complex signals (fft, ifft, fftn, ifftn, irfft, irfftn, hfft) is cast to complex
+first, as PyTorch does, so a real leaf gets the real part of the gradient; rfft and ihfft
+refuse a complex signal that requires grad. fftshift and ifftshift are rolls, with their
 gradient; fftfreq and rfftfreq are creation functions.
 
 >>> import autograd_core as ag
@@ -32,7 +36,7 @@ from autograd_core.graph.dtypes import as_dtype
 from autograd_core.graph.namespace import raw_namespace
 from autograd_core.graph.registry import Primitive
 from autograd_core.graph.tensor_base import COMPLEX, TensorBase, Vjp, mark
-from autograd_core.ops.core import _tensor, clone
+from autograd_core.ops.core import _tensor, astype, clone
 from autograd_core.ops.creation import _DEFAULTS, _backend
 from autograd_core.ops.elementwise import conj
 from autograd_core.ops.manipulation import _positions, roll
@@ -61,55 +65,123 @@ Norm = Literal["backward", "ortho", "forward"]
 _SWAPPED = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
 
 
-# --- checks and the two kinds of transform ---------------------------------------------------
+# --- checks, dtypes and axes -------------------------------------------------------------------
 def _needs_grad(x: TensorBase) -> bool:
     return x.requires_grad and grad_mode.is_grad_enabled()
 
 
-def _checked(name: str, x: TensorBase, norm: str, differentiable: bool) -> TensorBase:
-    """`x`, once `norm` is checked to be one of the standard's and `x` to need no gradient
-    unless the transform is `differentiable`."""
+def _check_norm(name: str, norm: str) -> None:
     if norm not in _SWAPPED:
         raise ValueError(f"{name}: norm must be 'backward', 'ortho' or 'forward', not {norm!r}")
-    if _needs_grad(x) and not differentiable:
-        raise NotImplementedError(
-            f"{name}: gradients through complex values are not supported, and this input requires grad. "
-            "Over one axis, rfft/ihfft of a real signal and irfft/hfft to a real signal are differentiable; "
-            "otherwise transform x.detach() (or call it under autograd_core.no_grad()) to leave the graph"
-        )
-    return x
 
 
-def _outside_graph(
-    name: str, kernel: str, x: Any, s: Sequence[int] | None, axes: Sequence[int] | None, norm: str
-) -> TensorBase:
-    """The backend's ``xp.fft.<kernel>`` (fftn or ifftn), a tensor outside the graph."""
-    x = _checked(name, _tensor(name, x), norm, differentiable=False)
-    return TensorBase._wrap(getattr(x.backend.xp.fft, kernel)(x.array, s=s, axes=axes, norm=norm), x.backend)
+def _real(x: TensorBase) -> TensorBase:
+    """`x`, or an integer or boolean `x` in the default real floating dtype."""
+    if x.dtype.is_floating_point or x.dtype.is_complex:
+        return x
+    return astype(x, _DEFAULTS["real floating"])
 
 
-def _real_end(name: str, x: Any, s: Sequence[int] | None, axes: Sequence[int] | None, norm: str) -> TensorBase:
-    """The backend's rfftn (or irfftn, for the inverse transforms): a primitive when it
-    transforms one axis of a real signal (a complex half spectrum); refused a gradient
-    otherwise."""
+def _complex(x: TensorBase) -> TensorBase:
+    """`x` as a complex signal: a real one cast to the complex dtype of its precision (a
+    differentiable cast: a real leaf receives the real part of the gradient)."""
+    x = _real(x)
+    if x.dtype.is_complex:
+        return x
+    return astype(x, "complex128" if x.dtype.name == "float64" else "complex64")
+
+
+def _transform_axes(name: str, s: Sequence[int] | None, axes: Any, ndim: int) -> tuple[int, ...]:
+    """The transform's axes counted from 0: `axes`, or every axis when None (the last
+    ``len(s)`` when `s` is given)."""
+    if axes is None:
+        axes = tuple(range(ndim - len(s), ndim)) if s is not None else None
+    positions = _positions(axes, ndim)
+    if s is not None and len(s) != len(positions):
+        raise ValueError(f"{name}: s has {len(s)} sizes for {len(positions)} axes")
+    if len(set(positions)) != len(positions):
+        raise ValueError(f"{name}: an axis is repeated in {tuple(axes)}")
+    return positions
+
+
+def _fit(ns: Any, grad: Any, shape: Sequence[int], axis: int) -> Any:
+    """`grad` cut or zero-padded along `axis` to `shape` (the adjoint of the forward's
+    padding or cutting of its input to the transform's length)."""
+    have, want = grad.shape[axis], shape[axis]
+    lead = (slice(None),) * axis
+    if have > want:
+        return basic_index(ns, grad, (*lead, slice(0, want), Ellipsis))
+    if have == want:
+        return grad
+    target = (*grad.shape[:axis], want, *grad.shape[axis + 1 :])
+    return scatter(ns, grad, target, (*lead, slice(0, have), Ellipsis))
+
+
+def _fit_axes(ns: Any, grad: Any, shape: Sequence[int], axes: Sequence[int]) -> Any:
+    for axis in axes:
+        grad = _fit(ns, grad, tuple(shape), axis)
+    return grad
+
+
+# --- the complex transforms ----------------------------------------------------------------------
+def _complex_primitive(name: str, forward: bool) -> Primitive:
+    """The primitive `name`, the backend's fftn (`forward`) or ifftn over explicit axes; its
+    gradient is the other one with the normalization swapped (PyTorch's fft_c2c backward),
+    cut or zero-padded back to the input's sizes. Linear, so its tangent is its transform."""
+    kernel, adjoint = ("fftn", "ifftn") if forward else ("ifftn", "fftn")
+
+    def transform(ns: Any, x: Any, s: Any, axes: Any, norm: str) -> Any:
+        return getattr(ns.fft, kernel)(x, s=s, axes=axes, norm=norm)
+
+    def vjp(ns: Any, g: Any, out: Any, x: Any, s: Any, axes: Any, norm: str) -> Any:
+        return _fit_axes(ns, getattr(ns.fft, adjoint)(g, axes=axes, norm=_SWAPPED[norm]), x.shape, axes)
+
+    return Primitive(
+        name,
+        transform,
+        vjps=(vjp, None, None, None),
+        saves="none",
+        jvp=lambda ns, tangents, out, x, s, axes, norm: transform(ns, tangents[0], s, axes, norm),
+        complex="safe",
+    )
+
+
+_COMPLEX_END = {name: _complex_primitive(name, not name.startswith("i")) for name in ("fft", "ifft", "fftn", "ifftn")}
+
+
+def _complex_transform(name: str, x: Any, s: Sequence[int] | None, axes: Any, norm: str) -> TensorBase:
+    _check_norm(name, norm)
+    x = _complex(_tensor(name, x))
+    s = None if s is None else tuple(s)
+    positions = _transform_axes(name, s, axes, x.ndim)
+    primitive = _COMPLEX_END[name]
+    if not _needs_grad(x):
+        return TensorBase._wrap(primitive(raw_namespace(x.backend), x.array, s, positions, norm), x.backend)
+    return mark(primitive.bind(x, s, positions, norm), COMPLEX)
+
+
+# --- the real ends: rfftn (a real signal to its half spectrum) and irfftn ------------------------
+def _real_end(name: str, x: Any, s: Sequence[int] | None, axes: Any, norm: str) -> TensorBase:
+    """The backend's rfftn (or irfftn, for the inverse transforms) over explicit axes, a
+    primitive whose node also holds the weights of the twin bins of the half spectrum."""
+    _check_norm(name, norm)
     primitive, inverse = _REAL_END[name]
     x = _tensor(name, x)
-    positions = _positions(axes, x.ndim)
-    differentiable = len(positions) == 1 and (x.dtype.is_complex if inverse else x.dtype.is_floating_point)
-    x = _checked(name, x, norm, differentiable)
-    data = primitive(raw_namespace(x.backend), x.array, s, axes, norm)
+    x = _complex(x) if inverse else _real(x)
+    if _needs_grad(x) and not inverse and x.dtype.is_complex:
+        raise NotImplementedError(
+            f"{name}: takes a real signal; gradients through complex values are not supported here, and this "
+            "complex input requires grad: transform x.real, or x.detach() to leave the graph"
+        )
+    s = None if s is None else tuple(s)
+    positions = _transform_axes(name, s, axes, x.ndim)
+    data = primitive(raw_namespace(x.backend), x.array, s, positions, norm)
     if not _needs_grad(x):
         return TensorBase._wrap(data, x.backend)
-    (axis,) = positions
-    n = _signal_length(inverse, x.shape, data.shape, s, axis)
+    axis = positions[-1]
+    n = data.shape[axis] if inverse else x.shape[axis] if s is None else s[-1]
     weights = _twin_weights(x, x.array.dtype if inverse else data.dtype, n, axis, 2.0 if inverse else 0.5)
-    return mark(primitive.record(data, x.backend, (x, s, axes, norm, weights)), COMPLEX)
-
-
-def _signal_length(inverse: bool, x_shape: Sequence[int], out_shape: Sequence[int], s: Any, axis: int) -> int:
-    """The length along `axis` of the real end of the transform: the output of an inverse
-    one, else the input cut or zero-padded to ``s[-1]``."""
-    return out_shape[axis] if inverse else x_shape[axis] if s is None else s[-1]
+    return mark(primitive.record(data, x.backend, (x, s, positions, norm, weights)), COMPLEX)
 
 
 def _twin_weights(x: TensorBase, dtype: Any, n: int, axis: int, factor: float) -> TensorBase:
@@ -127,19 +199,19 @@ def _twin_weights(x: TensorBase, dtype: Any, n: int, axis: int, factor: float) -
 
 def _real_end_grad(inverse: bool) -> Vjp:
     """The adjoint transform (PyTorch's fft_c2r_backward and fft_r2c_backward), with the
-    normalization swapped and the result cut or zero-padded back to the input's length:
-    irfft's gradient is the rfft of the output's, its twin bins doubled; rfft's is the real
-    part of the inverse transform of the zero-padded full spectrum, which is the irfft of the
+    normalization swapped and the result cut or zero-padded back to the input's sizes:
+    irfftn's gradient is the rfftn of the output's, its twin bins doubled; rfftn's is the real
+    part of the inverse transform of the zero-padded full spectrum, which is the irfftn of the
     gradient with the twin bins halved (so that it is differentiable again)."""
 
     def vjp(ns: Any, g: Any, out: Any, x: Any, s: Any, axes: Any, norm: str, weights: Any) -> Any:
-        (axis,) = _positions(axes, x.ndim)
-        n = _signal_length(inverse, x.shape, out.shape, s, axis)
         if inverse:
-            grad = ns.fft.rfftn(g, s=(n,), axes=(axis,), norm=_SWAPPED[norm]) * weights
+            sizes = tuple(out.shape[a] for a in axes)
+            grad = ns.fft.rfftn(g, s=sizes, axes=axes, norm=_SWAPPED[norm]) * weights
         else:
-            grad = ns.fft.irfftn(g * weights, s=(n,), axes=(axis,), norm=_SWAPPED[norm])
-        return _fit(ns, grad, tuple(x.shape), axis)
+            sizes = tuple(s) if s is not None else tuple(x.shape[a] for a in axes)
+            grad = ns.fft.irfftn(g * weights, s=sizes, axes=axes, norm=_SWAPPED[norm])
+        return _fit_axes(ns, grad, x.shape, axes)
 
     return vjp
 
@@ -177,16 +249,6 @@ _REAL_END = {
 }
 
 
-def _fit(ns: Any, grad: Any, shape: tuple[int, ...], axis: int) -> Any:
-    """`grad` cut or zero-padded along `axis` to `shape` (the adjoint of the forward's
-    padding or cutting of its input to the transform's length)."""
-    have, want = grad.shape[axis], shape[axis]
-    lead = (slice(None),) * axis
-    if have > want:
-        return basic_index(ns, grad, (*lead, slice(0, want), Ellipsis))
-    return grad if have == want else scatter(ns, grad, shape, (*lead, slice(0, have), Ellipsis))
-
-
 def _one(n: int | None) -> tuple[int] | None:
     return None if n is None else (n,)
 
@@ -194,33 +256,33 @@ def _one(n: int | None) -> tuple[int] | None:
 # --- the transforms ----------------------------------------------------------------------------
 def fft(x: TensorBase, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> TensorBase:
     """The one-dimensional discrete Fourier transform along `axis` (cut or zero-padded to `n`
-    elements); outside the graph.
+    elements); differentiable (the gradient is the adjoint transform).
 
     >>> import autograd_core as ag
     >>> ag.fft.fft(ag.asarray([1, 1j, -1, -1j])).tolist()
     [0j, (4+0j), 0j, 0j]
     """
-    return _outside_graph("fft", "fftn", x, _one(n), (axis,), norm)
+    return _complex_transform("fft", x, _one(n), (axis,), norm)
 
 
 def ifft(x: TensorBase, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> TensorBase:
-    """The one-dimensional inverse discrete Fourier transform along `axis`; outside the graph."""
-    return _outside_graph("ifft", "ifftn", x, _one(n), (axis,), norm)
+    """The one-dimensional inverse discrete Fourier transform along `axis`; differentiable."""
+    return _complex_transform("ifft", x, _one(n), (axis,), norm)
 
 
 def fftn(
     x: TensorBase, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: Norm = "backward"
 ) -> TensorBase:
     """The n-dimensional discrete Fourier transform over `axes` (all when None), each cut or
-    zero-padded to its size in `s`; outside the graph."""
-    return _outside_graph("fftn", "fftn", x, s, axes, norm)
+    zero-padded to its size in `s`; differentiable."""
+    return _complex_transform("fftn", x, s, axes, norm)
 
 
 def ifftn(
     x: TensorBase, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: Norm = "backward"
 ) -> TensorBase:
-    """The n-dimensional inverse discrete Fourier transform over `axes`; outside the graph."""
-    return _outside_graph("ifftn", "ifftn", x, s, axes, norm)
+    """The n-dimensional inverse discrete Fourier transform over `axes`; differentiable."""
+    return _complex_transform("ifftn", x, s, axes, norm)
 
 
 def rfft(x: TensorBase, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> TensorBase:
@@ -236,7 +298,7 @@ def rfft(x: TensorBase, /, *, n: int | None = None, axis: int = -1, norm: Norm =
 
 def irfft(x: TensorBase, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> TensorBase:
     """The inverse of `rfft`: the real signal of `n` elements (2 * (m - 1) by default) whose
-    half spectrum is `x` along `axis`. Differentiable for a complex `x` (PyTorch's rule).
+    half spectrum is `x` along `axis`. Differentiable (PyTorch's rule).
 
     >>> import autograd_core as ag
     >>> ag.fft.irfft(ag.fft.rfft(ag.asarray([1.0, 2.0, 3.0])), n=3).tolist()
@@ -249,7 +311,7 @@ def rfftn(
     x: TensorBase, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: Norm = "backward"
 ) -> TensorBase:
     """The n-dimensional transform of a real signal, the last of `axes` halved as in `rfft`;
-    differentiable over one axis (as `rfft`), outside the graph over several."""
+    differentiable."""
     return _real_end("rfftn", x, s, axes, norm)
 
 
@@ -257,7 +319,7 @@ def irfftn(
     x: TensorBase, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: Norm = "backward"
 ) -> TensorBase:
     """The inverse of `rfftn`, a real signal (the last of `axes` of size ``s[-1]``, else
-    2 * (m - 1)); differentiable over one axis (as `irfft`), outside the graph over several."""
+    2 * (m - 1)); differentiable."""
     return _real_end("irfftn", x, s, axes, norm)
 
 
@@ -270,13 +332,15 @@ def hfft(x: TensorBase, /, *, n: int | None = None, axis: int = -1, norm: Norm =
     >>> ag.fft.hfft(ag.asarray([1.0 + 0j, 2.0, 3.0])).tolist()
     [8.0, -2.0, 0.0, -2.0]
     """
-    return _real_end("hfft", conj(_tensor("hfft", x)), _one(n), (axis,), _SWAPPED.get(norm, norm))
+    _check_norm("hfft", norm)
+    return _real_end("hfft", conj(_complex(_tensor("hfft", x))), _one(n), (axis,), _SWAPPED[norm])
 
 
 def ihfft(x: TensorBase, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> TensorBase:
     """The inverse of `hfft` for a real `x`: the n//2 + 1 bins ``conj(rfft(x))`` with the
     normalization swapped; differentiable as `rfft` is."""
-    return conj(_real_end("ihfft", x, _one(n), (axis,), _SWAPPED.get(norm, norm)))
+    _check_norm("ihfft", norm)
+    return conj(_real_end("ihfft", x, _one(n), (axis,), _SWAPPED[norm]))
 
 
 # --- frequencies and shifts ----------------------------------------------------------------------

@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from autograd_core.graph import grad_mode
 from autograd_core.graph.dtypes import finfo
-from autograd_core.graph.namespace import raw_namespace
+from autograd_core.graph.namespace import raw_namespace, tensor_namespace
 from autograd_core.graph.registry import Primitive
 from autograd_core.graph.tensor_base import TensorBase, Vjp
 from autograd_core.ops import core as ops, elementwise, layout, statistics
@@ -303,31 +304,58 @@ _SOLVE = Primitive(  # the VJPs read a and the output (saves="output", and solve
 )
 
 
-def pinv(x: TensorBase, /, *, rtol: float | TensorBase | None = None) -> TensorBase:
-    """The Moore-Penrose pseudo-inverse, from the SVD: singular values at most ``rtol``
-    times the largest count as zero (default ``rtol``: ``max(M, N) * eps``).
+def pinv(
+    x: TensorBase,
+    /,
+    *,
+    rtol: float | TensorBase | None = None,
+    atol: float | TensorBase | None = None,
+    hermitian: bool = False,
+) -> TensorBase:
+    """The Moore-Penrose pseudo-inverse, from the SVD: singular values at most
+    ``max(atol, rtol * largest)`` count as zero. Without either, ``rtol`` is ``max(M, N) *
+    eps``; with a positive `atol` alone, ``rtol`` is 0 (PyTorch's rule). With `hermitian`,
+    the symmetric matrix of `x`'s lower triangle is inverted, as PyTorch's.
 
     The gradient is Golub and Pereyra's derivative of the pseudo-inverse, written with it, as
     PyTorch's: right wherever the rank stays constant, at rank-deficient matrices and repeated
     singular values too (the SVD's own gradient is nan there)."""
     x = _matrices("pinv", x)
+    rtol, atol = _tolerances(x, rtol, atol)
+    if not hermitian:
+        return _PINV.bind(x, rtol, atol)
+    ns = raw_namespace(x.backend)
+    lower = ns.tril(x.array)  # PyTorch's reads the lower triangle; its gradient is the formula's at x
+    data = _PINV(ns, lower + ns.tril(x.array, k=-1).mT, rtol, atol)
+    return _PINV.record(data, x.backend, (x, rtol, atol))
+
+
+def _tolerances(x: TensorBase, rtol: Any, atol: Any) -> tuple[Any, Any]:
+    """PyTorch's ``(rtol, atol)`` for pinv and matrix_rank, tensors as raw arrays that broadcast
+    against the singular values' batch: rtol defaults to ``max(M, N) * eps`` unless a
+    positive atol is given, then to 0."""
     if rtol is None:
-        rtol = max(x.shape[-2:]) * finfo(x.dtype).eps
-    elif isinstance(rtol, TensorBase):
-        rtol = rtol.array[..., None]
-    return _PINV.bind(x, rtol)
+        given = atol is not None and (isinstance(atol, TensorBase) or atol > 0)
+        rtol = 0.0 if given else max(x.shape[-2:]) * finfo(x.dtype).eps
+    raw = [t.array[..., None] if isinstance(t, TensorBase) else t for t in (rtol, atol)]
+    return raw[0], 0.0 if raw[1] is None else raw[1]
 
 
-def _pinv(ns: Any, x: Any, rtol: Any) -> Any:
-    """``V diag(1/s) U^T`` over the singular values above `rtol` times the largest."""
+def _pinv(ns: Any, x: Any, rtol: Any, atol: Any) -> Any:
+    """``V diag(1/s) U^T`` over the singular values above ``max(atol, rtol * largest)``."""
     u, s, vh = ns.linalg.svd(x, full_matrices=False)
-    largest = ns.max(s, axis=-1, keepdims=True) if s.shape[-1] else s
-    kept = s > rtol * largest
+    kept = s > _cutoff(ns, s, rtol, atol)
     inverse = ns.where(kept, 1.0 / ns.where(kept, s, 1.0), 0.0)
     return (vh.mT * inverse[..., None, :]) @ u.mT
 
 
-def _pinv_vjp(ns: Any, g: Any, p: Any, a: Any, rtol: Any) -> Any:
+def _cutoff(ns: Any, s: Any, rtol: Any, atol: Any) -> Any:
+    """``max(atol, rtol * largest)`` for the descending values `s`, per matrix."""
+    relative = rtol * (s[..., :1] if s.shape[-1] else s)
+    return ns.where(relative > atol, relative, atol)
+
+
+def _pinv_vjp(ns: Any, g: Any, p: Any, a: Any, rtol: Any, atol: Any) -> Any:
     """The transpose of `_pinv_jvp`: ``-P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A)``
     for P = pinv(A), with each ``(I - M) Y`` computed as ``Y - M Y``."""
     h = g.mT @ p @ p.mT
@@ -335,7 +363,7 @@ def _pinv_vjp(ns: Any, g: Any, p: Any, a: Any, rtol: Any) -> Any:
     return -(p.mT @ g @ p.mT) + (h - a @ (p @ h)) + (k - (k @ p) @ a)
 
 
-def _pinv_jvp(ns: Any, tangents: Sequence[Any], p: Any, a: Any, rtol: Any) -> Any:
+def _pinv_jvp(ns: Any, tangents: Sequence[Any], p: Any, a: Any, rtol: Any, atol: Any) -> Any:
     """Golub and Pereyra's ``dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P``."""
     t = tangents[0]
     left = p @ p.mT @ t.mT
@@ -346,7 +374,7 @@ def _pinv_jvp(ns: Any, tangents: Sequence[Any], p: Any, a: Any, rtol: Any) -> An
 _PINV = Primitive(
     "pinv",
     _pinv,
-    vjps=(_pinv_vjp, None),
+    vjps=(_pinv_vjp, None, None),
     saves="inputs and output",
     jvp=_pinv_jvp,
 )
@@ -371,12 +399,31 @@ def matrix_power(x: TensorBase, n: int, /) -> TensorBase:
     return result
 
 
-def matrix_rank(x: TensorBase, /, *, rtol: float | TensorBase | None = None) -> TensorBase:
-    """The number of singular values above ``rtol`` times the largest (an integer tensor,
-    outside the graph)."""
+def matrix_rank(
+    x: TensorBase,
+    /,
+    *,
+    rtol: float | TensorBase | None = None,
+    atol: float | TensorBase | None = None,
+    hermitian: bool = False,
+) -> TensorBase:
+    """The number of singular values above ``max(atol, rtol * largest)`` (an int64 tensor,
+    outside the graph), the tolerances as `pinv` reads them; with `hermitian`, the absolute
+    eigenvalues of the symmetric matrix read from its lower triangle (PyTorch's).
+
+    >>> import autograd_core as ag
+    >>> ag.linalg.matrix_rank(ag.tensor([[1.0, 2.0], [2.0, 4.0]])).item()
+    1
+    """
     x = _matrices("matrix_rank", x)
-    rtol = rtol.array if isinstance(rtol, TensorBase) else rtol
-    return TensorBase._wrap(x.backend.xp.linalg.matrix_rank(x.array, rtol=rtol), x.backend)
+    rtol, atol = _tolerances(x, rtol, atol)
+    ns = raw_namespace(x.backend)
+    if hermitian:
+        values = ns.flip(ns.sort(ns.abs(ns.linalg.eigvalsh(x.array)), axis=-1), axis=-1)
+    else:
+        values = ns.linalg.svdvals(x.array)
+    count = ns.sum(ns.astype(values > _cutoff(ns, values, rtol, atol), ns.int64), axis=-1)
+    return TensorBase._wrap(count, x.backend)
 
 
 # --- decompositions ---------------------------------------------------------------------------
@@ -870,3 +917,613 @@ _DIAGONAL = Primitive(
 def trace(x: TensorBase, /, *, offset: int = 0, dtype: Any = None) -> TensorBase:
     """The sum of the `offset` diagonal of each matrix (in `dtype` when given)."""
     return ops.sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
+
+
+# --- PyTorch's linear algebra beyond the standard -----------------------------------------------
+# Compositions of the differentiable ops above, written against the namespace of tensors
+# (`tensor_namespace()`), so their gradients, forward-mode rules and batching come from the
+# ops they are made of. `autograd_core.torch` gives them PyTorch's names and signatures.
+class LUFactorResult(NamedTuple):
+    LU: TensorBase  # noqa: N815 - PyTorch's field names
+    pivots: TensorBase
+
+
+class PLUResult(NamedTuple):
+    P: TensorBase  # noqa: N815
+    L: TensorBase  # noqa: N815
+    U: TensorBase  # noqa: N815
+
+
+class LstsqResult(NamedTuple):
+    solution: TensorBase
+    residuals: TensorBase
+    rank: TensorBase
+    singular_values: TensorBase
+
+
+class EigResult(NamedTuple):
+    eigenvalues: TensorBase
+    eigenvectors: TensorBase
+
+
+def _eye_like(x: TensorBase, rows: int, cols: int | None = None) -> TensorBase:
+    """The identity (`rows` by `cols`) in `x`'s dtype on `x`'s device, a constant."""
+    return tensor_namespace().eye(rows, cols, dtype=x.dtype, device=x.device)
+
+
+def _info(x: TensorBase) -> TensorBase:
+    """The int32 zeros of PyTorch's ``*_ex`` functions' `info`, one per matrix of `x`: a
+    failure is not counted here (it raises where the library's kernel raises, as numpy's and
+    torch's do, and gives inf or nan where it does not, as jax's)."""
+    return tensor_namespace().zeros(x.shape[:-2], dtype="int32", device=x.device)
+
+
+def _symmetric_from(x: TensorBase, upper: bool) -> TensorBase:
+    """`x` with the values of the symmetric matrix its lower (or upper) triangle defines, and
+    `x`'s own gradient (PyTorch's eigh reads one triangle; its gradient is not projected)."""
+    ns = raw_namespace(x.backend)
+    triangle = ns.triu(x.array) if upper else ns.tril(x.array)
+    mirror = triangle + (ns.triu(x.array, k=1) if upper else ns.tril(x.array, k=-1)).mT
+    return x + TensorBase._wrap(mirror - x.array, x.backend)
+
+
+def solve_triangular(
+    a: TensorBase, b: TensorBase, /, *, upper: bool, left: bool = True, unitriangular: bool = False
+) -> TensorBase:
+    """The solution X of ``A X = B`` (``X A = B`` when not `left`) for the triangle of `a`
+    (upper or lower) alone, with ones on its diagonal when `unitriangular`; `a`'s gradient
+    lies in that triangle, as PyTorch's ``linalg.solve_triangular``.
+
+    >>> import autograd_core as ag
+    >>> a = ag.tensor([[2.0, 9.0], [1.0, 4.0]])
+    >>> solve_triangular(a, ag.tensor([[2.0], [4.0]]), upper=False).tolist()
+    [[1.0], [0.75]]
+    """
+    ns = tensor_namespace()
+    a = _matrices("solve_triangular", a, square=True)
+    b = _matrices("solve_triangular", b)
+    if unitriangular:
+        t = (ns.triu(a, k=1) if upper else ns.tril(a, k=-1)) + _eye_like(a, a.shape[-1])
+    else:
+        t = ns.triu(a) if upper else ns.tril(a)
+    if left:
+        return solve(t, b)
+    return matrix_transpose(solve(matrix_transpose(t), matrix_transpose(b)))
+
+
+def lu_factor(a: TensorBase, /, *, pivot: bool = True) -> LUFactorResult:
+    """``(LU, pivots)`` of ``A = P L U`` by Gaussian elimination with partial pivoting, as
+    LAPACK's getrf: L's strict lower triangle and U packed in one matrix, and the 1-based
+    int32 row swapped with each row in turn. A composition of differentiable ops (the pivots
+    are piecewise constant), so the gradient is the factorisation's.
+
+    >>> import autograd_core as ag
+    >>> lu, pivots = lu_factor(ag.tensor([[1.0, 2.0], [3.0, 4.0]], dtype="float64"))
+    >>> lu.tolist(), pivots.tolist()
+    ([[3.0, 4.0], [0.3333333333333333, 0.6666666666666667]], [2, 2])
+    """
+    if not pivot:
+        raise NotImplementedError("lu_factor: LU without pivoting is not implemented here (nor on PyTorch's CPU)")
+    ns = tensor_namespace()
+    a = _matrices("lu_factor", a)
+    m, n = a.shape[-2:]
+    rows, cols = ns.arange(m, device=a.device), ns.arange(n, device=a.device)
+    below = rows[:, None]
+    pivots = []
+    for i in range(min(m, n)):
+        p = ns.argmax(ns.abs(a[..., i:, i]), axis=-1, keepdims=True) + i
+        pivots.append(p)
+        swapped = ns.where(rows == i, p, ns.where(rows == p, i, rows))  # the row each row takes
+        a = ns.astype(swapped[..., :, None] == rows, a.dtype) @ a
+        head = a[..., i : i + 1, i : i + 1]
+        factors = a[..., :, i : i + 1] / ns.where(head == 0, 1.0, head)  # a zero pivot leaves its column
+        eliminated = a - ns.where((below > i) & (cols > i), factors * a[..., i : i + 1, :], 0.0)
+        a = ns.where((below > i) & (cols == i), factors, eliminated)
+    if not pivots:
+        return LUFactorResult(a, ns.zeros((*a.shape[:-2], 0), dtype="int32", device=a.device))
+    return LUFactorResult(a, ns.astype(ns.concat(pivots, axis=-1) + 1, "int32"))
+
+
+def _permutation(pivots: TensorBase, m: int, dtype: Any) -> TensorBase:
+    """The permutation matrix P (m by m) of LAPACK's 1-based `pivots`: the row swaps they
+    make, in turn, are ``A = P L U``."""
+    ns = tensor_namespace()
+    rows = ns.arange(m, device=pivots.device)
+    taken = ns.zeros((*pivots.shape[:-1], m), dtype="int64", device=pivots.device) + rows  # the row at each place
+    for i in range(pivots.shape[-1]):
+        p = ns.astype(pivots[..., i : i + 1], "int64") - 1
+        at_p = ns.sum(ns.where(rows == p, taken, 0), axis=-1, keepdims=True)
+        taken = ns.where(rows == i, at_p, ns.where(rows == p, taken[..., i : i + 1], taken))
+    return ns.astype(rows[:, None] == taken[..., None, :], dtype)
+
+
+def lu_unpack(lu: TensorBase, pivots: TensorBase, /, unpack_data: bool = True, unpack_pivots: bool = True) -> PLUResult:
+    """``(P, L, U)`` from `lu_factor`'s packed result: L (M by K) unit lower triangular, U (K
+    by N) upper triangular, P the permutation of the pivots; those not unpacked are empty,
+    as in PyTorch.
+
+    >>> import autograd_core as ag
+    >>> p, l, u = lu_unpack(*lu_factor(ag.tensor([[1.0, 2.0], [3.0, 4.0]])))
+    >>> (p @ l @ u).tolist()
+    [[1.0, 2.0], [3.0, 4.0]]
+    """
+    ns = tensor_namespace()
+    lu = _matrices("lu_unpack", lu)
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    empty = ns.zeros((0,), dtype=lu.dtype, device=lu.device)
+    p = _permutation(pivots, m, lu.dtype) if unpack_pivots else empty
+    if not unpack_data:
+        return PLUResult(p, empty, empty)
+    lower = ns.tril(lu[..., :, :k], k=-1) + _eye_like(lu, m, k)
+    return PLUResult(p, lower, ns.triu(lu[..., :k, :]))
+
+
+def lu(a: TensorBase, /, *, pivot: bool = True) -> PLUResult:
+    """``(P, L, U)`` with ``A = P L U`` (PyTorch's ``linalg.lu``), differentiable."""
+    return lu_unpack(*lu_factor(a, pivot=pivot))
+
+
+def lu_solve(
+    lu: TensorBase, pivots: TensorBase, b: TensorBase, /, *, left: bool = True, adjoint: bool = False
+) -> TensorBase:
+    """The solution X of ``A X = B`` (``X A = B`` when not `left`; A^T for A when `adjoint`)
+    for ``A = P L U`` given as `lu_factor` packs it; differentiable in `lu` and `b`.
+
+    >>> import autograd_core as ag
+    >>> lu_solve(*lu_factor(ag.tensor([[2.0, 0.0], [0.0, 4.0]])), ag.tensor([[1.0], [1.0]])).tolist()
+    [[0.5], [0.25]]
+    """
+    b = _matrices("lu_solve", b)
+    if not left:  # X A = B is A^T X^T = B^T
+        return matrix_transpose(lu_solve(lu, pivots, matrix_transpose(b), adjoint=not adjoint))
+    p, lower, upper = lu_unpack(lu, pivots)
+    if adjoint:  # A^T = U^T L^T P^T
+        y = solve_triangular(matrix_transpose(upper), b, upper=False)
+        return p @ solve_triangular(matrix_transpose(lower), y, upper=True, unitriangular=True)
+    y = solve_triangular(lower, matrix_transpose(p) @ b, upper=False, unitriangular=True)
+    return solve_triangular(upper, y, upper=True)
+
+
+def _reflectors(a: TensorBase, tau: TensorBase, start: TensorBase) -> TensorBase:
+    """``H_1 ... H_k start`` for the Householder reflections ``H_i = I - tau_i v_i v_i^T``
+    whose vectors v_i are the columns of `a` below the diagonal, with a 1 on it (LAPACK's
+    packing, as geqrf leaves them)."""
+    ns = tensor_namespace()
+    m, k = a.shape[-2], tau.shape[-1]
+    if k > min(a.shape[-2:]):
+        raise ValueError(f"householder_product: {k} reflectors, more than the {min(a.shape[-2:])} columns of {a.shape}")
+    vectors = ns.tril(a[..., :, :k], k=-1) + _eye_like(a, m, k)
+    q = start
+    for i in reversed(range(k)):
+        v = vectors[..., :, i : i + 1]
+        q = q - (tau[..., i : i + 1, None] * v) @ (matrix_transpose(v) @ q)
+    return q + ns.zeros((*a.shape[:-2], *q.shape[-2:]), dtype=a.dtype, device=a.device)
+
+
+def householder_product(a: TensorBase, tau: TensorBase, /) -> TensorBase:
+    """The first N columns of ``H_1 ... H_k`` (M by N) for `a`'s packed Householder vectors
+    and their scales `tau` (PyTorch's ``linalg.householder_product``, LAPACK's orgqr).
+
+    >>> import autograd_core as ag
+    >>> householder_product(ag.tensor([[1.0], [1.0]]), ag.tensor([1.0])).tolist()
+    [[0.0], [-1.0]]
+    """
+    a = _matrices("householder_product", a)
+    m, n = a.shape[-2:]
+    if m < n:
+        raise ValueError(f"householder_product: the input needs at least as many rows as columns, got {a.shape}")
+    return _reflectors(a, tau, _eye_like(a, m, n))
+
+
+def ormqr(
+    a: TensorBase, tau: TensorBase, other: TensorBase, /, left: bool = True, transpose: bool = False
+) -> TensorBase:
+    """`other` multiplied by Q (``Q C`` when `left`, else ``C Q``; Q^T when `transpose`), Q
+    the M by M product of `a`'s Householder reflections (PyTorch's ``ormqr``)."""
+    a, other = _matrices("ormqr", a), _matrices("ormqr", other)
+    q = _reflectors(a, tau, _eye_like(a, a.shape[-2]))
+    q = matrix_transpose(q) if transpose else q
+    return q @ other if left else other @ q
+
+
+def geqrf(a: TensorBase, /) -> tuple[TensorBase, TensorBase]:
+    """``(a, tau)``: the QR decomposition as LAPACK's geqrf packs it, R on and above the
+    diagonal and the Householder vectors (their leading 1 implied) below it, with their scales
+    `tau` (dlarfg's convention: ``beta = -sign(alpha) * norm``; tau 0 where the column below
+    is zero). Q is ``householder_product(a, tau)``."""
+    ns = tensor_namespace()
+    a = _matrices("geqrf", a)
+    m, n = a.shape[-2:]
+    rows, cols = ns.arange(m, device=a.device), ns.arange(n, device=a.device)
+    taus = []
+    for i in range(min(m, n)):
+        alpha = a[..., i, i]
+        rest = vector_norm(a[..., i + 1 :, i], axis=-1) if i + 1 < m else ns.zeros_like(alpha)
+        beta = ns.where(alpha >= 0, -1.0, 1.0) * ns.sqrt(alpha * alpha + rest * rest)
+        reflects = rest != 0
+        tau = ns.where(reflects, (beta - alpha) / ns.where(reflects, beta, 1.0), 0.0)
+        scale = ns.where(reflects, 1.0 / ns.where(reflects, alpha - beta, 1.0), 0.0)
+        v = ns.where(rows == i, 1.0, ns.where(rows > i, a[..., :, i] * scale[..., None], 0.0))
+        applied = a - (tau[..., None, None] * v[..., :, None]) * (v[..., None, :] @ a)
+        column = ns.where(rows == i, ns.where(reflects, beta, alpha)[..., None], v)
+        a = ns.where(cols > i, applied, ns.where((cols == i) & (rows[:, None] >= i), column[..., :, None], a))
+        taus.append(tau[..., None])
+    tau = ns.concat(taus, axis=-1) if taus else ns.zeros((*a.shape[:-2], 0), dtype=a.dtype, device=a.device)
+    return a, tau
+
+
+def lstsq(a: TensorBase, b: TensorBase, /, rcond: float | None = None, *, driver: str | None = None) -> LstsqResult:
+    """``(solution, residuals, rank, singular_values)`` of the least-squares problem
+    ``min ||A X - B||``, through the pseudo-inverse (PyTorch's gradient). Which of the others
+    are filled follows PyTorch's CPU drivers: residuals (the squared norms of ``A X - B``'s
+    columns) for M > N with gels, gelsd and gelss; rank for all but gels; singular values
+    for gelsd and gelss; the others empty.
+    """
+    ns = tensor_namespace()
+    driver = driver or "gelsy"
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise ValueError(f"lstsq: driver must be one of gels, gelsy, gelsd, gelss, not {driver!r}")
+    a = _matrices("lstsq", a)
+    vector = b.ndim == a.ndim - 1
+    b = b[..., None] if vector else b
+    m, n = a.shape[-2:]
+    rtol = finfo(a.dtype).eps * max(m, n) if rcond is None or rcond < 0 else rcond
+    x = pinv(a, rtol=rtol) @ b
+    empty = ns.zeros((0,), dtype=a.dtype, device=a.device)
+    residuals = empty
+    if m > n and driver != "gelsy":
+        residuals = ns.sum(ns.square(a @ x - b), axis=-2)
+    constant = TensorBase._wrap(a.array, a.backend)
+    rank = matrix_rank(constant, rtol=rtol) if driver != "gels" else ns.zeros((0,), dtype="int64", device=a.device)
+    values = svdvals(constant) if driver in ("gelsd", "gelss") else empty
+    return LstsqResult(x[..., 0] if vector else x, residuals, rank, values)
+
+
+def eig(x: TensorBase, /) -> EigResult:
+    """``(eigenvalues, eigenvectors)`` of each square matrix, complex, as the library's
+    LAPACK geev gives them (unit eigenvectors); outside the graph, with a warning where `x`
+    requires grad (gradients through complex values are not supported yet). Needs a library
+    with ``linalg.eig`` (numpy, torch, jax) or a kernel registered for the ``eig`` primitive."""
+    x = _matrices("eig", x, square=True)
+    if x.requires_grad and grad_mode.is_grad_enabled():
+        warnings.warn(
+            "eig: gradients through complex eigenvalues and eigenvectors are not supported yet; "
+            "the results are outside the graph",
+            stacklevel=2,
+        )
+    return EigResult(*(TensorBase._wrap(p, x.backend) for p in _EIG(raw_namespace(x.backend), x.array)))
+
+
+def eigvals(x: TensorBase, /) -> TensorBase:
+    """The eigenvalues of each square matrix, complex, in `eig`'s order."""
+    return eig(x).eigenvalues
+
+
+def _library_eig(ns: Any, x: Any) -> tuple[Any, Any]:
+    kernel = getattr(ns.linalg, "eig", None)
+    if kernel is None:
+        raise NotImplementedError(f"eig: the {ns.backend.name} backend's library has no linalg.eig")
+    values, vectors = kernel(x)
+    dtype = ns.complex64 if x.dtype == ns.float32 else ns.complex128 if x.dtype == ns.float64 else x.dtype
+    return ns.astype(values, dtype), ns.astype(vectors, dtype)
+
+
+_EIG = Primitive("eig", _library_eig)  # a backend whose library lacks linalg.eig may register a kernel
+
+
+def matrix_exp(x: TensorBase, /) -> TensorBase:
+    """The exponential of each square matrix, by scaling and squaring with the degree-13 Padé
+    approximant (Higham 2005), composed of matmul and solve (so differentiable). The number of
+    squarings is read from the largest 1-norm of the batch (a host value).
+
+    >>> import autograd_core as ag
+    >>> round(matrix_exp(ag.tensor([[0.0, 0.0], [0.0, 1.0]], dtype="float64")).tolist()[1][1], 12)
+    2.718281828459
+    """
+    x = _matrices("matrix_exp", x, square=True)
+    if x.size == 0:
+        return x + 0.0
+    norm = TensorBase._wrap(x.array, x.backend)
+    largest = float(ops.max(matrix_norm(norm, ord=1)))
+    squarings = max(0, math.ceil(math.log2(largest / 5.371920351148152))) if largest > 0 else 0
+    a = x / 2.0**squarings
+    eye = _eye_like(x, x.shape[-1])
+    b = _PADE13
+    a2 = a @ a
+    a4 = a2 @ a2
+    a6 = a4 @ a2
+    u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * eye)
+    v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * eye
+    r = solve(v - u, v + u)
+    for _ in range(squarings):
+        r = r @ r
+    return r
+
+
+_PADE13 = (
+    *(64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0, 129060195264000.0),
+    *(10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0, 40840800.0, 960960.0, 16380.0, 182.0, 1.0),
+)
+
+
+def multi_dot(tensors: Sequence[TensorBase], /) -> TensorBase:
+    """The product of a chain of matrices, the first may be a row vector and the last a
+    column vector (1-D, their axis dropped from the result), as PyTorch's."""
+    if len(tensors) < 2:
+        raise ValueError(f"multi_dot needs at least 2 tensors, got {len(tensors)}")
+    first, *middle, last = tensors
+    if any(t.ndim != 2 for t in middle) or first.ndim not in (1, 2) or last.ndim not in (1, 2):
+        raise ValueError("multi_dot: the first and last tensors must be 1-D or 2-D, the others 2-D")
+    result = first[None, :] if first.ndim == 1 else first
+    for t in (*middle, last[:, None] if last.ndim == 1 else last):
+        result = result @ t
+    if last.ndim == 1:
+        result = result[..., 0]
+    return result[0] if first.ndim == 1 else result
+
+
+def cond(x: TensorBase, /, p: float | str | None = None) -> TensorBase:
+    """The condition number of each matrix in the `p` norm: the ratio of the extreme singular
+    values for None, 2 and -2; ``norm(A) * norm(inv(A))`` for the others (square matrices)."""
+    x = _matrices("cond", x)
+    if p in (None, 2, -2):
+        s = svdvals(x)
+        ratio = s[..., 0] / s[..., -1]
+        return ratio if p != -2 else 1.0 / ratio
+    _matrices("cond", x, square=True)
+    return matrix_norm(x, ord=p) * matrix_norm(inv(x), ord=p)
+
+
+def vander(x: TensorBase, /, *, N: int | None = None) -> TensorBase:  # noqa: N803 - PyTorch's keyword
+    """The Vandermonde matrix of the vectors along `x`'s last axis: its columns the powers
+    0 to N - 1 (N defaults to the length), increasing, as PyTorch's ``linalg.vander``."""
+    ns = tensor_namespace()
+    x = _tensor("vander", x)
+    x = ops.reshape(x, (1,)) if x.ndim == 0 else x
+    n = x.shape[-1] if N is None else N
+    if n < 1:
+        raise ValueError(f"vander: N must be positive, not {N}")
+    powers = [ns.ones_like(x)]
+    for _ in range(n - 1):
+        powers.append(powers[-1] * x)
+    return ns.stack(powers, axis=-1)
+
+
+def tensorinv(x: TensorBase, /, ind: int = 2) -> TensorBase:
+    """The inverse of `x` read as a linear map from its first `ind` axes' space to the rest's:
+    the result, of shape ``x.shape[ind:] + x.shape[:ind]``, contracted with `x` gives identity."""
+    x = _tensor("tensorinv", x)
+    if ind <= 0:
+        raise ValueError(f"tensorinv: ind must be positive, not {ind}")
+    rows, cols = x.shape[:ind], x.shape[ind:]
+    if math.prod(rows) != math.prod(cols):
+        raise ValueError(f"tensorinv: the products of shape {x.shape}'s first {ind} and last axes must be equal")
+    return ops.reshape(inv(ops.reshape(x, (math.prod(rows), math.prod(cols)))), (*cols, *rows))
+
+
+def tensorsolve(a: TensorBase, b: TensorBase, /, dims: Sequence[int] | None = None) -> TensorBase:
+    """The X with ``tensordot(a, X, X.ndim) == b``; `dims` moves those axes of `a` last first."""
+    ns = tensor_namespace()
+    a, b = _tensor("tensorsolve", a), _tensor("tensorsolve", b)
+    if dims is not None:
+        dims = [d % a.ndim for d in dims]
+        a = ns.permute_dims(a, (*(i for i in range(a.ndim) if i not in dims), *dims))
+    unknowns = a.shape[b.ndim :]
+    rows = math.prod(b.shape)
+    if math.prod(unknowns) != rows:
+        raise ValueError(f"tensorsolve: {a.shape} does not map {unknowns} onto {b.shape}'s {rows} values")
+    x = solve(ops.reshape(a, (rows, rows)), ops.reshape(b, (rows, 1)))
+    return ops.reshape(x, unknowns)
+
+
+def logdet(x: TensorBase, /) -> TensorBase:
+    """``log(det(x))``: nan where the determinant is negative, -inf where it is 0, its
+    gradient ``inv(x)^T`` (PyTorch's ``logdet``)."""
+    sign, logabsdet = slogdet(x)
+    return logabsdet + elementwise.log(sign)
+
+
+def cholesky_inverse(x: TensorBase, /, upper: bool = False) -> TensorBase:
+    """The inverse of ``A = L L^T`` (``U^T U`` when `upper`) from its Cholesky factor."""
+    x = _matrices("cholesky_inverse", x, square=True)
+    return inv(matrix_transpose(x) @ x if upper else x @ matrix_transpose(x))
+
+
+def cholesky_solve(b: TensorBase, factor: TensorBase, /, upper: bool = False) -> TensorBase:
+    """The solution X of ``A X = B`` for ``A = L L^T`` (``U^T U`` when `upper`) given its factor."""
+    factor = _matrices("cholesky_solve", factor, square=True)
+    a = matrix_transpose(factor) @ factor if upper else factor @ matrix_transpose(factor)
+    return solve(a, _matrices("cholesky_solve", b))
+
+
+def svd_lowrank(
+    x: TensorBase,
+    q: int | None = 6,
+    niter: int = 2,
+    M: TensorBase | None = None,  # noqa: N803 - PyTorch's
+) -> tuple[TensorBase, TensorBase, TensorBase]:
+    """``(U, S, V)`` of the best rank-`q` approximation of ``x - M`` (PyTorch's draws it by a
+    randomized method of `niter` iterations; here it is the truncated SVD it approximates)."""
+    x = _matrices("svd_lowrank", x)
+    if M is not None:
+        x = x - M
+    k = min(6 if q is None else q, *x.shape[-2:])
+    u, s, vh = svd(x, full_matrices=False)
+    return u[..., :k], s[..., :k], matrix_transpose(vh[..., :k, :])
+
+
+class SVDUVResult(NamedTuple):
+    U: TensorBase  # noqa: N815
+    S: TensorBase  # noqa: N815
+    V: TensorBase  # noqa: N815
+
+
+class TriangularSolveResult(NamedTuple):
+    solution: TensorBase
+    cloned_coefficient: TensorBase
+
+
+def svd_uv(x: TensorBase, /, some: bool = True, compute_uv: bool = True) -> SVDUVResult:
+    """PyTorch's ``svd``: ``(U, S, V)`` with ``x = U diag(S) V^T`` (V, not Vh), reduced when
+    `some`; without `compute_uv`, U and V are zeros (M by M, N by N) and S is `svdvals`."""
+    x = _matrices("svd", x)
+    if not compute_uv:
+        ns = tensor_namespace()
+        m, n = x.shape[-2:]
+        zeros = [ns.zeros((*x.shape[:-2], k, k), dtype=x.dtype, device=x.device) for k in (m, n)]
+        return SVDUVResult(zeros[0], svdvals(x), zeros[1])
+    u, s, vh = svd(x, full_matrices=not some)
+    return SVDUVResult(u, s, matrix_transpose(vh))
+
+
+def triangular_solve(
+    b: TensorBase, a: TensorBase, /, upper: bool = True, transpose: bool = False, unitriangular: bool = False
+) -> TriangularSolveResult:
+    """PyTorch's ``triangular_solve``: the X of ``A X = B`` (A^T when `transpose`) for the
+    triangle of A, and a copy of A."""
+    a = _matrices("triangular_solve", a, square=True)
+    t = matrix_transpose(a) if transpose else a
+    x = solve_triangular(t, b, upper=upper != transpose, unitriangular=unitriangular)
+    return TriangularSolveResult(x, ops.clone(a))
+
+
+class LDLFactorResult(NamedTuple):
+    LD: TensorBase  # noqa: N815
+    pivots: TensorBase
+
+
+_BUNCH_KAUFMAN = (1.0 + math.sqrt(17.0)) / 8.0
+
+
+def _batch_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """The broadcast of `shapes`."""
+    sizes = itertools.zip_longest(*(reversed(s) for s in shapes), fillvalue=1)
+    return tuple(reversed([max(d) if min(d) else 0 for d in sizes]))
+
+
+def _per_matrix(batch: tuple[int, ...], factor: Callable[..., Any], *inputs: TensorBase) -> list[TensorBase]:
+    """`factor` applied to each matrix of the batch in turn (the inputs broadcast over it), its
+    results stacked back into the batch's shape: for factorisations that branch on host values."""
+    ns = tensor_namespace()
+    flat = [ns.reshape(ns.broadcast_to(t, (*batch, *t.shape[-2:])), (-1, *t.shape[-2:])) for t in inputs]
+    results = [factor(*(t[i] for t in flat)) for i in range(math.prod(batch))]
+    return [ns.reshape(ns.stack(part), (*batch, *part[0].shape)) for part in zip(*results)]
+
+
+def _swap(n: int, i: int, j: int, like: TensorBase) -> TensorBase:
+    """The permutation matrix (n by n) that swaps rows i and j, in `like`'s dtype."""
+    ns = tensor_namespace()
+    rows = ns.arange(n, device=like.device)
+    swapped = ns.where(rows == i, j, ns.where(rows == j, i, rows))
+    return ns.astype(swapped[:, None] == rows, like.dtype)
+
+
+def _below(columns: TensorBase, start: int) -> TensorBase:
+    """`columns` with their rows before `start` zeroed."""
+    ns = tensor_namespace()
+    return ns.where((ns.arange(columns.shape[0], device=columns.device) >= start)[:, None], columns, 0.0)
+
+
+def _rows_replaced(b: TensorBase, k: int, rows: TensorBase) -> TensorBase:
+    """`b` with its rows from `k` on replaced by `rows`."""
+    return tensor_namespace().concat([b[:k], rows, b[k + rows.shape[0] :]], axis=0)
+
+
+def _bunch_kaufman(w: TensorBase, k: int) -> tuple[int, int]:
+    """dsytf2's choice at column k of the symmetric `w`: ``(the row to swap in, block size)``."""
+    ns = tensor_namespace()
+    n = w.shape[-1]
+    absakk = abs(float(w[k, k]))
+    if k + 1 == n:
+        return k, 1
+    below = ns.abs(w[k + 1 :, k])
+    imax = k + 1 + int(ns.argmax(below))
+    colmax = float(below[imax - k - 1])
+    if max(absakk, colmax) == 0 or absakk >= _BUNCH_KAUFMAN * colmax:
+        return k, 1
+    rows = ns.arange(n, device=w.device)
+    rowmax = float(ns.max(ns.where((rows >= k) & (rows != imax), ns.abs(w[imax, :]), 0.0)))
+    if absakk >= _BUNCH_KAUFMAN * colmax * (colmax / rowmax):
+        return k, 1
+    return imax, 1 if abs(float(w[imax, imax])) >= _BUNCH_KAUFMAN * rowmax else 2
+
+
+def _ldl_one(a: TensorBase) -> tuple[TensorBase, TensorBase]:
+    """LAPACK's dsytf2 (lower) on one matrix: Bunch-Kaufman's 1 by 1 and 2 by 2 pivots, each
+    interchange made on the trailing matrix alone."""
+    ns = tensor_namespace()
+    n = a.shape[-1]
+    w = ns.tril(a) + matrix_transpose(ns.tril(a, k=-1))  # the symmetric matrix of the lower triangle
+    columns, pivots, k = [], [], 0
+    while k < n:
+        kp, step = _bunch_kaufman(w, k)
+        if kp != k + step - 1:
+            swap = _swap(n, k + step - 1, kp, a)
+            w = swap @ w @ swap
+        block = w[k : k + step, k : k + step]
+        x = _below(w[:, k : k + step], k + step)
+        singular = step == 1 and float(block[0, 0]) == 0  # a zero column: nothing to eliminate
+        factors = x if singular else matrix_transpose(solve(block, matrix_transpose(x)))
+        w = w - factors @ matrix_transpose(x)
+        zeros = [ns.zeros((rows, step), dtype=a.dtype, device=a.device) for rows in (k, n - k - step)]
+        columns.append(ns.concat([zeros[0], ns.tril(block), zeros[1]], axis=0) + factors)
+        pivots += [kp + 1] if step == 1 else [-(kp + 1)] * 2
+        k += step
+    return ns.concat(columns, axis=1), ns.asarray([pivots], dtype="int32", device=a.device)
+
+
+def ldl_factor(a: TensorBase, /, *, hermitian: bool = False) -> LDLFactorResult:
+    """``(LD, pivots)``: the Bunch-Kaufman factorisation ``A = P L D L^T P^T`` of each
+    symmetric matrix (its lower triangle read), packed as LAPACK's sytrf packs it: D's 1 by 1
+    and 2 by 2 blocks on the diagonal, L below, the 1-based pivots negative for a 2 by 2 block.
+    Not differentiable (as in PyTorch); each pivot's choice is read on the host.
+
+    >>> import autograd_core as ag
+    >>> ldl_factor(ag.tensor([[4.0, 2.0], [2.0, 3.0]])).LD.tolist()
+    [[4.0, 0.0], [0.5, 2.0]]
+    """
+    ns = tensor_namespace()
+    a = _matrices("ldl_factor", a, square=True)
+    if a.size == 0:
+        return LDLFactorResult(ns.zeros_like(a), ns.zeros(a.shape[:-1], dtype="int32", device=a.device))
+    ld, pivots = _per_matrix(a.shape[:-2], _ldl_one, TensorBase._wrap(a.array, a.backend))
+    return LDLFactorResult(ld, pivots[..., 0, :])
+
+
+def _ldl_solve_one(ld: TensorBase, pivots: TensorBase, b: TensorBase) -> tuple[TensorBase]:
+    """LAPACK's dsytrs (lower) for one factorisation (`pivots` one row) and its right-hand sides."""
+    n, order = ld.shape[-1], [int(p) for p in pivots[0]]
+    steps, k = [], 0
+    while k < n:
+        steps.append((k, 1 if order[k] > 0 else 2, abs(order[k]) - 1))
+        k += steps[-1][1]
+    for k, step, kp in steps:  # L D X = B: each interchange, then its column(s) of L and block of D
+        if kp != k + step - 1:
+            b = _swap(n, k + step - 1, kp, ld) @ b
+        block = ld[k : k + step, k : k + step]
+        block = block + matrix_transpose(block) - block * _eye(block, step)
+        b = b - _below(ld[:, k : k + step], k + step) @ b[k : k + step]
+        b = _rows_replaced(b, k, solve(block, b[k : k + step]))
+    for k, step, kp in reversed(steps):  # L^T X = B, the interchanges in reverse
+        b = _rows_replaced(b, k, b[k : k + step] - matrix_transpose(_below(ld[:, k : k + step], k + step)) @ b)
+        if kp != k + step - 1:
+            b = _swap(n, k + step - 1, kp, ld) @ b
+    return (b,)
+
+
+def ldl_solve(ld: TensorBase, pivots: TensorBase, b: TensorBase, /, *, hermitian: bool = False) -> TensorBase:
+    """The solution X of ``A X = B`` for A as `ldl_factor` packs it (not differentiable, as in
+    PyTorch); the batches of `ld` and `b` broadcast.
+
+    >>> import autograd_core as ag
+    >>> ldl_solve(*ldl_factor(ag.tensor([[4.0, 2.0], [2.0, 3.0]])), ag.tensor([[6.0], [5.0]])).tolist()
+    [[1.0], [1.0]]
+    """
+    ns = tensor_namespace()
+    ld, b = _matrices("ldl_solve", ld, square=True), _matrices("ldl_solve", b)
+    batch = _batch_shape(ld.shape[:-2], pivots.shape[:-1], b.shape[:-2])
+    if math.prod(batch) == 0 or ld.shape[-1] == 0:
+        return ns.zeros((*batch, *b.shape[-2:]), dtype=b.dtype, device=b.device)
+    constants = (TensorBase._wrap(t.array, t.backend) for t in (ld, pivots[..., None, :], b))
+    return _per_matrix(batch, _ldl_solve_one, *constants)[0]

@@ -22,7 +22,7 @@ from typing import Any
 from autograd_core.graph.dtypes import isdtype, result_type
 from autograd_core.graph.registry import Primitive
 from autograd_core.graph.tensor_base import TensorBase
-from autograd_core.ops import core as ops, elementwise as functions
+from autograd_core.ops import core as ops, elementwise as functions, statistics
 from autograd_core.ops.core import elementwise, unary_op
 from autograd_core.ops.creation import asarray
 from autograd_core.ops.info import __array_namespace_info__
@@ -35,17 +35,27 @@ __all__ = [
     "entr",
     "erf",
     "erfc",
+    "erfcx",
     "erfinv",
     "expit",
+    "gammainc",
+    "gammaincc",
     "gammaln",
     "i0",
     "i0e",
     "i1",
     "i1e",
+    "j0",
+    "j1",
+    "k0",
+    "k0e",
+    "k1",
+    "k1e",
     "log_ndtr",
     "log_softmax",
     "logit",
     "logsumexp",
+    "multigammaln",
     "ndtr",
     "ndtri",
     "polygamma",
@@ -55,6 +65,9 @@ __all__ = [
     "softmax",
     "xlog1py",
     "xlogy",
+    "y0",
+    "y1",
+    "zeta",
 ]
 
 
@@ -199,7 +212,7 @@ def _logit(ns: Any, x: Any) -> Any:
     return ns.log(x) - ns.log1p(-x)
 
 
-logit = _floating(
+_logit_unclamped = _floating(
     unary_op(
         "logit",
         _logit,
@@ -213,6 +226,21 @@ logit = _floating(
         """,
     )
 )
+
+
+def logit(x: TensorBase, eps: float | None = None) -> TensorBase:
+    """log(x / (1 - x)), the inverse of expit: -inf at 0, inf at 1, nan outside [0, 1]. With
+    PyTorch's `eps`, x is clamped to [eps, 1 - eps] first (the gradient is 0 outside).
+
+    >>> import autograd_core as ag
+    >>> ag.special.logit(ag.asarray([0.0, 0.5, 1.0])).tolist()
+    [-inf, 0.0, inf]
+    >>> [round(v, 4) for v in ag.special.logit(ag.asarray([0.0, 1.0]), eps=0.25).tolist()]
+    [-1.0986, 1.0986]
+    """
+    if eps is None:
+        return _logit_unclamped(x)
+    return _logit_unclamped(ops.clip(_as_floating(ops._tensor("logit", x)), eps, 1 - eps))
 
 
 def _sinc(ns: Any, x: Any) -> Any:
@@ -253,6 +281,68 @@ i0 = _floating(elementwise(kernels.i0))
 i0e = _floating(elementwise(kernels.i0e))
 i1 = _floating(elementwise(kernels.i1))
 i1e = _floating(elementwise(kernels.i1e))
+erfcx = _floating(elementwise(kernels.erfcx))
+j0 = _floating(elementwise(kernels.j0))
+j1 = _floating(elementwise(kernels.j1))
+y0 = _floating(elementwise(kernels.y0))
+y1 = _floating(elementwise(kernels.y1))
+k0 = _floating(elementwise(kernels.k0))
+k1 = _floating(elementwise(kernels.k1))
+k0e = _floating(elementwise(kernels.k0e))
+k1e = _floating(elementwise(kernels.k1e))
+
+
+def _binary(primitive: Primitive, doc: str) -> Any:
+    """A broadcasting primitive of two tensors as a function taking scalars and integers too."""
+
+    def op(x: TensorBase, y: TensorBase, /) -> TensorBase:
+        return primitive.bind(x, y)
+
+    op.__name__ = op.__qualname__ = primitive.name
+    op.__doc__ = doc
+    return _floating_pair(op)
+
+
+zeta = _binary(
+    kernels.zeta,
+    """The Hurwitz zeta function sum over k >= 0 of (q + k)^-x (Riemann's at q = 1); the
+    gradient is taken with respect to q only, as PyTorch's.
+
+    >>> import autograd_core as ag
+    >>> round(ag.special.zeta(ag.asarray([2.0], dtype="float64"), 1.0).item(), 12)  # pi^2 / 6
+    1.644934066848
+    """,
+)
+gammainc = _binary(
+    kernels.gammainc,
+    """The regularized lower incomplete gamma function P(a, x) (PyTorch's igamma); the
+    gradient is taken with respect to x only, as PyTorch's.
+
+    >>> import autograd_core as ag
+    >>> round(ag.special.gammainc(ag.asarray([1.0], dtype="float64"), 1.0).item(), 12)  # 1 - 1/e
+    0.632120558829
+    """,
+)
+gammaincc = _binary(kernels.gammaincc, "The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x).")
+
+
+def multigammaln(a: TensorBase, d: int) -> TensorBase:
+    """The log of the multivariate gamma function of dimension `d`: the sum over j < d of
+    gammaln(a - j / 2), plus d (d - 1) / 4 log(pi); every element must exceed (d - 1) / 2.
+
+    >>> import autograd_core as ag
+    >>> round(ag.special.multigammaln(ag.asarray([2.5], dtype="float64"), 2).item(), 10)
+    0.8570478134
+    """
+    a = _as_floating(ops._tensor("multigammaln", a))
+    if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+        raise ValueError(f"multigammaln: p (d) must be an integer >= 1, got {d!r}")
+    if not bool(statistics.all(a > (d - 1) / 2)):
+        raise ValueError(f"multigammaln: all elements must be greater than (p-1)/2 = {(d - 1) / 2}")
+    total = gammaln(a)
+    for j in range(1, d):
+        total = total + gammaln(a - j / 2)
+    return total + d * (d - 1) / 4 * math.log(math.pi)
 
 
 @_floating

@@ -21,7 +21,7 @@ from __future__ import annotations
 import builtins
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from autograd_core.graph.dtypes import as_dtype
 from autograd_core.graph.namespace import raw_namespace, tensor_namespace
@@ -33,14 +33,22 @@ from autograd_core.ops.core import (
     _basic_index,
     _cast,
     _tensor,
+    clip as _clip,
     concat,
     expand_back,
+    matmul as _matmul,
+    matrix_transpose as _matrix_transpose,
+    max as _ops_max,
+    mean as _ops_mean,
+    min as _ops_min,
     not_equal,
     reshape,
     subtract,
+    sum as _ops_sum,
     unary_op,
     var as _variance,
 )
+from autograd_core.ops.elementwise import conj as _conj, sqrt as _sqrt
 from autograd_core.primitives.indexing import basic_index, scatter
 
 __all__ = ["all", "any", "cumulative_prod", "cumulative_sum", "diff", "prod", "std", "var"]
@@ -498,3 +506,233 @@ def diff(
     for _ in range(min(n, x.shape[axis])):  # past the length, the axis is already empty
         x = step(_basic_index(x, _along(axis, slice(1, None))), _basic_index(x, _along(axis, slice(None, -1))))
     return x
+
+
+# --- PyTorch's statistics beyond the standard (`autograd_core.torch`'s rows; not in `__all__`) ----
+class MinMax(NamedTuple):
+    min: TensorBase
+    max: TensorBase
+
+
+def _dims(x: TensorBase, dim: Axis) -> Axis:
+    """PyTorch's `dim` for `x`: a 0-d tensor takes dim 0 or -1 as all of it (None)."""
+    if x.ndim == 0 and dim is not None:
+        for d in (dim,) if isinstance(dim, int) else dim:
+            if d not in (0, -1):
+                raise IndexError(f"dim {d} is out of range for a 0-d tensor (0 or -1)")
+        return None
+    return dim
+
+
+def _zero_index(x: TensorBase) -> TensorBase:
+    """The index 0 as a 0-d int64 tensor: where a 0-d tensor's one element sits."""
+    backend = x.backend
+    return TensorBase._wrap(backend.xp.zeros((), dtype=backend.dtype("int64"), device=backend.device), backend)
+
+
+def aminmax(x: TensorBase, /, *, dim: int | None = None, keepdim: bool = False) -> MinMax:
+    """The smallest and the largest element over `dim` (all when None), a namedtuple ``(min, max)``.
+
+    >>> import autograd_core as ag
+    >>> [t.tolist() for t in aminmax(ag.tensor([[1.0, 5.0], [3.0, 2.0]]), dim=1)]
+    [[1.0, 2.0], [5.0, 3.0]]
+    """
+    x = _tensor("aminmax", x)
+    axis = _dims(x, dim)
+    return MinMax(_ops_min(x, axis=axis, keepdims=keepdim), _ops_max(x, axis=axis, keepdims=keepdim))
+
+
+def _moments(name: str, spread: Callable[..., TensorBase]) -> Callable[..., tuple[TensorBase, TensorBase]]:
+    def op(
+        x: TensorBase,
+        dim: Any = None,
+        unbiased: bool | None = None,
+        keepdim: bool = False,
+        *,
+        correction: float | None = None,
+    ) -> tuple[TensorBase, TensorBase]:
+        x = _tensor(name, x)
+        axis, correction, keepdims = spread_arguments(
+            name, dim, unbiased, False, correction=correction, ddof=None, dim=None, keepdim=keepdim, default=1
+        )
+        return spread(x, axis=axis, correction=correction, keepdims=keepdims), _ops_mean(
+            x, axis=axis, keepdims=keepdims
+        )
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (
+        f"The {name.split('_')[0]} (by default the unbiased one) and the mean over `dim` as one tuple, "
+        f"PyTorch's ``{name}(input, dim=None, unbiased=True, keepdim=False, *, correction=1)``."
+    )
+    return op
+
+
+var_mean = _moments("var_mean", _variance)
+std_mean = _moments("std_mean", lambda x, **k: _std_root(_variance(x, **k)))
+
+
+def cov(
+    x: TensorBase, /, *, correction: int = 1, fweights: TensorBase | None = None, aweights: TensorBase | None = None
+) -> TensorBase:
+    """The covariance matrix of the variables in the rows of `x` (observations in the columns),
+    with integer frequency weights and float observation weights, as PyTorch's ``cov``.
+
+    >>> import autograd_core as ag
+    >>> cov(ag.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])).tolist()
+    [[1.0, -1.0], [-1.0, 1.0]]
+    """
+    x = _tensor("cov", x)
+    if x.ndim > 2:
+        raise ValueError(f"cov: x must have at most 2 dimensions (variables by observations), got {x.ndim}")
+    x = reshape(x, (1, -1)) if x.ndim < 2 else x
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        x = _cast(x, "float32")
+    weights = [_tensor("cov", w) for w in (fweights, aweights) if w is not None]  # each in its own dtype, as PyTorch
+    w = None if not weights else weights[0] if len(weights) == 1 else weights[0] * weights[1]
+    if w is None:
+        average, total = _ops_mean(x, axis=1, keepdims=True), x.shape[1]
+        scale = builtins.max(total - correction, 0)
+    else:
+        total = _ops_sum(w)
+        average = _ops_sum(x * w, axis=1, keepdims=True) / total
+        if correction == 0:
+            scale = total
+        elif aweights is None:
+            scale = total - correction
+        else:
+            scale = total - correction * _ops_sum(w * weights[-1]) / total
+        scale = _clip(scale, min=0)
+    centred = x - average
+    weighted = centred if w is None else centred * w
+    product = _matmul(weighted, _matrix_transpose(_conj(centred) if x.dtype.is_complex else centred))
+    return squeeze_all(product / scale)
+
+
+def squeeze_all(x: TensorBase) -> TensorBase:
+    """`x` without its axes of length 1."""
+    return reshape(x, tuple(n for n in x.shape if n != 1))
+
+
+def corrcoef(x: TensorBase, /) -> TensorBase:
+    """Pearson's correlation coefficients of the variables in the rows of `x`, clipped to [-1, 1].
+
+    >>> import autograd_core as ag
+    >>> corrcoef(ag.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])).tolist()
+    [[1.0, -1.0], [-1.0, 1.0]]
+    """
+    c = cov(x)
+    if c.ndim == 0:
+        return c / c
+    n = c.shape[0]
+    diagonal = _ops_sum(c * _eye_like(c, n), axis=1)
+    deviation = _sqrt(diagonal)
+    c = c / reshape(deviation, (n, 1)) / reshape(deviation, (1, n))
+    return c if c.dtype.is_complex else _clip(c, min=-1.0, max=1.0)
+
+
+def _eye_like(x: TensorBase, n: int) -> TensorBase:
+    backend = x.backend
+    return TensorBase._wrap(backend.xp.eye(n, dtype=x.array.dtype, device=backend.device), backend)
+
+
+# --- integrals and derivatives of sampled functions ---------------------------------------------------
+def _spacing_along(y: TensorBase, x: Any, dx: Any, axis: int) -> Any:
+    """The widths between neighbouring samples along `axis`: of the coordinates `x` (1-D along
+    `axis`, or broadcasting with `y`), or the constant `dx` (1 when both are None)."""
+    if x is None:
+        return 1.0 if dx is None else dx
+    x = _tensor("trapezoid", x)
+    if x.ndim == 1:
+        widths = diff(x)
+        return reshape(widths, tuple(-1 if i == axis else 1 for i in range(y.ndim)))
+    return diff(x, axis=axis - y.ndim)
+
+
+def _neighbour_sums(y: TensorBase, axis: int) -> TensorBase:
+    """``y[i] + y[i + 1]`` along `axis`."""
+    return _basic_index(y, _along(axis, slice(1, None))) + _basic_index(y, _along(axis, slice(None, -1)))
+
+
+def trapezoid(y: TensorBase, x: Any = None, *, dx: Any = None, dim: int = -1) -> TensorBase:
+    """The integral of the samples `y` along `dim` by the trapezoidal rule, at the coordinates
+    `x` or the constant spacing `dx` (PyTorch's ``trapezoid`` and ``trapz``).
+
+    >>> import autograd_core as ag
+    >>> trapezoid(ag.tensor([1.0, 2.0, 3.0]), dx=2.0).item()
+    8.0
+    """
+    y = _tensor("trapezoid", y)
+    (axis,) = _axes(dim, y.ndim)
+    if y.shape[axis] == 0:
+        return _ops_sum(y, axis=axis)
+    return _ops_sum(_spacing_along(y, x, dx, axis) * _neighbour_sums(y, axis), axis=axis) / 2
+
+
+def cumulative_trapezoid(y: TensorBase, x: Any = None, *, dx: Any = None, dim: int = -1) -> TensorBase:
+    """The running trapezoidal integral of `y` along `dim`, one element shorter than `y` there.
+
+    >>> import autograd_core as ag
+    >>> cumulative_trapezoid(ag.tensor([1.0, 2.0, 3.0])).tolist()
+    [1.5, 4.0]
+    """
+    y = _tensor("cumulative_trapezoid", y)
+    (axis,) = _axes(dim, y.ndim)
+    return cumulative_sum(_spacing_along(y, x, dx, axis) * _neighbour_sums(y, axis) / 2, axis=axis)
+
+
+def gradient(input: TensorBase, *, spacing: Any = 1, dim: Any = None, edge_order: int = 1) -> tuple[TensorBase, ...]:  # noqa: A002 - PyTorch's name
+    """The derivative of the samples `input` along each of `dim` (all axes when None) by central
+    differences inside and one-sided ones of `edge_order` (1 or 2) at the ends, the samples
+    spaced by `spacing` (a number, one per axis, or one tensor of coordinates per axis), as
+    PyTorch's (and numpy's) ``gradient``.
+
+    >>> import autograd_core as ag
+    >>> gradient(ag.tensor([1.0, 4.0, 9.0, 16.0]))[0].tolist()
+    [3.0, 4.0, 6.0, 7.0]
+    """
+    f = _tensor("gradient", input)
+    axes = tuple(range(f.ndim)) if dim is None else _axes(dim, f.ndim)
+    if edge_order not in (1, 2):
+        raise ValueError(f"gradient: edge_order must be 1 or 2, got {edge_order}")
+    spacing = 1 if spacing is None else spacing
+    spacings = list(spacing) if isinstance(spacing, (list, tuple)) else [spacing] * len(axes)
+    if len(spacings) != len(axes):
+        raise ValueError(f"gradient: {len(spacings)} spacings for {len(axes)} dimensions")
+    for axis in axes:
+        if f.shape[axis] < edge_order + 1:
+            raise ValueError(f"gradient: dimension {axis} needs at least {edge_order + 1} samples")
+    return tuple(_derivative(f, axis, h, edge_order) for axis, h in zip(axes, spacings))
+
+
+def _derivative(f: TensorBase, axis: int, h: Any, edge_order: int) -> TensorBase:
+    """`gradient` along one axis: the widths `dx` between samples are the same number or
+    those of the coordinates `h`, and each estimate weighs its three samples by them."""
+
+    def part(start: int | None, stop: int | None) -> TensorBase:
+        return _basic_index(f, _along(axis, slice(start, stop)))
+
+    if isinstance(h, TensorBase):
+        widths = diff(h)
+        dx = reshape(widths, tuple(-1 if i == axis else 1 for i in range(f.ndim)))
+
+        def width(start: int | None, stop: int | None) -> TensorBase:
+            return _basic_index(dx, _along(axis, slice(start, stop)))
+    else:
+
+        def width(start: int | None, stop: int | None) -> Any:
+            return h
+
+    d1, d2 = width(None, -1), width(1, None)
+    inside = (-d2 / (d1 * (d1 + d2))) * part(None, -2) + ((d2 - d1) / (d1 * d2)) * part(1, -1)
+    inside = inside + (d1 / (d2 * (d1 + d2))) * part(2, None)
+    if edge_order == 1:
+        first = (part(1, 2) - part(0, 1)) / width(0, 1)
+        last = (part(-1, None) - part(-2, -1)) / width(-1, None)
+    else:
+        a, b = width(0, 1), width(1, 2)
+        first = (-(2 * a + b) / (a * (a + b))) * part(0, 1) + ((a + b) / (a * b)) * part(1, 2)
+        first = first - (a / (b * (a + b))) * part(2, 3)
+        a, b = width(-2, -1), width(-1, None)
+        last = (b / (a * (a + b))) * part(-3, -2) - ((a + b) / (a * b)) * part(-2, -1)
+        last = last + ((2 * b + a) / (b * (a + b))) * part(-1, None)
+    return concat([first, inside, last], axis=axis)

@@ -207,6 +207,12 @@ def _conv2d_grad_input(ns: Any, grad: Any, weight: Any, input_shape: tuple[int, 
     return out[:, :, top : top + h, left : left + w]
 
 
+def _cropped_to(x: Any, shape: tuple[int, ...]) -> Any:
+    """`x` (N, C, H', W') cut to the (H, W) of `shape`: the convolution of a transposed
+    convolution's output padding sees positions past the input it came from."""
+    return x if tuple(x.shape) == tuple(shape) else x[:, :, : shape[2], : shape[3]]
+
+
 conv2d = Primitive(
     "conv2d",
     _conv2d,
@@ -223,7 +229,7 @@ conv2d_grad_input = Primitive(
     "conv2d_grad_input",
     _conv2d_grad_input,
     vjps=(
-        lambda ns, h, out, g, w, shape, geometry: conv2d(ns, h, w, geometry),
+        lambda ns, h, out, g, w, shape, geometry: _cropped_to(conv2d(ns, h, w, geometry), g.shape),
         lambda ns, h, out, g, w, shape, geometry: conv2d_grad_weight(ns, g, h, w.shape, geometry),
         None,
         None,

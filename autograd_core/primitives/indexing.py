@@ -48,19 +48,38 @@ scatter = Primitive(
 )
 
 
+_ONE_HOT_LIMIT = 1 << 22  # elements of the one-hot matrix past which the sorted sums run instead
+
+
 def _index_add(ns: Any, values: Any, shape: tuple[int, ...], axis: int, index: Any) -> Any:
     """Zeros of `shape` with `values` added at `index` along `axis`, summing repeats.
 
-    `index` is 1-D; `values` has `shape` with `shape[axis]` replaced by `len(index)`.
-    The portable default builds a one-hot matrix and multiplies: O(n * len(index)),
-    but right with repeated indices on any conforming library.
+    `index` is 1-D; `values` has `shape` with `shape[axis]` replaced by `len(index)`. The
+    portable default (the standard has no scatter) multiplies by a one-hot matrix, exact but
+    O(n * len(index)); past `_ONE_HOT_LIMIT` elements it sums the values sorted by index
+    instead (`_sorted_sums`), in O(len(index) log len(index)).
     """
     shape = tuple(shape)
     pre, post = math.prod(shape[:axis]), math.prod(shape[axis + 1 :])
+    flat = ns.reshape(values, (pre, index.shape[0], post))
+    if shape[axis] * index.shape[0] > _ONE_HOT_LIMIT:
+        return ns.reshape(_sorted_sums(ns, flat, shape[axis], index), shape)
     positions = ns.arange(shape[axis], dtype=index.dtype, device=ns.backend.device)
     one_hot = ns.astype(positions[:, None] == index[None, :], values.dtype)
-    flat = ns.reshape(values, (pre, index.shape[0], post))
     return ns.reshape(one_hot @ flat, shape)
+
+
+def _sorted_sums(ns: Any, flat: Any, size: int, index: Any) -> Any:
+    """The sums of `flat`'s rows (axis 1) per index value in [0, size): the rows sorted by
+    index, their running sums, and each value's sum as the difference of the running sums at
+    the ends of its run (found by `searchsorted`). Each sum is exact up to the rounding of
+    the running sums it is the difference of."""
+    order = ns.argsort(index, stable=True)
+    ends = ns.searchsorted(
+        ns.take(index, order), ns.arange(size + 1, dtype=index.dtype, device=ns.backend.device), side="left"
+    )
+    running = ns.cumulative_sum(ns.take(flat, order, axis=1), axis=1, include_initial=True)
+    return ns.take(running, ends[1:], axis=1) - ns.take(running, ends[:-1], axis=1)
 
 
 @primitive()

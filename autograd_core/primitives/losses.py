@@ -119,3 +119,147 @@ binary_cross_entropy = Primitive(
     doc="The elementwise binary cross-entropy of probabilities `x` against targets `t`, as "
     "PyTorch's: each log clamped at -100, with finite gradients at probabilities of 0 and 1.",
 )
+
+
+# --- connectionist temporal classification ----------------------------------------------------
+def _log_add(ns: Any, *terms: Any) -> Any:
+    """log(sum(exp(terms))), elementwise, -inf where every term is -inf (never nan)."""
+    top = terms[0]
+    for t in terms[1:]:
+        top = ns.maximum(top, t)
+    shift = ns.where(ns.isinf(top), 0.0, top)
+    return _log_of_sum(ns, sum(ns.exp(t - shift) for t in terms)) + shift
+
+
+def _log_of_sum(ns: Any, total: Any) -> Any:
+    """log(total) of a non-negative sum, -inf where it is 0 (without taking the log of 0)."""
+    positive = total > 0
+    return ns.where(positive, ns.log(ns.where(positive, total, 1.0)), -float("inf"))
+
+
+def _log_sum(ns: Any, x: Any, axis: int) -> Any:
+    """log(sum(exp(x))) along `axis`, -inf where every term is -inf (never nan)."""
+    top = ns.max(x, axis=axis, keepdims=True)
+    shift = ns.where(ns.isinf(top), 0.0, top)
+    return ns.squeeze(_log_of_sum(ns, ns.sum(ns.exp(x - shift), axis=axis, keepdims=True)) + shift, axis=axis)
+
+
+def _shifted(ns: Any, x: Any, by: int, fill: float) -> Any:
+    """`x` (N, S) moved `by` positions along S (right for positive), `fill` coming in."""
+    pad = ns.full((x.shape[0], abs(by)), fill, dtype=x.dtype, device=ns.backend.device)
+    return ns.concat([pad, x[:, :-by]], axis=1) if by > 0 else ns.concat([x[:, -by:], pad], axis=1)
+
+
+def _ctc_emissions(ns: Any, log_probs: Any, labels: Any) -> Any:
+    """The log-probability of each extended label at each step: (T, N, S')."""
+    steps, batch, classes = log_probs.shape
+    rows = ns.arange(batch, dtype=labels.dtype, device=ns.backend.device)[:, None] * classes
+    flat = ns.take(ns.reshape(log_probs, (steps, batch * classes)), ns.reshape(labels + rows, (-1,)), axis=1)
+    return ns.reshape(flat, (steps, *labels.shape))
+
+
+def _ctc_skips(ns: Any, labels: Any, blank: int) -> Any:
+    """Where a path may skip from position s - 2 to s: a label (not a blank) unlike the one two back."""
+    back = _shifted(ns, labels, 2, blank)
+    return (labels != blank) & (labels != back)
+
+
+def _ctc_alpha(ns: Any, emit: Any, skips: Any, input_lengths: Any) -> list[Any]:
+    """The forward variables log alpha_t (N, S') for every step, each sample's frozen from its
+    last step on."""
+    neg = -float("inf")
+    s = ns.arange(emit.shape[2], device=ns.backend.device)
+    alpha = ns.where(s[None, :] < 2, emit[0, ...], neg)
+    alphas = [alpha]
+    for t in range(1, emit.shape[0]):
+        skipped = ns.where(skips, _shifted(ns, alpha, 2, neg), neg)
+        step = _log_add(ns, alpha, _shifted(ns, alpha, 1, neg), skipped) + emit[t, ...]
+        alpha = ns.where((t < input_lengths)[:, None], step, alpha)
+        alphas.append(alpha)
+    return alphas
+
+
+def _ctc_ends(ns: Any, target_lengths: Any, width: int) -> Any:
+    """The mask (N, S') of the two positions a path may end at: the last label and the blank after it."""
+    s = ns.arange(width, device=ns.backend.device)[None, :]
+    last = 2 * target_lengths[:, None]
+    return (s == last) | (s == last - 1)
+
+
+def _ctc_nll(ns: Any, log_probs: Any, labels: Any, input_lengths: Any, target_lengths: Any, blank: int) -> Any:
+    """-log p(target | log_probs) per sample (N,): inf where no alignment exists."""
+    emit = _ctc_emissions(ns, log_probs, labels)
+    final = _ctc_alpha(ns, emit, _ctc_skips(ns, labels, blank), input_lengths)[-1]
+    ends = ns.where(_ctc_ends(ns, target_lengths, labels.shape[1]), final, -float("inf"))
+    return -_log_sum(ns, ends, 1)
+
+
+def _ctc_slopes(
+    ns: Any,
+    nll: Any,
+    log_probs: Any,
+    labels: Any,
+    input_lengths: Any,
+    target_lengths: Any,
+    blank: int,
+    softmax_term: bool,
+) -> Any:
+    """The derivative of each sample's loss with respect to `log_probs` (T, N, C):
+    ``-exp(lcab + nll - lp)`` up to the sample's length and 0 after, lcab the log of the summed
+    alpha * beta over the positions of each class; with `softmax_term`, plus exp(lp), as
+    PyTorch's gradient has it (exact for logits through log_softmax, whose backward cancels it)."""
+    neg = -float("inf")
+    emit = _ctc_emissions(ns, log_probs, labels)
+    skips = _ctc_skips(ns, labels, blank)
+    alphas = _ctc_alpha(ns, emit, skips, input_lengths)
+    ends = _ctc_ends(ns, target_lengths, labels.shape[1])
+    skip_ahead = _shifted(ns, skips, -2, False)
+    beta = ns.full(labels.shape, neg, dtype=log_probs.dtype, device=ns.backend.device)
+    steps, classes = log_probs.shape[0], log_probs.shape[2]
+    one_hot = labels[:, :, None] == ns.arange(classes, dtype=labels.dtype, device=ns.backend.device)[None, None, :]
+    slopes = []
+    for t in range(steps - 1, -1, -1):
+        step = _log_add(ns, beta, _shifted(ns, beta, -1, neg), ns.where(skip_ahead, _shifted(ns, beta, -2, neg), neg))
+        inside = ns.where((t < input_lengths - 1)[:, None], step + emit[t, ...], neg)
+        beta = ns.where((t == input_lengths - 1)[:, None], ns.where(ends, emit[t, ...], neg), inside)
+        lcab = _log_sum(ns, ns.where(one_hot, (alphas[t] + beta)[:, :, None], neg), 1)
+        lp = log_probs[t, ...]
+        slope = -ns.exp(lcab + nll[:, None] - lp)
+        slopes.append(ns.where((t < input_lengths)[:, None], slope + ns.exp(lp) if softmax_term else slope, 0.0))
+    return ns.stack(slopes[::-1], axis=0)
+
+
+def _ctc_grad(
+    ns: Any, g: Any, nll: Any, log_probs: Any, labels: Any, input_lengths: Any, target_lengths: Any, blank: int
+) -> Any:
+    """PyTorch's gradient of the per-sample losses (`_ctc_slopes` with its softmax term) times
+    `g`; none for an infinite loss whose gradient `g` is 0 (zero_infinity's)."""
+    slopes = _ctc_slopes(ns, nll, log_probs, labels, input_lengths, target_lengths, blank, True)
+    zeroed = ns.isinf(nll) & (g == 0)
+    return ns.where(zeroed[None, :, None], 0.0, slopes * g[None, :, None])
+
+
+def _ctc_tangent(
+    ns: Any,
+    tangents: Sequence[Any],
+    nll: Any,
+    log_probs: Any,
+    labels: Any,
+    input_lengths: Any,
+    target_lengths: Any,
+    blank: int,
+) -> Any:
+    """Each sample's loss moves by <d nll / d log_probs, d log_probs> (the true derivative)."""
+    slopes = _ctc_slopes(ns, nll, log_probs, labels, input_lengths, target_lengths, blank, False)
+    return ns.sum(slopes * tangents[0], axis=(0, 2))
+
+
+ctc_loss = Primitive(
+    "ctc_loss",
+    _ctc_nll,
+    vjps=(_ctc_grad, None, None, None, None),
+    jvp=_ctc_tangent,
+    doc="The CTC negative log-likelihood per sample (N,) of `log_probs` (T, N, C) against the "
+    "extended labels (N, 2 S + 1: blanks between and around the targets), with each sample's "
+    "input and target lengths (N,); the gradient is PyTorch's.",
+)

@@ -26,6 +26,7 @@ import nn.init
 import nn.utils
 import optim
 import optim.lr_scheduler
+import optim.swa_utils
 from autograd_core import (
     Device as device,
     DType as dtype,
@@ -48,8 +49,21 @@ from autograd_core import (
     no_grad,
     set_grad_enabled,
     uint8,
+    utils,
 )
-from autograd_core.torch import _core, _creation, _shapes, autograd, fft, linalg, masked, signal, special
+from autograd_core.torch import (
+    _core,
+    _creation,
+    _linalg,
+    _shapes,
+    _special,
+    autograd,
+    fft,
+    linalg,
+    masked,
+    signal,
+    special,
+)
 from autograd_core.torch._adapt import method
 
 float, double, half = float32, float64, float16
@@ -57,7 +71,7 @@ long, int, short = int64, int32, int16
 cfloat, cdouble = complex64, complex128
 Size = tuple
 
-METHODS: tuple[str, ...] = (*_core.METHODS, *_shapes.METHODS)
+METHODS: tuple[str, ...] = (*_core.METHODS, *_shapes.METHODS, *_linalg.METHODS, *_special.METHODS)
 """Functions that are their input's Tensor method of the same name, as in PyTorch."""
 
 FUNCTIONS: dict[str, Any] = {
@@ -65,6 +79,8 @@ FUNCTIONS: dict[str, Any] = {
     **_core.FUNCTIONS,
     **_creation.FUNCTIONS,
     **_shapes.FUNCTIONS,
+    **_linalg.FUNCTIONS,
+    **_special.FUNCTIONS,
 }
 """Every function of the namespace by name: the families' tables merged."""
 
@@ -76,7 +92,13 @@ for _name, _module in {
     "nn.functional": nn.functional,
     "nn.init": nn.init,
     "nn.utils": nn.utils,
+    "nn.utils.rnn": nn.utils.rnn,
+    "nn.utils.parametrize": nn.utils.parametrize,
+    "nn.utils.parametrizations": nn.utils.parametrizations,
     "optim": optim,
     "optim.lr_scheduler": optim.lr_scheduler,
+    "optim.swa_utils": optim.swa_utils,
+    "utils": utils,
+    "utils.data": utils.data,
 }.items():
     sys.modules[f"{__name__}.{_name}"] = _module
