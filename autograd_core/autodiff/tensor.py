@@ -329,6 +329,15 @@ def _new_like(make: Callable) -> Callable:
     return new
 
 
+def _scalar_dim(x: TensorBase, dim: int | None) -> int | None:
+    """`dim` of `x`; of a 0-d tensor, dim 0 or -1 is the whole tensor (None), as in PyTorch."""
+    if x.ndim == 0 and dim is not None:
+        if dim not in (0, -1):
+            raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})")
+        return None
+    return dim
+
+
 class Tensor(TensorBase, GraphFields):
     """An array on some backend that can record the operations made from it: the standard's
     array object, with PyTorch's methods under PyTorch's names.
@@ -1345,10 +1354,10 @@ class Tensor(TensorBase, GraphFields):
         return searching.argsort(self, axis=dim, descending=descending, stable=True)
 
     def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
-        return searching.argmax(self, axis=dim, keepdims=keepdim)
+        return searching.argmax(self, axis=_scalar_dim(self, dim), keepdims=keepdim)
 
     def argmin(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
-        return searching.argmin(self, axis=dim, keepdims=keepdim)
+        return searching.argmin(self, axis=_scalar_dim(self, dim), keepdims=keepdim)
 
     def take(self, index: Any) -> Tensor:
         """PyTorch's ``take``: the elements of `self` read as 1-D at the integer `index`, in its shape."""
