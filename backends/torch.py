@@ -22,7 +22,7 @@ class _Linalg(CompletedNamespace):
     module = xp.linalg
 
     @staticmethod
-    def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002 - the standard's name
         if x.ndim == 0:
             return torch.linalg.vector_norm(x, ord=ord)
         return xp.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)

@@ -154,10 +154,33 @@ class _ConvTransposeNd(_ConvNd):
         )
         self.output_padding = C._pair(output_padding, "output_padding", self.spatial)
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
+        """`output_size` (the output's spatial sizes, or its whole shape) picks the output
+        padding among the sizes the stride makes possible, as PyTorch's."""
+        output_padding = self.output_padding if output_size is None else self._output_padding(x, output_size)
         return type(self).function(
-            x, self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups, self.dilation
+            x, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups, self.dilation
         )
+
+    def _output_padding(self, x: Tensor, output_size: Any) -> tuple[int, ...]:
+        sizes = tuple(output_size)[-self.spatial :]
+        if len(sizes) != self.spatial:
+            raise ValueError(f"output_size must have {self.spatial} or {self.spatial + 2} elements, got {output_size}")
+        padding = []
+        for d, wanted in enumerate(sizes):
+            smallest = (
+                (x.shape[-self.spatial + d] - 1) * self.stride[d]
+                - 2 * self.padding[d]
+                + self.dilation[d] * (self.kernel_size[d] - 1)
+                + 1
+            )
+            if not smallest <= wanted < smallest + self.stride[d]:
+                raise ValueError(
+                    f"requested an output size of {list(sizes)}, but valid sizes range from "
+                    f"{smallest} to {smallest + self.stride[d] - 1} (for an input of {list(x.shape[2:])})"
+                )
+            padding.append(wanted - smallest)
+        return tuple(padding)
 
 
 class ConvTranspose1d(_ConvTransposeNd):

@@ -747,10 +747,64 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return P.constant(xp.astype(xp.expand_dims(data, axis=-1) == classes, int64), backend)
 
 
-def embedding(input: Any, weight: Tensor) -> Tensor:
+def embedding(
+    input: Any,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
     """Rows of `weight` at the integer `input` (any shape); the gradient scatter-adds. Indices
-    must lie in [0, num_embeddings): a negative one is an error, as in PyTorch."""
+    must lie in [0, num_embeddings): a negative one is an error, as in PyTorch. As PyTorch's:
+    the row `padding_idx` gets no gradient; with `max_norm`, each row looked up whose
+    `norm_type`-norm exceeds it is first scaled in place to that norm; with
+    `scale_grad_by_freq`, each row's gradient is divided by how often the batch names it.
+
+    >>> import autograd_core as ag
+    >>> w = ag.tensor([[3.0, 4.0], [1.0, 0.0]], requires_grad=True)
+    >>> embedding(ag.asarray([0, 1, 1]), w, padding_idx=1).sum().backward()
+    >>> w.grad.tolist()
+    [[1.0, 1.0], [0.0, 0.0]]
+    """
+    if sparse:
+        raise ValueError("embedding: sparse gradients are not supported (tensors here are dense); use sparse=False")
     index = input if isinstance(input, Tensor) else ag.asarray(input, device=weight.device)
+    backend = _checked_backend(index, weight)
+    if max_norm is not None:
+        _renorm_rows(weight, index, max_norm, norm_type)
+    picked = _looked_up(index, weight, backend)
+    if scale_grad_by_freq:
+        counts = ag.take(_row_counts(index, weight.shape[0]), ag.reshape(index, (-1,)), axis=0)
+        scale = ag.reshape(1.0 / ag.astype(counts, weight.dtype), (*index.shape, *(1,) * (weight.ndim - 1)))
+        picked = picked * scale + (picked * (1 - scale)).detach()  # the value as it is, the gradient divided
+    if padding_idx is not None:
+        keep = ag.reshape(index != padding_idx % weight.shape[0], (*index.shape, *(1,) * (weight.ndim - 1)))
+        picked = ag.where(keep, picked, picked.detach())
+    return picked
+
+
+def _row_counts(index: Tensor, rows: int) -> Tensor:
+    """How many times each of `rows` rows is named by `index`."""
+    flat = ag.reshape(index, (-1,))
+    return P.index_add.bind(ag.ones(flat.shape, dtype="int64", device=index.device), (rows,), 0, flat.array)
+
+
+@ag.no_grad()
+def _renorm_rows(weight: Tensor, index: Tensor, max_norm: float, norm_type: float) -> None:
+    """Scale in place each row of `weight` that `index` names whose norm exceeds `max_norm`
+    (to max_norm / (norm + 1e-7) of itself, PyTorch's ``embedding_renorm_``)."""
+    named = _row_counts(index, weight.shape[0]) > 0
+    norms = ag.linalg.vector_norm(weight, ord=norm_type, axis=tuple(range(1, weight.ndim)), keepdims=True)
+    shape = (weight.shape[0], *(1,) * (weight.ndim - 1))
+    scale = ag.where(ag.reshape(named, shape) & (norms > max_norm), max_norm / (norms + 1e-7), 1.0)
+    weight._take_array((weight * scale).array, counted=True)
+
+
+def _checked_backend(index: Tensor, weight: Tensor) -> Any:
+    """The backend the lookup runs on (the weight's, or a vmap's batching the indices), once
+    the indices are known to be integers in [0, rows) on it."""
     if not index.dtype.kind.endswith("integer"):
         raise TypeError(f"embedding: indices must be integers, got {index.dtype.name}")
     rows = weight.shape[0]
@@ -759,13 +813,17 @@ def embedding(input: Any, weight: Tensor) -> Tensor:
             f"embedding: the indices are on {index.backend}, the weight on {weight.backend}; move the "
             f"indices with .to({weight.backend.name!r})"
         )
-    backend = index.backend  # the weight's, or that of a vmap batching the indices
+    backend = index.backend
     if math.prod(index.shape) and not backend.is_traced(index.array):
         low, high = backend.value_range(index.array)
         if low < 0 or high >= rows:
             wrong = f"{low} is negative" if low < 0 else f"{high} is past the end"
             raise IndexError(f"embedding: index {wrong}; indices must lie in [0, {rows})")
-    if backend is weight.backend:  # the bounds are checked above
+    return backend
+
+
+def _looked_up(index: Tensor, weight: Tensor, backend: Any) -> Tensor:
+    if backend is weight.backend:  # the bounds are checked
         picked = P.take.bind(weight, backend.xp.reshape(index.array, (-1,)), 0)
     else:
         picked = ag.take(weight, ag.reshape(index, (-1,)), axis=0)

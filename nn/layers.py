@@ -46,18 +46,77 @@ class Linear(Module):
 
 
 class Embedding(Module):
-    """A lookup table of `num_embeddings` vectors of size `embedding_dim`, drawn from N(0, 1)."""
+    """A lookup table of `num_embeddings` vectors of size `embedding_dim`, drawn from N(0, 1),
+    with PyTorch's options: the row `padding_idx` starts at zero and gets no gradient;
+    `max_norm`, `norm_type` and `scale_grad_by_freq` as in `nn.functional.embedding`.
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, dtype: Any = "float32") -> None:
+    >>> import autograd_core as ag, nn
+    >>> table = nn.Embedding(4, 2, padding_idx=0)
+    >>> table(ag.asarray([0, 3])).shape, table.weight[0].tolist()
+    ((2, 2), [0.0, 0.0])
+    """
+
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+        _weight: Tensor | None = None,
+        _freeze: bool = False,
+        device: Any = None,
+        dtype: Any = "float32",
+    ) -> None:
         super().__init__()
-        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        self.weight = Parameter(ag.randn(num_embeddings, embedding_dim, dtype=dtype))
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx %= num_embeddings
+        self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
+        self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = (
+            max_norm,
+            norm_type,
+            scale_grad_by_freq,
+            sparse,
+        )
+        if _weight is None:
+            self.weight = Parameter(ag.randn(num_embeddings, embedding_dim, dtype=dtype, device=device))
+            if padding_idx is not None:
+                with ag.no_grad():
+                    self.weight[padding_idx] = 0.0
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     def forward(self, indices: Any) -> Tensor:
-        return F.embedding(indices, self.weight)
+        return F.embedding(
+            indices, self.weight, self.padding_idx, self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse
+        )
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        embeddings: Tensor,
+        freeze: bool = True,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+    ) -> Embedding:
+        """An Embedding whose table is `embeddings` (2-D), fixed unless `freeze` is False."""
+        if embeddings.ndim != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, dim = embeddings.shape
+        return cls(rows, dim, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse, embeddings, freeze)
 
     def extra_repr(self) -> str:
-        return f"{self.num_embeddings}, {self.embedding_dim}"
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        return text + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
 
 
 class LayerNorm(Module):

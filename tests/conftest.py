@@ -7,6 +7,7 @@ pytest --backend torch,jax      # a subset (AUTOGRAD_BACKEND=torch,jax works too
 from __future__ import annotations
 
 import os
+import zlib
 
 import pytest
 
@@ -22,6 +23,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=("sample", "full"),
         default="sample",
         help="tests/test_op_db.py: each entry on one backend, two samples (sample), or on every backend, eight (full)",
+    )
+    parser.addoption(
+        "--every-backend",
+        action="store_true",
+        help="run the ROTATED_MODULES' cases on every backend (by default each case runs on one, in rotation)",
     )
     parser.addoption(
         "--op-matrix",
@@ -185,7 +191,41 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+# The PyTorch-family sweeps (thousands of cases against torch): by default each case runs on one
+# of the run's backends, chosen by the case, so every backend takes a share; --every-backend runs
+# them all everywhere.
+ROTATED_MODULES = {
+    "test_torch_core.py",
+    "test_torch_shapes.py",
+    "test_torch_random.py",
+    "test_torch_functional.py",
+    "test_torch_linalg.py",
+    "test_torch_special_fft.py",
+    "test_optim_torch_family.py",
+}
+
+
+def _rotate(config: pytest.Config, item: pytest.Item) -> None:
+    """Skip `item` unless its backend is the one its case falls to (see ROTATED_MODULES)."""
+    params = item.callspec.params if hasattr(item, "callspec") else {}
+    backends_here = [b for b in config.selected_backends if b not in PARTIAL_BACKENDS]
+    if params.get("backend") not in backends_here or len(backends_here) < 2:
+        return
+    case = f"{item.path.name}::{item.originalname}" + repr(
+        sorted((k, repr(v)) for k, v in params.items() if k != "backend")
+    )
+    chosen = backends_here[zlib.crc32(case.encode()) % len(backends_here)]
+    if params["backend"] != chosen:
+        item.add_marker(
+            pytest.mark.skip(reason=f"this case runs on {chosen} in the default run; --every-backend runs it here")
+        )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("--every-backend"):
+        for item in items:
+            if item.path.name in ROTATED_MODULES:
+                _rotate(config, item)
     if config.no_backend_reason:
         skip = pytest.mark.skip(reason=config.no_backend_reason)
         for item in items:

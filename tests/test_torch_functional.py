@@ -12,7 +12,7 @@ import torch
 import autograd_core as ag
 import nn
 import nn.functional as F
-from helpers import assert_close
+from helpers import assert_close, host
 from torch_oracle import Arg, compare_with_torch, normal
 
 TF = torch.nn.functional
@@ -145,3 +145,50 @@ def test_alpha_dropout_keeps_zero_mean_and_unit_variance(backend):
 def test_bad_arguments_say_what_is_wrong(backend, call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"padding_idx": 2},
+        {"max_norm": 1.5},
+        {"scale_grad_by_freq": True},
+        {"padding_idx": -1, "max_norm": 1.0, "norm_type": 1.0, "scale_grad_by_freq": True},
+    ],
+)
+def test_embedding_options_match_torch(backend, options) -> None:
+    """padding_idx (no gradient), max_norm (rows renormalised in place before the lookup) and
+    scale_grad_by_freq, through Embedding.from_pretrained, against torch."""
+    rng = np.random.default_rng(0)
+    table, index, cotangent = (
+        2 * rng.standard_normal((6, 3)),
+        np.array([[0, 2, 2], [5, 1, 2]]),
+        rng.standard_normal((2, 3, 3)),
+    )
+    theirs = torch.nn.Embedding.from_pretrained(torch.tensor(table), freeze=False, **options)
+    ours = nn.Embedding.from_pretrained(ag.tensor(table), freeze=False, **options)
+    out, ref = ours(ag.asarray(index)), theirs(torch.tensor(index))
+    assert_close(out, ref)
+    (out * ag.tensor(cotangent)).sum().backward()
+    (ref * torch.tensor(cotangent)).sum().backward()
+    assert_close(ours.weight.grad, theirs.weight.grad)
+    assert_close(ours.weight, theirs.weight)
+
+
+def test_embedding_padding_row_starts_at_zero_and_from_pretrained_freezes(backend) -> None:
+    assert host(nn.Embedding(5, 2, padding_idx=1).weight[1]).tolist() == [0.0, 0.0]
+    assert not nn.Embedding.from_pretrained(ag.ones((3, 2))).weight.requires_grad
+    with pytest.raises(AssertionError, match="Padding_idx"):
+        nn.Embedding(3, 2, padding_idx=3)
+
+
+@pytest.mark.parametrize(("dims", "shape", "size"), [(2, (1, 3, 5, 6), (10, 11)), (1, (2, 3, 7), (2, 2, 14))])
+def test_conv_transpose_output_size_matches_torch(backend, dims, shape, size) -> None:
+    torch.manual_seed(0)
+    theirs = getattr(torch.nn, f"ConvTranspose{dims}d")(3, 2, 3, stride=2, padding=1).double()
+    ours = getattr(nn, f"ConvTranspose{dims}d")(3, 2, 3, stride=2, padding=1).double()
+    ours.load_state_dict({k: ag.tensor(host(v)) for k, v in theirs.state_dict().items()})
+    x = np.random.default_rng(0).standard_normal(shape)
+    assert_close(ours(ag.tensor(x), output_size=size), theirs(torch.tensor(x), output_size=size))
+    with pytest.raises(ValueError, match="valid sizes range"):
+        ours(ag.tensor(x), output_size=(40,) * dims)
