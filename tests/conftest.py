@@ -191,7 +191,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-# The PyTorch-family sweeps (thousands of cases against torch): by default each case runs on one
+# The PyTorch-family sweeps (thousands of cases against torch) and the ported models: by default each case runs on one
 # of the run's backends, chosen by the case, so every backend takes a share; --every-backend runs
 # them all everywhere.
 ROTATED_MODULES = {
@@ -202,6 +202,8 @@ ROTATED_MODULES = {
     "test_torch_linalg.py",
     "test_torch_special_fft.py",
     "test_optim_torch_family.py",
+    "test_ported_models.py",
+    "test_data_loading.py",
 }
 
 
